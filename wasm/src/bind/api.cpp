@@ -1,0 +1,1 @@
+// embind glue (pending)

@@ -1,0 +1,268 @@
+#include "core/tensor.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace ptq {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::Float: return 4;
+    case DType::UInt8: return 1;
+    case DType::Int8: return 1;
+    case DType::UInt16: return 2;
+    case DType::Int16: return 2;
+    case DType::Int32: return 4;
+    case DType::Int64: return 8;
+    case DType::Bool: return 1;
+    case DType::Float16: return 2;
+    case DType::Double: return 8;
+    case DType::UInt32: return 4;
+    case DType::UInt64: return 8;
+    case DType::BFloat16: return 2;
+    default: return 0;
+  }
+}
+
+std::string dtype_name(DType t) {
+  switch (t) {
+    case DType::Float: return "float32";
+    case DType::UInt8: return "uint8";
+    case DType::Int8: return "int8";
+    case DType::UInt16: return "uint16";
+    case DType::Int16: return "int16";
+    case DType::Int32: return "int32";
+    case DType::Int64: return "int64";
+    case DType::String: return "string";
+    case DType::Bool: return "bool";
+    case DType::Float16: return "float16";
+    case DType::Double: return "float64";
+    case DType::UInt32: return "uint32";
+    case DType::UInt64: return "uint64";
+    case DType::BFloat16: return "bfloat16";
+    default: return "undefined";
+  }
+}
+
+bool dtype_supported(int32_t onnx_type) {
+  return onnx_type != 0 && onnx_type != 8 && dtype_size(static_cast<DType>(onnx_type)) != 0;
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    check(d >= 0, "negative dimension in shape " + shape_str(shape));
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << ']';
+  return out.str();
+}
+
+namespace {
+constexpr size_t kAlignment = 64;
+
+std::shared_ptr<uint8_t> allocate(size_t bytes, size_t& capacity) {
+  capacity = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (capacity == 0) capacity = kAlignment;
+  void* p = std::aligned_alloc(kAlignment, capacity);
+  if (!p) fail("out of memory allocating " + std::to_string(bytes) + " bytes");
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+}  // namespace
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  check(dtype_size(dtype) != 0, "unsupported tensor dtype " + dtype_name(dtype));
+  numel_ = shape_numel(shape_);
+  owner_ = allocate(nbytes(), capacity_);
+  data_ = owner_.get();
+}
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  Tensor t(dtype, std::move(shape));
+  std::memset(t.mutable_raw(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::view(DType dtype, Shape shape, const void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  t.data_ = static_cast<const uint8_t*>(data);
+  return t;
+}
+
+Tensor Tensor::alias(const Tensor& base, Shape shape, size_t byte_offset) {
+  Tensor t = base;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  t.data_ = base.data_ + byte_offset;
+  check(byte_offset + t.nbytes() <= base.nbytes() + byte_offset && byte_offset <= base.nbytes(),
+        "tensor alias out of range");
+  return t;
+}
+
+Tensor Tensor::from_floats(Shape shape, const std::vector<float>& values) {
+  Tensor t(DType::Float, std::move(shape));
+  check(static_cast<int64_t>(values.size()) == t.numel(), "from_floats: value count does not match shape");
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * 4);
+  return t;
+}
+
+Tensor Tensor::from_int64s(Shape shape, const std::vector<int64_t>& values) {
+  Tensor t(DType::Int64, std::move(shape));
+  check(static_cast<int64_t>(values.size()) == t.numel(), "from_int64s: value count does not match shape");
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * 8);
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  check(shape_numel(shape) == numel_,
+        "cannot reshape " + shape_str(shape_) + " to " + shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.mutable_raw(), data_, nbytes());
+  return t;
+}
+
+double Tensor::get_as_double(int64_t i) const {
+  switch (dtype_) {
+    case DType::Float: return data<float>()[i];
+    case DType::Double: return data<double>()[i];
+    case DType::Float16: return half_to_float(data<uint16_t>()[i]);
+    case DType::BFloat16: return bfloat16_to_float(data<uint16_t>()[i]);
+    case DType::UInt8: return data<uint8_t>()[i];
+    case DType::Int8: return data<int8_t>()[i];
+    case DType::UInt16: return data<uint16_t>()[i];
+    case DType::Int16: return data<int16_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
+    case DType::Int64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::UInt32: return data<uint32_t>()[i];
+    case DType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
+    case DType::Bool: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    default: fail("get_as_double: unsupported dtype " + dtype_name(dtype_));
+  }
+}
+
+int64_t Tensor::get_as_int64(int64_t i) const {
+  switch (dtype_) {
+    case DType::Int64: return data<int64_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
+    case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    default: {
+      const double v = get_as_double(i);
+      if (!std::isfinite(v)) fail("non-finite value where an integer was expected");
+      return static_cast<int64_t>(v);
+    }
+  }
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = get_as_int64(i);
+  return out;
+}
+
+std::vector<float> Tensor::to_float_vector() const {
+  std::vector<float> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = static_cast<float>(get_as_double(i));
+  return out;
+}
+
+Tensor Tensor::to_float() const {
+  if (dtype_ == DType::Float) return *this;
+  return cast_tensor(*this, DType::Float);
+}
+
+namespace {
+template <class To>
+To from_double(double v) {
+  if constexpr (std::is_floating_point_v<To>) {
+    return static_cast<To>(v);
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != 0.0;
+  } else {
+    // ONNX Cast float->int: truncation; out-of-range values are undefined in the spec, we saturate.
+    if (std::isnan(v)) return 0;
+    const double lo = static_cast<double>(std::numeric_limits<To>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<To>::max());
+    if (v <= lo) return std::numeric_limits<To>::lowest();
+    if (v >= hi) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  }
+}
+
+template <class To>
+void cast_loop(const Tensor& in, To* out) {
+  const int64_t n = in.numel();
+  if (in.dtype() == DType::Int64 && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
+    const int64_t* src = in.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(src[i]);  // wrap like numpy
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = from_double<To>(in.get_as_double(i));
+}
+}  // namespace
+
+Tensor cast_tensor(const Tensor& input, DType to) {
+  if (input.dtype() == to) return input;
+  Tensor out(to, input.shape());
+  const int64_t n = input.numel();
+  switch (to) {
+    case DType::Float:
+      if (input.dtype() == DType::Float16) {
+        const uint16_t* s = input.data<uint16_t>();
+        float* d = out.mutable_data<float>();
+        for (int64_t i = 0; i < n; ++i) d[i] = half_to_float(s[i]);
+      } else {
+        cast_loop(input, out.mutable_data<float>());
+      }
+      break;
+    case DType::Double: cast_loop(input, out.mutable_data<double>()); break;
+    case DType::Int8: cast_loop(input, out.mutable_data<int8_t>()); break;
+    case DType::UInt8: cast_loop(input, out.mutable_data<uint8_t>()); break;
+    case DType::Int16: cast_loop(input, out.mutable_data<int16_t>()); break;
+    case DType::UInt16: cast_loop(input, out.mutable_data<uint16_t>()); break;
+    case DType::Int32: cast_loop(input, out.mutable_data<int32_t>()); break;
+    case DType::UInt32: cast_loop(input, out.mutable_data<uint32_t>()); break;
+    case DType::Int64: cast_loop(input, out.mutable_data<int64_t>()); break;
+    case DType::UInt64: cast_loop(input, out.mutable_data<uint64_t>()); break;
+    case DType::Bool: {
+      uint8_t* d = out.mutable_data<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) d[i] = input.get_as_double(i) != 0.0 ? 1 : 0;
+      break;
+    }
+    case DType::Float16: {
+      uint16_t* d = out.mutable_data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) d[i] = float_to_half(static_cast<float>(input.get_as_double(i)));
+      break;
+    }
+    case DType::BFloat16: {
+      uint16_t* d = out.mutable_data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) d[i] = float_to_bfloat16(static_cast<float>(input.get_as_double(i)));
+      break;
+    }
+    default: fail("Cast to " + dtype_name(to) + " is not supported");
+  }
+  return out;
+}
+
+}  // namespace ptq

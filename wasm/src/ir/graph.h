@@ -1,0 +1,119 @@
+#pragma once
+// The graph IR: immutable after load. Values (tensors) and nodes are indexed by int ids; nodes are
+// stored in topological order. Initializer tensors stay views into the model bytes where possible.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ptq::ir {
+
+struct Graph;
+
+enum class AttrType : int32_t {
+  Undefined = 0, Float = 1, Int = 2, String = 3, Tensor = 4, Graph = 5,
+  Floats = 6, Ints = 7, Strings = 8, Tensors = 9, Graphs = 10,
+  SparseTensor = 11, SparseTensors = 12, TypeProto = 13, TypeProtos = 14,
+};
+
+struct Attribute {
+  std::string name;
+  AttrType type = AttrType::Undefined;
+  float f = 0.0f;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  ptq::Tensor t;
+  std::vector<ptq::Tensor> tensors;
+  std::shared_ptr<Graph> g;                 // parsed subgraph (GRAPH)
+  std::vector<std::shared_ptr<Graph>> graphs;
+  std::string ref_attr_name;                // for function bodies; unused otherwise
+};
+
+constexpr int kNoValue = -1;  // an absent optional input ("" in ONNX)
+
+struct Node {
+  std::string name;     // unique: the reader names unnamed nodes "<op_type>_<index>"
+  std::string op_type;
+  std::string domain;   // "" for ai.onnx; "horizon" for Hz ops
+  std::vector<int> inputs;   // value ids; kNoValue for ""
+  std::vector<int> outputs;  // value ids; kNoValue for ""
+  std::vector<Attribute> attributes;
+  int opset = 0;        // opset version of this node's domain, from the model's opset_import
+
+  const Attribute* attr(std::string_view name) const;
+  bool has_attr(std::string_view name) const { return attr(name) != nullptr; }
+  int64_t attr_int(std::string_view name, int64_t fallback) const;
+  float attr_float(std::string_view name, float fallback) const;
+  std::string attr_string(std::string_view name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(std::string_view name, const std::vector<int64_t>& fallback = {}) const;
+  std::vector<float> attr_floats(std::string_view name, const std::vector<float>& fallback = {}) const;
+  std::vector<std::string> attr_strings(std::string_view name) const;
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::Undefined;     // from value_info / graph input/output, if declared
+  std::vector<int64_t> dims;          // -1 for a symbolic or unknown dim
+  std::vector<std::string> dim_params;// symbolic names ("" where numeric)
+  bool has_shape = false;
+};
+
+struct Value {
+  std::string name;
+  ValueInfo info;
+  int producer = -1;                 // node id, -1 for graph inputs / initializers
+  std::vector<int> consumers;        // node ids in graph order (a node appears once per input slot)
+  std::optional<ptq::Tensor> initializer;  // constant data (initializers and Constant outputs)
+  bool is_graph_input = false;
+  bool is_graph_output = false;
+};
+
+struct OpsetImport {
+  std::string domain;
+  int64_t version = 0;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Node> nodes;     // topological order
+  std::vector<Value> values;
+  std::vector<int> inputs;     // graph inputs that are not initializers, in declared order
+  std::vector<int> outputs;    // graph outputs, in declared order
+  std::unordered_map<std::string, int> value_index;
+  std::unordered_map<std::string, int> node_index;
+
+  int find_value(std::string_view name) const;  // -1 when absent
+  int find_node(std::string_view name) const;   // -1 when absent
+  const Value& value(int id) const { return values[static_cast<size_t>(id)]; }
+  const Node& node(int id) const { return nodes[static_cast<size_t>(id)]; }
+  // The constant tensor of a value (initializer or Constant output), or nullptr.
+  const ptq::Tensor* constant(int value_id) const;
+};
+
+struct Model {
+  int64_t ir_version = 0;
+  std::string producer_name;
+  std::string producer_version;
+  std::vector<OpsetImport> opset_imports;
+  std::map<std::string, std::string> metadata;
+  Graph graph;
+  // Keeps converted (non-view) initializer bytes and external-data buffers alive.
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> owned_buffers;
+
+  int64_t opset(std::string_view domain) const;  // 0 when not imported
+};
+
+// Sorts nodes topologically (stable: keeps file order where possible), fills producers/consumers and
+// the name indices. Throws naming the node when the graph has a cycle or an undefined input.
+void finalize_graph(Graph& graph);
+
+}  // namespace ptq::ir

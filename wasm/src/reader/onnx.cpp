@@ -1,0 +1,468 @@
+#include "reader/onnx.h"
+
+#include <cstring>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace ptq::reader {
+namespace {
+
+using pb::Field;
+using pb::Reader;
+using pb::WireType;
+
+constexpr int kMaxGraphDepth = 32;  // bounds recursion on hostile files (nested subgraphs)
+
+struct Context {
+  const ReadOptions& options;
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>>* owned;
+};
+
+// ---- TensorProto ------------------------------------------------------------------------------
+
+struct TensorFields {
+  std::vector<int64_t> dims;
+  int32_t data_type = 0;
+  std::string name;
+  pb::Bytes raw;
+  bool has_raw = false;
+  std::vector<Field> typed;  // float_data/int32_data/int64_data/double_data/uint64_data fields
+  std::map<std::string, std::string> external;
+  int32_t data_location = 0;
+  bool has_segment = false;
+};
+
+TensorFields parse_tensor_fields(pb::Bytes bytes) {
+  TensorFields t;
+  Reader r(bytes, "TensorProto");
+  Field f;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: pb::for_each_repeated(f, WireType::Varint, r, [&](uint64_t v) { t.dims.push_back(static_cast<int64_t>(v)); }); break;
+      case 2: t.data_type = static_cast<int32_t>(f.varint); break;
+      case 3: t.has_segment = true; break;
+      case 8: t.name = f.bytes.str(); break;
+      case 9: t.raw = f.bytes; t.has_raw = true; break;
+      case 4: case 5: case 7: case 10: case 11: t.typed.push_back(f); break;
+      case 6: break;  // string_data: string tensors are not supported; rejected by dtype below
+      case 13: {
+        Reader e(f.bytes, "TensorProto.external_data");
+        Field ef;
+        std::string key, value;
+        while (e.next(ef)) {
+          if (ef.number == 1) key = ef.bytes.str();
+          else if (ef.number == 2) value = ef.bytes.str();
+        }
+        t.external[key] = value;
+        break;
+      }
+      case 14: t.data_location = static_cast<int32_t>(f.varint); break;
+      default: break;
+    }
+  }
+  return t;
+}
+
+std::shared_ptr<std::vector<uint8_t>> new_buffer(size_t n) { return std::make_shared<std::vector<uint8_t>>(n); }
+
+// Element payloads of typed fields, converted to the tensor's element layout.
+template <class T>
+void fill_typed(const TensorFields& tf, uint32_t field_number, WireType wire, Reader& r, std::vector<uint8_t>& out,
+                T (*convert)(uint64_t)) {
+  for (const Field& f : tf.typed) {
+    if (f.number != field_number) continue;
+    pb::for_each_repeated(f, wire, r, [&](uint64_t v) {
+      const T x = convert(v);
+      const size_t at = out.size();
+      out.resize(at + sizeof(T));
+      std::memcpy(out.data() + at, &x, sizeof(T));
+    });
+  }
+}
+
+Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string& where) {
+  const std::string label = "tensor '" + tf.name + "'" + (where.empty() ? "" : " in " + where);
+  if (tf.has_segment) throw FormatError(label + ": segmented tensors are not supported");
+  if (!dtype_supported(tf.data_type))
+    throw Error(label + ": unsupported data type " + std::to_string(tf.data_type) +
+                " (supported: float, float16, bfloat16, double, int8/16/32/64, uint8/16/32/64, bool)");
+  const DType dtype = static_cast<DType>(tf.data_type);
+  for (int64_t d : tf.dims)
+    if (d < 0) throw FormatError(label + ": negative dimension");
+  Shape shape(tf.dims.begin(), tf.dims.end());
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && numel > (int64_t{1} << 40) / d) throw FormatError(label + ": shape too large " + shape_str(shape));
+    numel *= d;
+  }
+  const size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
+
+  auto from_bytes = [&](const uint8_t* p, size_t size, const char* source) -> Tensor {
+    if (size != nbytes)
+      throw FormatError(label + ": " + source + " holds " + std::to_string(size) + " bytes but shape " + shape_str(shape) +
+                        " of " + dtype_name(dtype) + " needs " + std::to_string(nbytes));
+    // Zero-copy when the element alignment holds; otherwise one aligned copy (UB-free loads).
+    if (reinterpret_cast<uintptr_t>(p) % dtype_size(dtype) == 0) return Tensor::view(dtype, shape, p);
+    Tensor t(dtype, shape);
+    if (size) std::memcpy(t.mutable_raw(), p, size);
+    return t;
+  };
+
+  if (tf.data_location == 1 || !tf.external.empty()) {
+    auto loc = tf.external.find("location");
+    if (loc == tf.external.end()) throw FormatError(label + ": external data without a 'location'");
+    auto file = ctx.options.external_files.find(loc->second);
+    if (file == ctx.options.external_files.end())
+      throw Error(label + ": its data is stored in the external file '" + loc->second +
+                  "', which was not provided (open it together with the model)");
+    size_t offset = 0, length = file->second.size;
+    if (auto o = tf.external.find("offset"); o != tf.external.end()) offset = std::stoull(o->second);
+    if (auto l = tf.external.find("length"); l != tf.external.end()) length = std::stoull(l->second);
+    else if (offset <= file->second.size) length = file->second.size - offset;
+    if (offset > file->second.size || length > file->second.size - offset)
+      throw FormatError(label + ": external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                        ") is outside '" + loc->second + "' (" + std::to_string(file->second.size) + " bytes)");
+    return from_bytes(file->second.data + offset, length, "external data");
+  }
+  if (tf.has_raw) return from_bytes(tf.raw.data, tf.raw.size, "raw_data");
+  if (numel == 0) return Tensor(dtype, shape);
+
+  // Typed fields. A packed float_data field is itself little-endian contiguous: view it directly.
+  Reader r(pb::Bytes{}, "TensorProto typed data");
+  if (dtype == DType::Float && tf.typed.size() == 1 && tf.typed[0].number == 4 && tf.typed[0].wire == WireType::Bytes)
+    return from_bytes(tf.typed[0].bytes.data, tf.typed[0].bytes.size, "float_data");
+
+  auto buffer = new_buffer(0);
+  std::vector<uint8_t>& out = *buffer;
+  out.reserve(nbytes);
+  switch (dtype) {
+    case DType::Float:
+      fill_typed<float>(tf, 4, WireType::Fixed32, r, out, [](uint64_t v) { float x; uint32_t b = static_cast<uint32_t>(v); std::memcpy(&x, &b, 4); return x; });
+      break;
+    case DType::Double:
+      fill_typed<double>(tf, 10, WireType::Fixed64, r, out, [](uint64_t v) { double x; std::memcpy(&x, &v, 8); return x; });
+      break;
+    case DType::Int64:
+      fill_typed<int64_t>(tf, 7, WireType::Varint, r, out, [](uint64_t v) { return static_cast<int64_t>(v); });
+      break;
+    case DType::UInt32:
+      fill_typed<uint32_t>(tf, 11, WireType::Varint, r, out, [](uint64_t v) { return static_cast<uint32_t>(v); });
+      break;
+    case DType::UInt64:
+      fill_typed<uint64_t>(tf, 11, WireType::Varint, r, out, [](uint64_t v) { return v; });
+      break;
+    case DType::Int32:
+      fill_typed<int32_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<int32_t>(v); });
+      break;
+    case DType::Int16:
+      fill_typed<int16_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<int16_t>(v); });
+      break;
+    case DType::Int8:
+      fill_typed<int8_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<int8_t>(v); });
+      break;
+    case DType::UInt16: case DType::Float16: case DType::BFloat16:
+      fill_typed<uint16_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<uint16_t>(v); });
+      break;
+    case DType::UInt8: case DType::Bool:
+      fill_typed<uint8_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<uint8_t>(v); });
+      break;
+    default: throw Error(label + ": unsupported data type");
+  }
+  if (out.size() != nbytes)
+    throw FormatError(label + ": typed data holds " + std::to_string(out.size() / dtype_size(dtype)) +
+                      " elements but shape " + shape_str(shape) + " needs " + std::to_string(numel));
+  Tensor t(dtype, shape);
+  std::memcpy(t.mutable_raw(), out.data(), nbytes);
+  return t;
+}
+
+// ---- ValueInfoProto ---------------------------------------------------------------------------
+
+ir::ValueInfo parse_value_info(pb::Bytes bytes) {
+  ir::ValueInfo info;
+  Reader r(bytes, "ValueInfoProto");
+  Field f;
+  while (r.next(f)) {
+    if (f.number == 1) {
+      info.name = f.bytes.str();
+    } else if (f.number == 2 && f.wire == WireType::Bytes) {
+      Reader type(f.bytes, "TypeProto");
+      Field tf;
+      while (type.next(tf)) {
+        if (tf.number != 1 || tf.wire != WireType::Bytes) continue;  // only tensor_type
+        Reader tensor(tf.bytes, "TypeProto.Tensor");
+        Field ef;
+        while (tensor.next(ef)) {
+          if (ef.number == 1) {
+            info.dtype = static_cast<DType>(ef.varint);
+          } else if (ef.number == 2 && ef.wire == WireType::Bytes) {
+            info.has_shape = true;
+            Reader shape(ef.bytes, "TensorShapeProto");
+            Field sf;
+            while (shape.next(sf)) {
+              if (sf.number != 1 || sf.wire != WireType::Bytes) continue;
+              Reader dim(sf.bytes, "TensorShapeProto.Dimension");
+              Field df;
+              int64_t value = -1;
+              std::string param;
+              while (dim.next(df)) {
+                if (df.number == 1) value = static_cast<int64_t>(df.varint);
+                else if (df.number == 2) param = df.bytes.str();
+              }
+              info.dims.push_back(value);
+              info.dim_params.push_back(param);
+            }
+          }
+        }
+      }
+    }
+  }
+  return info;
+}
+
+// ---- Graph / Node / Attribute -----------------------------------------------------------------
+
+std::shared_ptr<ir::Graph> parse_graph(pb::Bytes bytes, const Context& ctx, int depth);
+
+ir::Attribute parse_attribute(pb::Bytes bytes, const Context& ctx, int depth, const std::string& node_label) {
+  ir::Attribute a;
+  Reader r(bytes, "AttributeProto");
+  Field f;
+  bool has_type = false;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: a.name = f.bytes.str(); break;
+      case 20: a.type = static_cast<ir::AttrType>(f.varint); has_type = true; break;
+      case 21: a.ref_attr_name = f.bytes.str(); break;
+      case 2: a.f = pb::as_float(f); break;
+      case 3: a.i = pb::as_int64(f); break;
+      case 4: a.s = f.bytes.str(); break;
+      case 5: a.t = make_tensor(parse_tensor_fields(f.bytes), ctx, node_label); break;
+      case 6: a.g = parse_graph(f.bytes, ctx, depth + 1); break;
+      case 7: pb::for_each_repeated(f, WireType::Fixed32, r, [&](uint64_t v) { Field x; x.varint = v; a.floats.push_back(pb::as_float(x)); }); break;
+      case 8: pb::for_each_repeated(f, WireType::Varint, r, [&](uint64_t v) { a.ints.push_back(static_cast<int64_t>(v)); }); break;
+      case 9: a.strings.push_back(f.bytes.str()); break;
+      case 10: a.tensors.push_back(make_tensor(parse_tensor_fields(f.bytes), ctx, node_label)); break;
+      case 11: a.graphs.push_back(parse_graph(f.bytes, ctx, depth + 1)); break;
+      default: break;  // sparse tensors and type protos: kept out of the IR
+    }
+  }
+  if (!has_type) {
+    // IR < 3 files may omit `type`; infer it from the single populated field.
+    if (!a.floats.empty()) a.type = ir::AttrType::Floats;
+    else if (!a.ints.empty()) a.type = ir::AttrType::Ints;
+    else if (!a.strings.empty()) a.type = ir::AttrType::Strings;
+    else if (a.t.defined()) a.type = ir::AttrType::Tensor;
+    else if (a.g) a.type = ir::AttrType::Graph;
+    else if (!a.s.empty()) a.type = ir::AttrType::String;
+    else if (a.i != 0) a.type = ir::AttrType::Int;
+    else a.type = ir::AttrType::Float;
+  }
+  return a;
+}
+
+struct RawNode {
+  std::vector<std::string> inputs, outputs;
+  ir::Node node;
+};
+
+RawNode parse_node(pb::Bytes bytes, const Context& ctx, int depth, size_t index) {
+  RawNode n;
+  Reader r(bytes, "NodeProto");
+  Field f;
+  std::vector<pb::Bytes> attrs;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: n.inputs.push_back(f.bytes.str()); break;
+      case 2: n.outputs.push_back(f.bytes.str()); break;
+      case 3: n.node.name = f.bytes.str(); break;
+      case 4: n.node.op_type = f.bytes.str(); break;
+      case 7: n.node.domain = f.bytes.str(); break;
+      case 5: attrs.push_back(f.bytes); break;
+      default: break;
+    }
+  }
+  if (n.node.domain == "ai.onnx") n.node.domain.clear();
+  const std::string label = "node '" + (n.node.name.empty() ? n.node.op_type + "#" + std::to_string(index) : n.node.name) + "'";
+  for (const auto& b : attrs) n.node.attributes.push_back(parse_attribute(b, ctx, depth, label));
+  return n;
+}
+
+// The tensor a Constant node holds, from whichever value_* attribute it uses.
+Tensor constant_value(const ir::Node& node) {
+  for (const auto& a : node.attributes) {
+    if (a.name == "value") return a.t;
+    if (a.name == "value_float") return Tensor::from_floats({}, {a.f});
+    if (a.name == "value_floats") return Tensor::from_floats({static_cast<int64_t>(a.floats.size())}, a.floats);
+    if (a.name == "value_int") return Tensor::from_int64s({}, {a.i});
+    if (a.name == "value_ints") return Tensor::from_int64s({static_cast<int64_t>(a.ints.size())}, a.ints);
+  }
+  throw Error("Constant node '" + node.name + "' has no supported value attribute (value, value_float(s), value_int(s))");
+}
+
+int value_id(ir::Graph& g, const std::string& name) {
+  auto it = g.value_index.find(name);
+  if (it != g.value_index.end()) return it->second;
+  const int id = static_cast<int>(g.values.size());
+  g.values.emplace_back();
+  g.values.back().name = name;
+  g.value_index.emplace(name, id);
+  return id;
+}
+
+std::shared_ptr<ir::Graph> parse_graph(pb::Bytes bytes, const Context& ctx, int depth) {
+  if (depth > kMaxGraphDepth) throw FormatError("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth) + " levels");
+  auto graph = std::make_shared<ir::Graph>();
+  ir::Graph& g = *graph;
+  Reader r(bytes, "GraphProto");
+  Field f;
+  std::vector<pb::Bytes> nodes, initializers, inputs, outputs, value_infos;
+  while (r.next(f)) {
+    switch (f.number) {
+      case 1: nodes.push_back(f.bytes); break;
+      case 2: g.name = f.bytes.str(); break;
+      case 5: initializers.push_back(f.bytes); break;
+      case 11: inputs.push_back(f.bytes); break;
+      case 12: outputs.push_back(f.bytes); break;
+      case 13: value_infos.push_back(f.bytes); break;
+      case 15: throw Error("graph '" + g.name + "': sparse initializers are not supported");
+      default: break;
+    }
+  }
+  for (const auto& b : initializers) {
+    TensorFields tf = parse_tensor_fields(b);
+    const int id = value_id(g, tf.name);
+    g.values[static_cast<size_t>(id)].initializer = make_tensor(tf, ctx, "graph initializers");
+  }
+  for (const auto& b : inputs) {
+    ir::ValueInfo info = parse_value_info(b);
+    const int id = value_id(g, info.name);
+    auto& v = g.values[static_cast<size_t>(id)];
+    v.info = info;
+    if (!v.initializer) {  // IR < 4 lists initializers among inputs too
+      v.is_graph_input = true;
+      g.inputs.push_back(id);
+    }
+  }
+  for (const auto& b : value_infos) {
+    ir::ValueInfo info = parse_value_info(b);
+    const int id = value_id(g, info.name);
+    g.values[static_cast<size_t>(id)].info = info;
+  }
+  std::vector<RawNode> raw;
+  raw.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) raw.push_back(parse_node(nodes[i], ctx, depth, i));
+  // Unique node names: unnamed or repeated names get "<op_type>_<index>" (the debugger keys by name).
+  std::unordered_map<std::string, int> seen;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    std::string& name = raw[i].node.name;
+    if (name.empty() || seen.count(name)) {
+      std::string candidate = raw[i].node.op_type + "_" + std::to_string(i);
+      while (seen.count(candidate)) candidate += "_";
+      name = candidate;
+    }
+    seen.emplace(name, 0);
+  }
+  for (auto& rn : raw) {
+    for (const auto& in : rn.inputs) rn.node.inputs.push_back(in.empty() ? ir::kNoValue : value_id(g, in));
+    for (const auto& out : rn.outputs) rn.node.outputs.push_back(out.empty() ? ir::kNoValue : value_id(g, out));
+    if (rn.node.op_type == "Constant" && rn.node.domain.empty()) {
+      if (rn.node.outputs.size() != 1 || rn.node.outputs[0] < 0) throw Error("Constant node '" + rn.node.name + "' must have one output");
+      g.values[static_cast<size_t>(rn.node.outputs[0])].initializer = constant_value(rn.node);
+    }
+    g.nodes.push_back(std::move(rn.node));
+  }
+  for (const auto& b : outputs) {
+    ir::ValueInfo info = parse_value_info(b);
+    const int id = value_id(g, info.name);
+    auto& v = g.values[static_cast<size_t>(id)];
+    if (!v.info.has_shape && v.info.dtype == DType::Undefined) v.info = info;
+    v.info.name = info.name;
+    v.is_graph_output = true;
+    g.outputs.push_back(id);
+  }
+  ir::finalize_graph(g);
+  return graph;
+}
+
+}  // namespace
+
+ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options) {
+  ir::Model model;
+  Context ctx{options, &model.owned_buffers};
+  if (size == 0) throw FormatError("'" + options.file_name + "' is empty, not an ONNX model");
+  try {
+    Reader r(data, size, "ModelProto");
+    Field f;
+    pb::Bytes graph_bytes;
+    bool has_graph = false;
+    while (r.next(f)) {
+      switch (f.number) {
+        case 1: model.ir_version = pb::as_int64(f); break;
+        case 2: model.producer_name = f.bytes.str(); break;
+        case 3: model.producer_version = f.bytes.str(); break;
+        case 7:
+          if (f.wire != WireType::Bytes) r.bad("ModelProto.graph is not a message");
+          graph_bytes = f.bytes;
+          has_graph = true;
+          break;
+        case 8: {
+          if (f.wire != WireType::Bytes) r.bad("opset_import is not a message");
+          ir::OpsetImport o;
+          Reader op(f.bytes, "OperatorSetIdProto");
+          Field of;
+          while (op.next(of)) {
+            if (of.number == 1) o.domain = of.bytes.str();
+            else if (of.number == 2) o.version = pb::as_int64(of);
+          }
+          if (o.domain == "ai.onnx") o.domain.clear();
+          model.opset_imports.push_back(o);
+          break;
+        }
+        case 14: {
+          Reader e(f.bytes, "metadata_props");
+          Field ef;
+          std::string key, value;
+          while (e.next(ef)) {
+            if (ef.number == 1) key = ef.bytes.str();
+            else if (ef.number == 2) value = ef.bytes.str();
+          }
+          model.metadata[key] = value;
+          break;
+        }
+        default: break;
+      }
+    }
+    if (!has_graph) throw Error("'" + options.file_name + "' is not an ONNX model (no graph found)");
+    if (model.opset_imports.empty()) model.opset_imports.push_back({"", 1});
+    auto g = parse_graph(graph_bytes, ctx, 0);
+    model.graph = std::move(*g);
+  } catch (const FormatError& e) {
+    throw FormatError("'" + options.file_name + "' is not a valid ONNX model: " + e.what());
+  }
+  // Resolve each node's opset version from its domain.
+  for (auto& n : model.graph.nodes) {
+    std::string d = n.domain;
+    if (d.empty() && n.op_type.rfind("Hz", 0) == 0 && model.opset("horizon") > 0) d = "horizon";
+    n.opset = static_cast<int>(model.opset(d));
+    if (n.opset == 0 && !d.empty()) n.opset = 1;
+  }
+  return model;
+}
+
+Tensor read_tensor_proto(const uint8_t* data, size_t size, const ReadOptions& options, std::string* name_out) {
+  ir::Model dummy;
+  Context ctx{options, &dummy.owned_buffers};
+  try {
+    TensorFields tf = parse_tensor_fields(pb::Bytes{data, size});
+    if (name_out) *name_out = tf.name;
+    Tensor t = make_tensor(tf, ctx, options.file_name);
+    // Views would dangle once the caller frees `data`; tensor files are small, so copy.
+    return t.owned_bytes() ? t : t.clone();
+  } catch (const FormatError& e) {
+    throw FormatError("'" + options.file_name + "' is not a valid TensorProto: " + e.what());
+  }
+}
+
+}  // namespace ptq::reader
