@@ -1,0 +1,89 @@
+#pragma once
+// Runs a loaded model, one sample at a time, under a quantization configuration, and re-runs
+// variants incrementally from a cached run: a node is recomputed only if one of its inputs differs
+// from the cached run (dirty propagation starting at the calibration nodes whose state changed),
+// and propagation stops wherever a recomputed output is bit-identical to the cached one.
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/registry.h"
+#include "ir/graph.h"
+#include "quant/calibration.h"
+
+namespace ptq::exec {
+
+// Which calibration nodes fake-quantize in a run. Indexed like Executor::calibrations().
+struct QuantConfig {
+  std::vector<uint8_t> on;            // 1 = fake-quantize, 0 = identity
+  std::vector<std::string> qtype;     // "" = as stored; otherwise an override such as "int16"
+  quant::RoundMode round = quant::RoundMode::HalfToEven;
+};
+
+// All tensors of one run of one sample, indexed by value id (undefined where not kept).
+struct RunRecord {
+  std::vector<Tensor> values;
+  QuantConfig config;
+};
+
+struct RunStats {
+  int64_t nodes_executed = 0;
+  int64_t nodes_skipped = 0;  // reused from the cached run
+};
+
+class Executor {
+ public:
+  // Takes ownership of the model; the model's byte buffer must outlive the executor (views).
+  // Throws one ptq::Error listing every unsupported op (type, domain, node name) before any compute.
+  explicit Executor(ir::Model model);
+
+  const ir::Model& model() const { return model_; }
+  const ir::Graph& graph() const { return model_.graph; }
+  const std::vector<quant::CalibrationSpec>& calibrations() const { return calibrations_; }
+  int calibration_index(const std::string& node_name) const;  // -1 when absent
+
+  // Configurations: as stored in the file (switch attribute), all ON, all OFF (the float model).
+  QuantConfig stored_config() const;
+  QuantConfig uniform_config(bool on) const;
+
+  // Validates inputs (count, dtype, shape vs the model's declared input) and runs the whole graph.
+  // `keep` lists value ids to keep in the record besides graph outputs; keep_all keeps everything.
+  RunRecord run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep = {},
+                bool keep_all = false, RunStats* stats = nullptr);
+
+  // Re-runs `config` starting from `base` (a keep_all record of the same sample): only nodes
+  // downstream of calibration nodes whose state differs are recomputed. Returns the requested values
+  // (graph outputs + keep), each either recomputed or shared with `base`.
+  RunRecord run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
+                            RunStats* stats = nullptr);
+
+  // Graph outputs of a record, in graph output order.
+  std::vector<Tensor> outputs(const RunRecord& record) const;
+
+  // Checks one input tensor against the graph input `index` (dtype and static dims).
+  void check_input(size_t index, const Tensor& t) const;
+
+ private:
+  void execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                    const QuantConfig& config);
+  Tensor run_calibration(int cali_index, const Tensor& input, const QuantConfig& config);
+  const quant::QType& effective_qtype(int cali_index, const QuantConfig& config) const;
+  void check_config(const QuantConfig& config) const;
+
+  ir::Model model_;
+  std::vector<KernelFn> kernels_;                 // per node (nullptr for Constant: precomputed)
+  std::vector<std::vector<bool>> constant_inputs_;
+  std::vector<std::any> prepared_;                // per node kernel caches (packed weights)
+  std::vector<quant::CalibrationSpec> calibrations_;
+  std::vector<int> node_calibration_;             // node id -> calibration index or -1
+  std::vector<int> last_use_;                     // value id -> last consumer node id (for release)
+  std::vector<quant::QType> stored_qtypes_;
+  // Fake-quantized weights, computed once per (calibration node, qtype name, round mode).
+  std::map<std::string, Tensor> weight_cache_;
+};
+
+}  // namespace ptq::exec

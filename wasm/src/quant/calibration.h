@@ -1,0 +1,60 @@
+#pragma once
+// The Horizon calibrated-model dialect: HzCalibration attributes canonicalised as the original tool's
+// IR does (reference §1.3–1.4), and the fake-quant math of §1.5.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace ptq::quant {
+
+enum class TensorKind { Unknown, Feature, Weight };  // tensor_type "", "feature", "weight"
+enum class RoundMode { HalfToEven, HalfAwayFromZero };
+
+// A target data type with its integer range (§1.4 table).
+struct QType {
+  std::string name = "int8";  // int4/int8/int16/int32/uint8/float16/bfloat16/float32/...
+  bool is_integer() const;    // intB / uintB
+  bool is_unsigned() const;   // uintB
+  double qmin() const;
+  double qmax() const;
+  static QType parse(const std::string& name);  // throws on an unknown name
+};
+
+struct CalibrationSpec {
+  std::string node_name;
+  int node_id = -1;
+  int input_value = -1;   // value id of the data input
+  int output_value = -1;
+  TensorKind kind = TensorKind::Unknown;
+  QType qtype;
+  bool switch_on = true;
+  int64_t constant = 0;
+  int64_t axis = 1;
+  int64_t group = 1;
+  bool asymmetric = false;
+  bool shift = false;     // power-of-two scales (quantize_type "shift")
+  std::vector<float> thresholds;
+  std::vector<float> scales;       // derived per §1.4 (or given when constant == 2)
+  std::vector<int64_t> zero_points;
+  bool conv_transpose_weight = false;  // weight consumed by ConvTranspose: regrouped channel index
+
+  std::string kind_name() const;  // "weight" / "feature" / ""
+};
+
+// Parses and canonicalises one HzCalibration node (legacy `bits`, `info_strings`, `asymq`).
+CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id);
+
+// True for HzCalibration in domain "horizon" or "".
+bool is_calibration_node(const ir::Node& node);
+
+// Scales for `qtype` from the spec's thresholds (§1.4). Used when a run overrides the qtype.
+std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype);
+
+// y = fake_quant(x) under `qtype` (switch ON). Per-channel along spec.axis when more than one scale.
+Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
+                     const Tensor& input, RoundMode round = RoundMode::HalfToEven);
+
+}  // namespace ptq::quant
