@@ -1,0 +1,263 @@
+#include "exec/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "core/error.h"
+
+namespace ptq::exec {
+namespace {
+
+bool is_constant_op(const ir::Node& n) { return n.op_type == "Constant" && n.domain.empty(); }
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.raw() == b.raw()) return true;
+  return std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+std::string calibration_state_key(const QuantConfig& c, size_t i) {
+  return std::string(1, static_cast<char>(c.on[i])) + (i < c.qtype.size() ? c.qtype[i] : std::string());
+}
+
+}  // namespace
+
+Executor::Executor(ir::Model model) : model_(std::move(model)) {
+  const ir::Graph& g = model_.graph;
+  const size_t n = g.nodes.size();
+  kernels_.assign(n, nullptr);
+  constant_inputs_.resize(n);
+  prepared_.resize(n);
+  node_calibration_.assign(n, -1);
+  std::vector<std::string> unsupported;
+  const OpRegistry& registry = OpRegistry::global();
+  for (size_t i = 0; i < n; ++i) {
+    const ir::Node& node = g.nodes[i];
+    for (int in : node.inputs) constant_inputs_[i].push_back(g.constant(in) != nullptr);
+    if (is_constant_op(node)) continue;
+    if (quant::is_calibration_node(node)) {
+      node_calibration_[i] = static_cast<int>(calibrations_.size());
+      calibrations_.push_back(quant::parse_calibration(g, static_cast<int>(i)));
+      continue;
+    }
+    kernels_[i] = registry.find(node.domain, node.op_type);
+    if (!kernels_[i])
+      unsupported.push_back(node.op_type + " (domain '" + node.domain + "', node '" + node.name + "')");
+  }
+  if (!unsupported.empty()) {
+    std::string message = "the model uses " + std::to_string(unsupported.size()) + " node(s) with unsupported ops: ";
+    for (size_t i = 0; i < unsupported.size(); ++i) message += (i ? "; " : "") + unsupported[i];
+    fail(message);
+  }
+  last_use_.assign(g.values.size(), -1);
+  for (size_t i = 0; i < n; ++i)
+    for (int in : g.nodes[i].inputs)
+      if (in >= 0) last_use_[static_cast<size_t>(in)] = static_cast<int>(i);
+  for (const auto& c : calibrations_) stored_qtypes_.push_back(c.qtype);
+}
+
+int Executor::calibration_index(const std::string& node_name) const {
+  for (size_t i = 0; i < calibrations_.size(); ++i)
+    if (calibrations_[i].node_name == node_name) return static_cast<int>(i);
+  return -1;
+}
+
+QuantConfig Executor::stored_config() const {
+  QuantConfig c;
+  for (const auto& spec : calibrations_) c.on.push_back(spec.switch_on ? 1 : 0);
+  c.qtype.assign(calibrations_.size(), "");
+  return c;
+}
+
+QuantConfig Executor::uniform_config(bool on) const {
+  QuantConfig c;
+  c.on.assign(calibrations_.size(), on ? 1 : 0);
+  c.qtype.assign(calibrations_.size(), "");
+  return c;
+}
+
+void Executor::check_config(const QuantConfig& config) const {
+  check(config.on.size() == calibrations_.size(),
+        "quantization config has " + std::to_string(config.on.size()) + " entries but the model has " +
+            std::to_string(calibrations_.size()) + " calibration nodes");
+  check(config.qtype.empty() || config.qtype.size() == calibrations_.size(),
+        "quantization config qtype list must be empty or have one entry per calibration node");
+}
+
+const quant::QType& Executor::effective_qtype(int ci, const QuantConfig& config) const {
+  static thread_local quant::QType override_type;
+  const size_t i = static_cast<size_t>(ci);
+  if (i < config.qtype.size() && !config.qtype[i].empty() && config.qtype[i] != stored_qtypes_[i].name) {
+    override_type = quant::QType::parse(config.qtype[i]);
+    return override_type;
+  }
+  return stored_qtypes_[i];
+}
+
+void Executor::check_input(size_t index, const Tensor& t) const {
+  const ir::Value& v = graph().value(graph().inputs[index]);
+  if (v.info.dtype != DType::Undefined && v.info.dtype != t.dtype())
+    fail("Unexpected data type for input: " + v.name + " , Expected: " + dtype_name(v.info.dtype) +
+         ", Actual: " + dtype_name(t.dtype()) + " .");
+  if (!v.info.has_shape) return;
+  bool ok = v.info.dims.size() == t.rank();
+  for (size_t d = 0; ok && d < t.rank(); ++d) ok = v.info.dims[d] < 0 || v.info.dims[d] == t.dim(d);
+  if (!ok) {
+    Shape declared(v.info.dims.begin(), v.info.dims.end());
+    fail("Unexpected shape for input: " + v.name + " , Expected: " + shape_str(declared) + " (-1 = any), Actual: " +
+         shape_str(t.shape()) + " .");
+  }
+}
+
+Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig& config) {
+  const size_t i = static_cast<size_t>(ci);
+  if (!config.on[i]) return input;
+  const quant::CalibrationSpec& spec = calibrations_[i];
+  const quant::QType& qtype = effective_qtype(ci, config);
+  const bool stored = &qtype == &stored_qtypes_[i];
+  auto compute = [&] {
+    return quant::fake_quantize(spec, qtype, stored ? spec.scales : quant::derive_scales(spec, qtype), input, config.round);
+  };
+  if (!graph().constant(spec.input_value)) return compute();
+  // Weights: quantized once per (node, qtype, rounding) and reused by every later run.
+  const std::string key = std::to_string(ci) + "|" + qtype.name + "|" + std::to_string(static_cast<int>(config.round));
+  auto it = weight_cache_.find(key);
+  if (it == weight_cache_.end()) it = weight_cache_.emplace(key, compute()).first;
+  return it->second;
+}
+
+void Executor::execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                            const QuantConfig& config) {
+  const ir::Node& node = graph().node(node_id);
+  const int ci = node_calibration_[static_cast<size_t>(node_id)];
+  if (ci >= 0) {
+    check(inputs[0] != nullptr, "calibration node '" + node.name + "' has no input");
+    outputs[0] = run_calibration(ci, *inputs[0], config);
+    return;
+  }
+  KernelContext ctx{node, inputs, outputs};
+  ctx.prepared = &prepared_[static_cast<size_t>(node_id)];
+  ctx.constant_input = constant_inputs_[static_cast<size_t>(node_id)];
+  kernels_[static_cast<size_t>(node_id)](ctx);
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (node.outputs[o] >= 0 && !outputs[o].defined()) ctx.fail("kernel did not produce output " + std::to_string(o));
+}
+
+RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep,
+                        bool keep_all, RunStats* stats) {
+  const ir::Graph& g = graph();
+  check_config(config);
+  check(inputs.size() == g.inputs.size(), "the model has " + std::to_string(g.inputs.size()) + " input(s) but " +
+                                              std::to_string(inputs.size()) + " were given");
+  for (size_t i = 0; i < inputs.size(); ++i) check_input(i, inputs[i]);
+
+  std::vector<Tensor> values(g.values.size());
+  std::vector<uint8_t> pinned(g.values.size(), keep_all ? 1 : 0);
+  for (int v : keep) pinned.at(static_cast<size_t>(v)) = 1;
+  for (int v : g.outputs) pinned[static_cast<size_t>(v)] = 1;
+  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
+
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
+    if (is_constant_op(node)) continue;
+    in_ptrs.clear();
+    for (int in : node.inputs) {
+      const Tensor* t = in < 0 ? nullptr : g.constant(in);
+      if (!t && in >= 0) {
+        t = &values[static_cast<size_t>(in)];
+        if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
+      }
+      in_ptrs.push_back(t);
+    }
+    outs.assign(node.outputs.size(), Tensor());
+    execute_node(static_cast<int>(i), in_ptrs, outs, config);
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (node.outputs[o] >= 0) values[static_cast<size_t>(node.outputs[o])] = std::move(outs[o]);
+    // Release tensors whose last consumer has run (the arena of this executor is the allocator).
+    for (int in : node.inputs)
+      if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
+        values[static_cast<size_t>(in)] = Tensor();
+    if (stats) ++stats->nodes_executed;
+  }
+  RunRecord record;
+  record.config = config;
+  record.values.resize(g.values.size());
+  for (size_t v = 0; v < values.size(); ++v)
+    if (pinned[v]) record.values[v] = std::move(values[v]);
+  return record;
+}
+
+RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
+                                    RunStats* stats) {
+  const ir::Graph& g = graph();
+  check_config(config);
+  check(base.values.size() == g.values.size(), "incremental run: the base record belongs to another model");
+  std::vector<Tensor> changed(g.values.size());  // defined = differs from base
+  std::vector<uint8_t> wanted(g.values.size(), 0);
+  for (int v : keep) wanted.at(static_cast<size_t>(v)) = 1;
+  for (int v : g.outputs) wanted[static_cast<size_t>(v)] = 1;
+
+  auto base_value = [&](int v) -> const Tensor* {
+    if (const Tensor* c = g.constant(v)) return c;
+    const Tensor& t = base.values[static_cast<size_t>(v)];
+    if (!t.defined()) fail("incremental run: the base record lacks tensor '" + g.value(v).name + "' (run it with keep_all)");
+    return &t;
+  };
+
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
+    if (is_constant_op(node)) continue;
+    bool dirty = false;
+    for (int in : node.inputs) dirty = dirty || (in >= 0 && changed[static_cast<size_t>(in)].defined());
+    const int ci = node_calibration_[i];
+    if (ci >= 0 && !dirty)
+      dirty = calibration_state_key(config, static_cast<size_t>(ci)) != calibration_state_key(base.config, static_cast<size_t>(ci)) ||
+              (config.on[static_cast<size_t>(ci)] && config.round != base.config.round);
+    if (!dirty) {
+      if (stats) ++stats->nodes_skipped;
+      continue;
+    }
+    in_ptrs.clear();
+    for (int in : node.inputs) {
+      if (in < 0) in_ptrs.push_back(nullptr);
+      else if (changed[static_cast<size_t>(in)].defined()) in_ptrs.push_back(&changed[static_cast<size_t>(in)]);
+      else in_ptrs.push_back(base_value(in));
+    }
+    outs.assign(node.outputs.size(), Tensor());
+    execute_node(static_cast<int>(i), in_ptrs, outs, config);
+    if (stats) ++stats->nodes_executed;
+    // Propagation stops where the recomputed tensor equals the cached one bit for bit.
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const int v = node.outputs[o];
+      if (v < 0) continue;
+      if (!same_bits(outs[o], *base_value(v))) changed[static_cast<size_t>(v)] = std::move(outs[o]);
+    }
+    for (int in : node.inputs)
+      if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)])
+        changed[static_cast<size_t>(in)] = Tensor();
+  }
+  RunRecord record;
+  record.config = config;
+  record.values.resize(g.values.size());
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    if (!wanted[v]) continue;
+    record.values[v] = changed[v].defined() ? std::move(changed[v]) : *base_value(static_cast<int>(v));
+  }
+  return record;
+}
+
+std::vector<Tensor> Executor::outputs(const RunRecord& record) const {
+  std::vector<Tensor> out;
+  for (int v : graph().outputs) {
+    const Tensor* c = graph().constant(v);
+    out.push_back(c ? *c : record.values[static_cast<size_t>(v)]);
+  }
+  return out;
+}
+
+}  // namespace ptq::exec

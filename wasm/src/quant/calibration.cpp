@@ -1,0 +1,290 @@
+#include "quant/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace ptq::quant {
+namespace {
+
+int integer_bits(const std::string& name, bool& is_unsigned) {
+  std::string digits;
+  if (name.rfind("uint", 0) == 0) {
+    is_unsigned = true;
+    digits = name.substr(4);
+  } else if (name.rfind("int", 0) == 0) {
+    is_unsigned = false;
+    digits = name.substr(3);
+  } else {
+    return 0;
+  }
+  if (digits.empty() || digits.size() > 2 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return 0;
+  const int bits = std::stoi(digits);
+  return (bits >= 2 && bits <= 32) ? bits : 0;
+}
+
+struct FloatRange {
+  const char* name;
+  double limit;
+};
+constexpr FloatRange kFloatRanges[] = {
+    {"float8e4m3fn", 448.0}, {"float8e5m2", 57344.0}, {"float8e3m4fn", 30.0},
+    {"float8e2m5fn", 7.75},  {"mxint8", 1.984375},
+};
+constexpr const char* kFloatTypes[] = {"float16", "bfloat16", "float32"};
+
+// Python's round(): half to even, on doubles.
+double round_half_even(double v) { return std::nearbyint(v); }
+
+}  // namespace
+
+bool QType::is_integer() const {
+  bool u = false;
+  return integer_bits(name, u) != 0;
+}
+bool QType::is_unsigned() const {
+  bool u = false;
+  return integer_bits(name, u) != 0 && u;
+}
+
+double QType::qmin() const {
+  bool u = false;
+  if (const int b = integer_bits(name, u)) return u ? 0.0 : -std::ldexp(1.0, b - 1);
+  for (const auto& r : kFloatRanges)
+    if (name == r.name) return -r.limit;
+  return -128.0;  // §1.4: every other qtype falls back to the int8 range
+}
+
+double QType::qmax() const {
+  bool u = false;
+  if (const int b = integer_bits(name, u)) return u ? std::ldexp(1.0, b) - 1.0 : std::ldexp(1.0, b - 1) - 1.0;
+  for (const auto& r : kFloatRanges)
+    if (name == r.name) return r.limit;
+  return 127.0;
+}
+
+QType QType::parse(const std::string& name) {
+  QType q;
+  q.name = name;
+  bool u = false;
+  if (integer_bits(name, u)) return q;
+  for (const auto* f : kFloatTypes)
+    if (name == f) return q;
+  for (const auto& r : kFloatRanges)
+    if (name == r.name) return q;
+  fail("unknown qtype '" + name + "' (expected int4/int8/int16/int32/uint8, float16, bfloat16, float32, float8*, mxint8)");
+}
+
+bool is_calibration_node(const ir::Node& node) {
+  return node.op_type == "HzCalibration" && (node.domain == "horizon" || node.domain.empty());
+}
+
+std::string CalibrationSpec::kind_name() const {
+  switch (kind) {
+    case TensorKind::Weight: return "weight";
+    case TensorKind::Feature: return "feature";
+    default: return "";
+  }
+}
+
+std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype) {
+  if (spec.thresholds.empty()) return spec.scales;
+  std::vector<float> scales;
+  if (spec.asymmetric) {
+    // thresholds = [fmin, fmax]
+    const float range = spec.thresholds[1] - spec.thresholds[0];
+    scales.push_back(range / static_cast<float>(qtype.qmax() - qtype.qmin()));
+    return scales;
+  }
+  const float qmax = static_cast<float>(qtype.qmax());
+  for (float t : spec.thresholds) {
+    float s = t / qmax;  // float32 arithmetic, as numpy does on the float32 thresholds array
+    if (spec.shift) s = static_cast<float>(std::exp2(-round_half_even(-std::log2(static_cast<double>(s)))));
+    scales.push_back(s);
+  }
+  return scales;
+}
+
+CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
+  const ir::Node& node = graph.node(node_id);
+  CalibrationSpec spec;
+  spec.node_name = node.name;
+  spec.node_id = node_id;
+  const std::string where = "calibration node '" + node.name + "'";
+  check(!node.inputs.empty() && node.inputs[0] >= 0, where + " has no data input");
+  check(!node.outputs.empty() && node.outputs[0] >= 0, where + " has no output");
+  spec.input_value = node.inputs[0];
+  spec.output_value = node.outputs[0];
+
+  std::string qtype = node.attr_string("qtype", "");
+  if (qtype.empty() && node.has_attr("bits")) qtype = "int" + std::to_string(node.attr_int("bits", 8));  // legacy
+  if (qtype.empty()) qtype = "int8";
+  spec.switch_on = node.attr_string("switch", "ON") != "OFF";
+  spec.constant = node.attr_int("constant", 0);
+  spec.axis = node.attr_int("axis", 1);
+  spec.group = node.attr_int("group", 1);
+  spec.thresholds = node.attr_floats("thresholds");
+  spec.scales = node.attr_floats("scales");
+  spec.zero_points = node.attr_ints("zero_point");
+
+  // Legacy info_strings tokens (§1.3).
+  bool info_weight = false, info_feature = false, asymq = false;
+  for (const auto& token : node.attr_strings("info_strings")) {
+    if (token == "weight") info_weight = true;
+    else if (token == "feature") info_feature = true;
+    else if (token == "shift") spec.shift = true;
+    else if (token == "asymq") asymq = true;
+  }
+  if (asymq) {
+    // Old asymmetric nodes: shift thresholds by the zero point, intN -> uintN, then treat as symmetric
+    // unsigned (the original drops the token without setting the asymmetric flag).
+    check(!spec.scales.empty() && !spec.thresholds.empty() && !spec.zero_points.empty(),
+          "Low version model, asymq calibration node missing scales, thresholds or zero_point: " + node.name);
+    for (size_t i = 0; i < spec.thresholds.size(); ++i) {
+      const float s = spec.scales[std::min(i, spec.scales.size() - 1)];
+      const float zp = static_cast<float>(spec.zero_points[std::min(i, spec.zero_points.size() - 1)]);
+      spec.thresholds[i] -= zp * s;
+    }
+    if (qtype.rfind("int", 0) == 0) qtype = "u" + qtype;
+    spec.zero_points.clear();
+  }
+  spec.qtype = QType::parse(qtype);
+
+  // weight vs feature, in the fallback order of §1.3.
+  if (info_weight) spec.kind = TensorKind::Weight;
+  else if (info_feature) spec.kind = TensorKind::Feature;
+  else if (graph.constant(spec.input_value)) spec.kind = TensorKind::Weight;
+  else spec.kind = TensorKind::Feature;
+
+  // Asymmetric (inferred; quant_attrs bits are not public): [fmin, fmax] thresholds with a zero point
+  // on an unsigned type.
+  spec.asymmetric = !asymq && spec.qtype.is_unsigned() && spec.thresholds.size() == 2 && !spec.zero_points.empty();
+
+  for (int consumer : graph.value(spec.output_value).consumers)
+    if (graph.node(consumer).op_type == "ConvTranspose") spec.conv_transpose_weight = spec.kind == TensorKind::Weight;
+
+  for (float t : spec.thresholds)
+    check(!std::isnan(t), "find NaN threshold in " + node.name);
+  if (spec.constant == 2 && !spec.scales.empty()) {
+    spec.thresholds.clear();
+    for (float s : spec.scales) spec.thresholds.push_back(s * static_cast<float>(spec.qtype.qmax()));
+  } else if (!spec.thresholds.empty()) {
+    spec.scales = derive_scales(spec, spec.qtype);
+  }
+  if (spec.asymmetric) {
+    const float s = spec.scales.at(0);
+    spec.zero_points = {static_cast<int64_t>(spec.qtype.qmax() - round_half_even(spec.thresholds[1] / s))};
+  }
+  if (spec.qtype.is_integer()) {
+    check(!spec.scales.empty(), where + " has neither thresholds nor scales");
+    for (float s : spec.scales)
+      check(std::isfinite(s) && s > 0.0f, where + ": scale " + std::to_string(s) + " is not a positive finite number");
+  }
+  return spec;
+}
+
+namespace {
+
+// Channel index of each element for per-channel parameters (ConvTranspose weights regrouped, §1.5).
+struct ChannelMap {
+  int64_t outer = 1, channels = 1, inner = 1;
+  bool regroup = false;
+  int64_t in_per_group = 1, out_per_group = 1;
+};
+
+ChannelMap channel_map(const CalibrationSpec& spec, const Tensor& input, size_t scale_count) {
+  ChannelMap m;
+  const int64_t rank = static_cast<int64_t>(input.rank());
+  int64_t axis = spec.axis < 0 ? spec.axis + rank : spec.axis;
+  const std::string where = "calibration node '" + spec.node_name + "'";
+  check(axis >= 0 && axis < rank, where + ": axis " + std::to_string(spec.axis) + " is out of range for shape " + shape_str(input.shape()));
+  if (spec.conv_transpose_weight && rank >= 2) {
+    // Weight [C_in, C_out/g, ...]: scale index (i div (C_in/g))·(C_out/g) + j.
+    m.regroup = true;
+    const int64_t g = std::max<int64_t>(1, spec.group);
+    m.in_per_group = input.dim(0) / g;
+    m.out_per_group = input.dim(1);
+    check(static_cast<int64_t>(scale_count) == g * m.out_per_group,
+          where + ": " + std::to_string(scale_count) + " scales do not match ConvTranspose output channels " +
+              std::to_string(g * m.out_per_group));
+    for (int64_t d = 2; d < rank; ++d) m.inner *= input.dim(d);
+    m.outer = input.dim(0);
+    m.channels = input.dim(1);
+    return m;
+  }
+  for (int64_t d = 0; d < axis; ++d) m.outer *= input.dim(d);
+  m.channels = input.dim(static_cast<size_t>(axis));
+  for (int64_t d = axis + 1; d < rank; ++d) m.inner *= input.dim(d);
+  check(m.channels == static_cast<int64_t>(scale_count),
+        where + ": " + std::to_string(scale_count) + " scales but the tensor " + shape_str(input.shape()) +
+            " has " + std::to_string(m.channels) + " channels along axis " + std::to_string(spec.axis));
+  return m;
+}
+
+template <RoundMode R>
+inline float round_value(float v) {
+  if constexpr (R == RoundMode::HalfToEven) return std::nearbyint(v);
+  else return std::round(v);
+}
+
+// y = (clamp(R(x / s) + zp, qmin, qmax) − zp) · s over a contiguous run sharing one scale.
+template <RoundMode R>
+void quantize_run(const float* x, float* y, int64_t n, float s, float zp, float qmin, float qmax) {
+  for (int64_t i = 0; i < n; ++i) {
+    float q = round_value<R>(x[i] / s) + zp;
+    q = std::min(std::max(q, qmin), qmax);
+    y[i] = (q - zp) * s;
+  }
+}
+
+template <RoundMode R>
+void quantize_tensor(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
+                     const Tensor& input, Tensor& out) {
+  const float* x = input.data<float>();
+  float* y = out.mutable_data<float>();
+  const float qmin = static_cast<float>(qtype.qmin()), qmax = static_cast<float>(qtype.qmax());
+  const float zp = spec.asymmetric && !spec.zero_points.empty() ? static_cast<float>(spec.zero_points[0]) : 0.0f;
+  if (scales.size() == 1) {
+    quantize_run<R>(x, y, input.numel(), scales[0], zp, qmin, qmax);
+    return;
+  }
+  const ChannelMap m = channel_map(spec, input, scales.size());
+  for (int64_t o = 0; o < m.outer; ++o) {
+    for (int64_t c = 0; c < m.channels; ++c) {
+      const int64_t scale_index = m.regroup ? (o / m.in_per_group) * m.out_per_group + c : c;
+      const int64_t offset = (o * m.channels + c) * m.inner;
+      quantize_run<R>(x + offset, y + offset, m.inner, scales[static_cast<size_t>(scale_index)], zp, qmin, qmax);
+    }
+  }
+}
+
+}  // namespace
+
+Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
+                     const Tensor& input, RoundMode round) {
+  check(input.dtype() == DType::Float, "calibration node '" + spec.node_name + "': input must be float32, got " +
+                                           dtype_name(input.dtype()));
+  if (qtype.name == "float32") return input;
+  Tensor out(DType::Float, input.shape());
+  const float* x = input.data<float>();
+  float* y = out.mutable_data<float>();
+  const int64_t n = input.numel();
+  if (qtype.name == "float16") {
+    for (int64_t i = 0; i < n; ++i) y[i] = half_to_float(float_to_half(x[i]));
+    return out;
+  }
+  if (qtype.name == "bfloat16") {
+    for (int64_t i = 0; i < n; ++i) y[i] = bfloat16_to_float(float_to_bfloat16(x[i]));
+    return out;
+  }
+  check(qtype.is_integer(), "calibration node '" + spec.node_name + "': fake quantization to qtype '" + qtype.name +
+                                "' is not supported (integer, float16, bfloat16 and float32 are)");
+  if (round == RoundMode::HalfToEven) quantize_tensor<RoundMode::HalfToEven>(spec, qtype, scales, input, out);
+  else quantize_tensor<RoundMode::HalfAwayFromZero>(spec, qtype, scales, input, out);
+  return out;
+}
+
+}  // namespace ptq::quant
