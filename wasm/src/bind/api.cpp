@@ -1,1 +1,349 @@
-// embind glue (pending)
+// The JavaScript API of the wasm build (embind): one `Session` class over exec::Executor.
+// This is the only file that includes Emscripten headers; docs/wasm-api.md documents the API.
+//
+// Boundary rules:
+//  * every C++ exception is caught here and rethrown to JS as an Error (name FormatError / PtqError /
+//    RangeError / InternalError, message = what()); nothing aborts, and the session stays usable;
+//  * bytes cross once: a Uint8Array is copied straight into a wasm-heap buffer with
+//    TypedArray.prototype.set (no intermediate std::string / vector<val>);
+//  * outputs leave zero-copy as typed views into the heap, valid until the next call on any session
+//    (a later allocation may grow the heap, which detaches every view).
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/tensor.h"
+#include "data/calibration_data.h"
+#include "exec/executor.h"
+#include "reader/onnx.h"
+
+namespace ptq::bind {
+namespace {
+
+using emscripten::val;
+
+// A heap buffer filled from a JS Uint8Array (default-initialised: no zeroing pass before the copy).
+struct Buffer {
+  std::unique_ptr<uint8_t[]> data;
+  size_t size = 0;
+};
+
+[[noreturn]] void throw_js_error(const char* name, const std::string& message) {
+  val error = val::global("Error").new_(val(message));
+  error.set("name", val(name));
+  error.throw_();
+}
+
+// Runs `f`, turning any C++ exception into a JS Error. The JS throw happens outside the catch
+// blocks so no C++ exception is in flight while JS unwinds the wasm frames.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  const char* name = "InternalError";
+  std::string message;
+  try {
+    return f();
+  } catch (const FormatError& e) {
+    name = "FormatError";
+    message = e.what();
+  } catch (const Error& e) {
+    name = "PtqError";
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    name = "RangeError";
+    message = "out of memory: the model and data do not fit in the 4 GB wasm heap";
+  } catch (const std::exception& e) {
+    message = e.what();
+  } catch (...) {
+    message = "unknown C++ exception";
+  }
+  throw_js_error(name, message);
+}
+
+Buffer copy_from_js(const val& bytes, const std::string& what) {
+  check(bytes.instanceof(val::global("Uint8Array")), what + " must be a Uint8Array");
+  Buffer b;
+  b.size = bytes["length"].as<size_t>();
+  b.data.reset(new uint8_t[b.size > 0 ? b.size : 1]);
+  // The view is taken after the allocation, so a heap growth cannot have detached it.
+  val(emscripten::typed_memory_view(b.size, b.data.get())).call<void>("set", bytes);
+  return b;
+}
+
+std::string js_string(const val& v, const std::string& what) {
+  check(v.isString(), what + " must be a string");
+  return v.as<std::string>();
+}
+
+val dims_array(const std::vector<int64_t>& dims) {
+  val a = val::array();
+  for (int64_t d : dims) a.call<void>("push", val(static_cast<double>(d)));
+  return a;
+}
+
+val string_array(const std::vector<std::string>& items) {
+  val a = val::array();
+  for (const auto& s : items) a.call<void>("push", val(s));
+  return a;
+}
+
+val float32_copy(const std::vector<float>& v) {
+  // new Float32Array(view) copies, so the result does not depend on the heap.
+  return val::global("Float32Array").new_(val(emscripten::typed_memory_view(v.size(), v.data())));
+}
+
+val value_summary(const ir::Graph& graph, int id) {
+  const ir::Value& v = graph.value(id);
+  val o = val::object();
+  o.set("name", val(v.name));
+  o.set("dtype", val(dtype_name(v.info.dtype)));
+  o.set("dims", v.info.has_shape ? dims_array(v.info.dims) : val::null());
+  o.set("dimParams", string_array(v.info.dim_params));
+  return o;
+}
+
+val calibration_summary(const quant::CalibrationSpec& c) {
+  val o = val::object();
+  o.set("name", val(c.node_name));
+  o.set("kind", val(c.kind_name()));
+  o.set("qtype", val(c.qtype.name));
+  o.set("switch", val(c.switch_on));
+  o.set("axis", val(static_cast<double>(c.axis)));
+  o.set("thresholds", float32_copy(c.thresholds));
+  return o;
+}
+
+val model_summary(const exec::Executor& ex) {
+  const ir::Model& m = ex.model();
+  const ir::Graph& g = m.graph;
+  val o = val::object();
+  o.set("irVersion", val(static_cast<double>(m.ir_version)));
+  o.set("producer", val(m.producer_name));
+  val opsets = val::object();
+  for (const auto& op : m.opset_imports) opsets.set(op.domain.empty() ? "ai.onnx" : op.domain, val(static_cast<double>(op.version)));
+  o.set("opsets", opsets);
+  val inputs = val::array();
+  for (int id : g.inputs) inputs.call<void>("push", value_summary(g, id));
+  o.set("inputs", inputs);
+  val outputs = val::array();
+  for (int id : g.outputs) outputs.call<void>("push", value_summary(g, id));
+  o.set("outputs", outputs);
+  o.set("nodeCount", val(static_cast<double>(g.nodes.size())));
+  val calibrations = val::array();
+  for (const auto& c : ex.calibrations()) calibrations.call<void>("push", calibration_summary(c));
+  o.set("calibrations", calibrations);
+  return o;
+}
+
+// Element-typed zero-copy view. Tensors reaching here are element-aligned (see Session::run).
+template <class T>
+val typed_view(const Tensor& t) {
+  return val(emscripten::typed_memory_view(static_cast<size_t>(t.numel()), t.data<T>()));
+}
+
+val bigint_view(const Tensor& t, const char* array_type) {
+  // embind maps int64 views only under WASM_BIGINT; build the BigInt array over the heap buffer.
+  val heap = val(emscripten::typed_memory_view(t.nbytes(), t.data<uint8_t>()))["buffer"];
+  return val::global(array_type).new_(heap, val(static_cast<double>(reinterpret_cast<uintptr_t>(t.raw()))),
+                                      val(static_cast<double>(t.numel())));
+}
+
+val tensor_view(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Float: return typed_view<float>(t);
+    case DType::Double: return typed_view<double>(t);
+    case DType::Int8: return typed_view<int8_t>(t);
+    case DType::UInt8:
+    case DType::Bool: return typed_view<uint8_t>(t);
+    case DType::Int16: return typed_view<int16_t>(t);
+    case DType::UInt16:
+    case DType::Float16:   // raw IEEE half bits
+    case DType::BFloat16:  // raw bfloat16 bits
+      return typed_view<uint16_t>(t);
+    case DType::Int32: return typed_view<int32_t>(t);
+    case DType::UInt32: return typed_view<uint32_t>(t);
+    case DType::Int64: return bigint_view(t, "BigInt64Array");
+    case DType::UInt64: return bigint_view(t, "BigUint64Array");
+    default: fail("output of dtype " + dtype_name(t.dtype()) + " cannot be viewed from JavaScript");
+  }
+}
+
+std::optional<quant::RoundMode> parse_round(const std::string& s) {
+  if (s == "half_to_even") return quant::RoundMode::HalfToEven;
+  if (s == "half_away_from_zero") return quant::RoundMode::HalfAwayFromZero;
+  return std::nullopt;
+}
+
+}  // namespace
+
+class Session {
+ public:
+  ~Session() { release(); }
+
+  val load_model(val bytes) {
+    return guarded([&] {
+      // Drop the previous model first: holding two models at once can exhaust a 4 GB heap.
+      release();
+      Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
+      reader::ReadOptions options;
+      options.file_name = "model.onnx";
+      ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
+      auto executor = std::make_unique<exec::Executor>(std::move(model));
+      // Commit only when everything succeeded; the executor keeps views into model_bytes_.
+      model_bytes_ = std::move(buffer);
+      executor_ = std::move(executor);
+      return model_summary(*executor_);
+    });
+  }
+
+  val load_calibration_data(val files) {
+    return guarded([&] {
+      require_model();
+      data_.reset();
+      outputs_.clear();
+      check(files.isArray(), "loadCalibrationData: expected an array of {path, bytes}");
+      const size_t n = files["length"].as<size_t>();
+      // The file bytes only need to live during parsing: the data set owns its tensors.
+      std::vector<Buffer> buffers;
+      std::vector<data::FileEntry> entries;
+      buffers.reserve(n);
+      entries.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        const std::string label = "loadCalibrationData: files[" + std::to_string(i) + "]";
+        val f = files[i];
+        check(f.typeOf().as<std::string>() == "object" && !f.isNull(), label + " must be an object {path, bytes}");
+        data::FileEntry e;
+        e.path = js_string(f["path"], label + ".path");
+        buffers.push_back(copy_from_js(f["bytes"], label + ".bytes (" + e.path + ")"));
+        e.data = buffers.back().data.get();
+        e.size = buffers.back().size;
+        entries.push_back(std::move(e));
+      }
+      auto loaded = std::make_unique<data::CalibrationData>(data::CalibrationData::from_files(executor_->graph(), entries));
+      val o = val::object();
+      o.set("sampleCount", val(static_cast<double>(loaded->sample_count())));
+      o.set("sampleNames", string_array(loaded->sample_names()));
+      data_ = std::move(loaded);
+      return o;
+    });
+  }
+
+  val run(int sample, val config) {
+    return guarded([&] {
+      require_model();
+      check(data_ != nullptr, "run: no calibration data loaded (call loadCalibrationData first)");
+      check(sample >= 0 && static_cast<size_t>(sample) < data_->sample_count(),
+            "run: sample index " + std::to_string(sample) + " out of range (the data has " +
+                std::to_string(data_->sample_count()) + " samples)");
+      exec::QuantConfig qc = parse_config(config);
+      outputs_.clear();  // release the previous run's tensors before computing the next
+      exec::RunStats stats;
+      exec::RunRecord record = executor_->run(data_->samples()[static_cast<size_t>(sample)], qc, {}, false, &stats);
+      std::vector<Tensor> outs = executor_->outputs(record);
+      for (Tensor& t : outs) {
+        // A typed array needs element alignment; an output aliasing odd model bytes is copied.
+        const size_t size = dtype_size(t.dtype());
+        if (size > 1 && reinterpret_cast<uintptr_t>(t.raw()) % size != 0) t = t.clone();
+      }
+      outputs_ = std::move(outs);
+      val o = val::object();
+      o.set("nodesExecuted", val(static_cast<double>(stats.nodes_executed)));
+      o.set("nodesSkipped", val(static_cast<double>(stats.nodes_skipped)));
+      return o;
+    });
+  }
+
+  int output_count() const { return static_cast<int>(outputs_.size()); }
+
+  val output(int index) {
+    return guarded([&] {
+      check(index >= 0 && static_cast<size_t>(index) < outputs_.size(),
+            "output: index " + std::to_string(index) + " out of range (the last run has " +
+                std::to_string(outputs_.size()) + " outputs)");
+      const Tensor& t = outputs_[static_cast<size_t>(index)];
+      const ir::Graph& g = executor_->graph();
+      val o = val::object();
+      o.set("name", val(g.value(g.outputs[static_cast<size_t>(index)]).name));
+      o.set("dtype", val(dtype_name(t.dtype())));
+      o.set("dims", dims_array(t.shape()));
+      o.set("data", tensor_view(t));
+      return o;
+    });
+  }
+
+  // Releases the model, the data and the outputs; the session can load another model afterwards.
+  void release() {
+    outputs_.clear();
+    data_.reset();
+    executor_.reset();  // before the bytes it views
+    model_bytes_ = Buffer{};
+  }
+
+ private:
+  void require_model() const { check(executor_ != nullptr, "no model loaded (call loadModel first)"); }
+
+  // "stored" | "on" | "off", or {on: Uint8Array|Array, qtype?: string[], round?: string}.
+  exec::QuantConfig parse_config(const val& config) const {
+    if (config.isString()) {
+      const std::string mode = config.as<std::string>();
+      if (mode == "stored") return executor_->stored_config();
+      if (mode == "on") return executor_->uniform_config(true);
+      if (mode == "off") return executor_->uniform_config(false);
+      fail("run: unknown quant mode '" + mode + "' (expected 'stored', 'on' or 'off')");
+    }
+    check(config.typeOf().as<std::string>() == "object" && !config.isNull(),
+          "run: config must be 'stored', 'on', 'off' or an object {on, qtype?, round?}");
+    const size_t n = executor_->calibrations().size();
+    exec::QuantConfig qc = executor_->stored_config();
+    qc.on.resize(n);
+    qc.qtype.resize(n);  // "" = the stored qtype
+    val on = config["on"];
+    check(!on.isUndefined() && !on.isNull() && !on.isString() && !on["length"].isUndefined(),
+          "run: config.on must be a Uint8Array or an array with one entry per calibration node");
+    check(on["length"].as<size_t>() == n, "run: config.on has " + std::to_string(on["length"].as<size_t>()) +
+                                              " entries, the model has " + std::to_string(n) + " calibration nodes");
+    for (size_t i = 0; i < n; ++i) {
+      val e = on[i];
+      qc.on[i] = e.isNumber() ? (e.as<double>() != 0.0) : e.isTrue();
+    }
+    val qtype = config["qtype"];
+    if (!qtype.isUndefined() && !qtype.isNull()) {
+      check(qtype.isArray() && qtype["length"].as<size_t>() == n,
+            "run: config.qtype must be an array of " + std::to_string(n) + " strings ('' = as stored)");
+      for (size_t i = 0; i < n; ++i) qc.qtype[i] = js_string(qtype[i], "run: config.qtype[" + std::to_string(i) + "]");
+    }
+    val round = config["round"];
+    if (!round.isUndefined() && !round.isNull()) {
+      const std::string r = js_string(round, "run: config.round");
+      auto mode = parse_round(r);
+      check(mode.has_value(), "run: config.round '" + r + "' is not 'half_to_even' or 'half_away_from_zero'");
+      qc.round = *mode;
+    }
+    return qc;
+  }
+
+  // Declaration order matters: members are destroyed bottom-up, and the executor views the bytes.
+  Buffer model_bytes_;
+  std::unique_ptr<exec::Executor> executor_;
+  std::unique_ptr<data::CalibrationData> data_;
+  std::vector<Tensor> outputs_;
+};
+
+EMSCRIPTEN_BINDINGS(ptqscope) {
+  emscripten::class_<Session>("Session")
+      .constructor<>()
+      .function("loadModel", &Session::load_model)
+      .function("loadCalibrationData", &Session::load_calibration_data)
+      .function("run", &Session::run)
+      .function("outputCount", &Session::output_count)
+      .function("output", &Session::output)
+      .function("free", &Session::release);
+}
+
+}  // namespace ptq::bind
