@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// ptqscope command-line entry: `ptqscope <command> [args]`. Each command lives in commands/<name>.mjs
+// and exports { summary, usage, main(argv) -> exit code }.
+import { EXIT_BAD_INPUT, EXIT_FAILURE, isInputError } from './lib/errors.mjs';
+
+const COMMANDS = {
+  run: () => import('./commands/run.mjs'),
+};
+
+function topUsage() {
+  return `usage: ptqscope <command> [args]   (ptqscope <command> --help for details)\n\ncommands:\n` +
+    Object.keys(COMMANDS).map((c) => `  ${c}`).join('\n');
+}
+
+async function main(argv) {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(topUsage());
+    return name ? 0 : EXIT_BAD_INPUT;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    console.error(`ptqscope: unknown command '${name}'\n${topUsage()}`);
+    return EXIT_BAD_INPUT;
+  }
+  const command = await load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.usage);
+    return 0;
+  }
+  try {
+    return await command.main(rest);
+  } catch (err) {
+    if (isInputError(err)) {
+      console.error(`ptqscope ${name}: error: ${err.message}`);
+      if (err.showUsage) console.error(command.usage);
+      return EXIT_BAD_INPUT;
+    }
+    if (err?.name === 'SetupError') console.error(`ptqscope ${name}: ${err.message}`);
+    else console.error(`ptqscope ${name}: internal error: ${err?.stack ?? err}`);
+    return EXIT_FAILURE;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
