@@ -1,0 +1,154 @@
+#include "data/calibration_data.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+#include "io/npy.h"
+
+namespace ptq::data {
+namespace {
+
+// The original's dtype message prints horizon_nn's DataType enum names (executor/ort.py), which
+// differ from numpy's: FLOAT32 / FLOAT64 rather than float32 / float64.
+std::string horizon_dtype_name(DType t) {
+  switch (t) {
+    case DType::Float: return "FLOAT32";
+    case DType::Double: return "FLOAT64";
+    case DType::BFloat16: return "BFLOAT16";
+    default: {
+      std::string name = dtype_name(t);  // "int64" -> "INT64"
+      for (char& c : name) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+      return name;
+    }
+  }
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// A declared input shape with symbolic dims by name ("[1, 3, H, W]") and unknown ones as "?".
+std::string declared_shape_str(const ir::ValueInfo& info) {
+  std::string out = "[";
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    const std::string param = i < info.dim_params.size() ? info.dim_params[i] : "";
+    out += (i ? ", " : "") + (info.dims[i] >= 0 ? std::to_string(info.dims[i]) : param.empty() ? "?" : param);
+  }
+  return out + "]";
+}
+
+template <class T, class Finite>
+int64_t first_non_finite(const Tensor& t, Finite finite) {
+  const T* p = t.data<T>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!finite(p[i])) return i;
+  return -1;
+}
+
+// Index of the first NaN/Inf element, or -1 (also for non-float dtypes).
+int64_t find_non_finite(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Float: return first_non_finite<float>(t, [](float v) { return std::isfinite(v); });
+    case DType::Double: return first_non_finite<double>(t, [](double v) { return std::isfinite(v); });
+    case DType::Float16: return first_non_finite<uint16_t>(t, [](uint16_t v) { return (v & 0x7c00u) != 0x7c00u; });
+    case DType::BFloat16: return first_non_finite<uint16_t>(t, [](uint16_t v) { return (v & 0x7f80u) != 0x7f80u; });
+    default: return -1;
+  }
+}
+
+void check_sample(const ir::ValueInfo& info, const Tensor& t, const std::string& path) {
+  if (info.dtype != DType::Undefined && t.dtype() != info.dtype)
+    fail("Unexpected data type for input: " + info.name + " , Expected: " + horizon_dtype_name(info.dtype) +
+         ", Actual: " + horizon_dtype_name(t.dtype()) + " .");
+  if (info.has_shape) {
+    bool match = info.dims.size() == t.rank();
+    for (size_t d = 0; match && d < t.rank(); ++d) match = info.dims[d] < 0 || info.dims[d] == t.dim(d);
+    if (!match)
+      fail(path + ": shape " + shape_str(t.shape()) + " does not match model input '" + info.name + "' of shape " +
+           declared_shape_str(info) + (info.dims.size() != t.rank() ? " (different rank)" : ""));
+  }
+  if (const int64_t at = find_non_finite(t); at >= 0)
+    fail(path + ": calibration sample contains NaN or Inf (first at flat index " + std::to_string(at) + ")");
+}
+
+}  // namespace
+
+CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::vector<FileEntry>& files) {
+  if (files.empty()) fail("There is no calibration_data.");
+  // std::map keeps folders and (below) file names in byte order, i.e. Python's sorted() on str.
+  std::map<std::string, std::map<std::string, const FileEntry*>> tree;
+  for (const FileEntry& f : files) {
+    const size_t slash = f.path.find('/');
+    if (slash == std::string::npos) fail(f.path + " is not a directory.");
+    const std::string folder = f.path.substr(0, slash), name = f.path.substr(slash + 1);
+    auto& entries = tree[folder];
+    if (name.empty()) continue;  // a bare "<folder>/" entry: an (empty) directory
+    if (const size_t sub = name.find('/'); sub != std::string::npos)
+      fail(f.path.substr(0, slash + 1 + sub) + " is a directory; calibration folders must hold only .npy files.");
+    if (!entries.emplace(name, &f).second) fail(f.path + " is listed twice.");
+  }
+
+  std::vector<std::string> input_names;
+  for (int id : graph.inputs) input_names.push_back(graph.value(id).name);
+  for (const auto& entry : tree) {
+    const std::string& folder = entry.first;
+    if (std::find(input_names.begin(), input_names.end(), folder) == input_names.end())
+      fail("Calibration data folder '" + folder + "' does not match any input of the model (model inputs: " +
+           join(input_names) + ").");
+  }
+  for (const std::string& name : input_names) {
+    if (!tree.count(name))
+      fail("No calibration data for model input '" + name + "': expected a folder named '" + name +
+           "' in calibration_data (model inputs: " + join(input_names) + ").");
+  }
+
+  // Load every file, input by input, in sorted file order (as np.load over sorted(os.listdir)).
+  std::vector<std::vector<Tensor>> per_input;
+  for (const std::string& name : input_names) {
+    std::vector<Tensor> loaded;
+    for (const auto& [file, entry] : tree[name]) loaded.push_back(io::read_npy(entry->data, entry->size, entry->path));
+    per_input.push_back(std::move(loaded));
+  }
+
+  // Sample counts: the first non-zero count is the reference, like the original's Dataset.
+  size_t count = 0;
+  for (const auto& loaded : per_input)
+    if (count == 0) count = loaded.size();
+  for (size_t i = 0; i < per_input.size(); ++i) {
+    if (per_input[i].size() != count)
+      fail("Input " + input_names[i] + " received wrong num of data\nPrevious num of sample: " + std::to_string(count) +
+           ", Input " + input_names[i] + "'s num of sample: " + std::to_string(per_input[i].size()));
+  }
+
+  CalibrationData out;
+  out.samples_.assign(count, std::vector<Tensor>(input_names.size()));
+  for (size_t i = 0; i < input_names.size(); ++i) {
+    const ir::ValueInfo& info = graph.value(graph.inputs[i]).info;
+    size_t k = 0;
+    for (const auto& [file, entry] : tree[input_names[i]]) {
+      check_sample(info, per_input[i][k], entry->path);
+      out.samples_[k][i] = per_input[i][k];
+      if (i == 0) out.sample_names_.push_back(file);
+      ++k;
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> CalibrationData::select(size_t data_num, SampleSelection mode) const {
+  const size_t total = samples_.size();
+  // All ignores data_num: it is the mode for functions that always use every sample.
+  if (mode != SampleSelection::All && data_num > total)
+    fail("There are only " + std::to_string(total) + " data, but data_num is set to " + std::to_string(data_num) + "!");
+  const size_t n = (data_num == 0 || mode == SampleSelection::All) ? total : data_num;
+  std::vector<size_t> indices(n);
+  // The original keeps data[-n:], the *last* n samples in sorted file order (reference §2.3).
+  std::iota(indices.begin(), indices.end(), mode == SampleSelection::Last ? total - n : 0);
+  return indices;
+}
+
+}  // namespace ptq::data
