@@ -17,8 +17,10 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
+// What decides a calibration node's output: OFF is identity whatever the qtype says.
 std::string calibration_state_key(const QuantConfig& c, size_t i) {
-  return std::string(1, static_cast<char>(c.on[i])) + (i < c.qtype.size() ? c.qtype[i] : std::string());
+  if (!c.on[i]) return "off";
+  return "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" + std::to_string(static_cast<int>(c.round));
 }
 
 }  // namespace
@@ -216,8 +218,7 @@ RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& co
     for (int in : node.inputs) dirty = dirty || (in >= 0 && changed[static_cast<size_t>(in)].defined());
     const int ci = node_calibration_[i];
     if (ci >= 0 && !dirty)
-      dirty = calibration_state_key(config, static_cast<size_t>(ci)) != calibration_state_key(base.config, static_cast<size_t>(ci)) ||
-              (config.on[static_cast<size_t>(ci)] && config.round != base.config.round);
+      dirty = calibration_state_key(config, static_cast<size_t>(ci)) != calibration_state_key(base.config, static_cast<size_t>(ci));
     if (!dirty) {
       if (stats) ++stats->nodes_skipped;
       continue;

@@ -1,0 +1,194 @@
+#include "analysis/sensitivity.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "graph_builder.h"
+#include "io/npy.h"
+#include "ops/op_test_util.h"
+
+using namespace ptq;
+using ptq::test::attr_floats;
+using ptq::test::attr_string;
+
+namespace {
+
+// x -> x_HzCalibration -> Relu_1 -> r -> MaxPool-free chain: r_HzCalibration -> Mul_2(r_cal, w_cal) -> y1
+//                                                                        \-> Add_3(r, x) -> y2
+ir::Model model() {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1, 4});
+  b.initializer("w", Tensor::from_floats({1, 4}, {0.3f, -0.7f, 1.1f, 0.05f}));
+  b.calibration("x", {attr_floats("thresholds", {1.27f})});
+  b.calibration("w", {attr_floats("thresholds", {1.1f})});
+  b.node("Relu_1", "Relu", {"x_cal"}, {"r"});
+  b.calibration("r", {attr_floats("thresholds", {2.0f}), attr_string("qtype", "int16")});
+  b.node("Mul_2", "Mul", {"r_cal", "w_cal"}, {"y1"});
+  b.node("Add_3", "Add", {"r", "x"}, {"y2"});
+  b.output("y1");
+  b.output("y2");
+  return b.model();
+}
+
+struct Fixture {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<data::FileEntry> files;
+};
+
+data::CalibrationData three_samples(const ir::Graph& g, Fixture& f) {
+  const std::vector<std::vector<float>> values = {{0.5f, -0.2f, 0.9f, 0.33f}, {-1.0f, 0.7f, 0.01f, 0.6f}, {0.2f, 0.2f, -0.4f, 1.3f}};
+  for (size_t i = 0; i < values.size(); ++i) f.bytes.push_back(io::write_npy(Tensor::from_floats({1, 4}, values[i])));
+  for (size_t i = 0; i < values.size(); ++i) f.files.push_back({"x/" + std::to_string(i) + ".npy", f.bytes[i].data(), f.bytes[i].size()});
+  return data::CalibrationData::from_files(g, f.files);
+}
+
+// Brute force: a full run of the variant per item, no cache.
+float brute_force(exec::Executor& ex, const data::CalibrationData& d, const std::vector<size_t>& samples,
+                  const std::vector<int>& toggled, analysis::Metric m, bool leave_one_out = false) {
+  std::vector<std::vector<float>> per_output(ex.graph().outputs.size());
+  for (size_t s : samples) {
+    exec::QuantConfig c = ex.uniform_config(leave_one_out);
+    for (int i : toggled) c.on[static_cast<size_t>(i)] = leave_one_out ? 0 : 1;
+    auto ref = ex.outputs(ex.run(d.samples()[s], ex.uniform_config(false)));
+    auto got = ex.outputs(ex.run(d.samples()[s], c));
+    for (size_t o = 0; o < ref.size(); ++o)
+      per_output[o].push_back(analysis::compute_metric(m, ref[o].data<float>(), got[o].data<float>(), ref[o].numel()));
+  }
+  return analysis::aggregate(per_output);
+}
+
+}  // namespace
+
+TEST(Sensitivity, ItemsPerNodeType) {
+  exec::Executor ex(model());
+  quant::CalibrationRelations rel(ex.graph());
+  analysis::SensitivityOptions o;
+  auto keys = [&] {
+    std::vector<std::string> k;
+    for (const auto& it : analysis::sensitivity_items(ex, rel, o)) k.push_back(it.key);
+    return k;
+  };
+  EXPECT_EQ(keys(), (std::vector<std::string>{"Relu_1", "Mul_2", "Add_3"}));
+  o.node_type = "weight";
+  EXPECT_EQ(keys(), (std::vector<std::string>{"w_HzCalibration"}));
+  o.node_type = "activation";
+  EXPECT_EQ(keys(), (std::vector<std::string>{"x_HzCalibration", "r_HzCalibration"}));
+  o.node_type = "tae";
+  EXPECT_TRUE(keys().empty());
+  o.has_interested = true;
+  o.interested = {{"Mul_2"}, {"x_HzCalibration", "Mul_2"}};
+  auto items = analysis::sensitivity_items(ex, rel, o);
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[1].key, "x_HzCalibration+Mul_2");
+  EXPECT_EQ(items[1].calibrations.size(), 3u);  // x, r, w
+  o.interested = {{"nope"}};
+  try {
+    analysis::sensitivity_items(ex, rel, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "nope does not exist in the model.");
+  }
+}
+
+TEST(Sensitivity, IncrementalSweepEqualsBruteForce) {
+  exec::Executor ex(model());
+  quant::CalibrationRelations rel(ex.graph());
+  Fixture f;
+  data::CalibrationData d = three_samples(ex.graph(), f);
+  for (const std::string type : {"node", "weight", "activation"}) {
+    analysis::SensitivityOptions o;
+    o.node_type = type;
+    o.metrics = {"mse", "cosine-similarity", "sqnr", "mre", "chebyshev"};
+    o.data_num = 2;
+    auto result = analysis::get_sensitivity_of_nodes(ex, rel, d, o);
+    EXPECT_EQ(result.samples, (std::vector<std::string>{"1.npy", "2.npy"}));  // the last two
+    auto items = analysis::sensitivity_items(ex, rel, o);
+    for (const auto& row : result.rows) {
+      auto it = std::find_if(items.begin(), items.end(), [&](const auto& i) { return i.key == row.item; });
+      ASSERT_NE(it, items.end());
+      for (size_t m = 0; m < o.metrics.size(); ++m) {
+        const float expected = brute_force(ex, d, {1, 2}, it->calibrations, analysis::parse_metric(o.metrics[m]));
+        if (std::isnan(expected)) EXPECT_TRUE(std::isnan(row.values[m]));
+        else EXPECT_EQ(row.values[m], expected) << type << " " << row.item << " " << o.metrics[m];
+      }
+    }
+    // Sorted by mse, descending.
+    for (size_t i = 1; i < result.rows.size(); ++i) EXPECT_GE(result.rows[i - 1].values[0], result.rows[i].values[0]);
+  }
+}
+
+TEST(Sensitivity, ActivationColumnsAndLeaveOneOut) {
+  exec::Executor ex(model());
+  quant::CalibrationRelations rel(ex.graph());
+  Fixture f;
+  data::CalibrationData d = three_samples(ex.graph(), f);
+  analysis::SensitivityOptions o;
+  o.node_type = "activation";
+  auto r = analysis::get_sensitivity_of_nodes(ex, rel, d, o);
+  ASSERT_EQ(r.rows.size(), 2u);
+  for (const auto& row : r.rows) {
+    EXPECT_TRUE(row.has_threshold);
+    if (row.item == "r_HzCalibration") {
+      EXPECT_EQ(row.qtype, "int16");
+      EXPECT_EQ(row.node, "Mul_2");
+      EXPECT_DOUBLE_EQ(row.threshold, 2.0);
+    } else {
+      EXPECT_EQ(row.node, "Relu_1");
+    }
+  }
+  // Leave-one-out: the saved model (all ON) with only the item's set OFF, against the float model.
+  o.node_type = "node";
+  o.leave_one_out = true;
+  o.metrics = {"mse"};
+  auto loo = analysis::get_sensitivity_of_nodes(ex, rel, d, o);
+  auto items = analysis::sensitivity_items(ex, rel, o);
+  ASSERT_EQ(loo.rows.size(), items.size());
+  for (const auto& row : loo.rows) {
+    auto it = std::find_if(items.begin(), items.end(), [&](const auto& i) { return i.key == row.item; });
+    EXPECT_EQ(row.values[0], brute_force(ex, d, {2}, it->calibrations, analysis::Metric::Mse, true)) << row.item;
+  }
+}
+
+TEST(Sensitivity, SortPutsNaNLastAndKeepsTies) {
+  std::vector<analysis::SensitivityRow> rows(4);
+  const float v[] = {0.9f, std::nanf(""), 0.5f, 0.9f};
+  const char* names[] = {"a", "b", "c", "d"};
+  for (int i = 0; i < 4; ++i) {
+    rows[static_cast<size_t>(i)].item = names[i];
+    rows[static_cast<size_t>(i)].values = {v[i]};
+  }
+  analysis::sort_rows(rows, analysis::Metric::Cosine);
+  EXPECT_EQ(rows[0].item, "c");
+  EXPECT_EQ(rows[1].item, "a");
+  EXPECT_EQ(rows[2].item, "d");
+  EXPECT_EQ(rows[3].item, "b");
+}
+
+TEST(Sensitivity, TableMatchesTheOriginalFormat) {
+  // The example of reference §3.5, produced there by re-running the original's formatting rules.
+  analysis::SensitivityResult r;
+  r.node_type = "activation";
+  r.metrics = {"cosine-similarity", "mse"};
+  analysis::SensitivityRow a{"317_HzCalibration", {0.99812f, 0.00123f}, "Conv_2", true, 3.12345, "int8"};
+  analysis::SensitivityRow b{"400_HzCalibration", {0.99991f, 3e-05f}, "Conv_5;Add_7", true, 11.5, "int16"};
+  r.rows = {a, b};
+  const std::string expected =
+      "\n"
+      "===============================node sensitivity================================\n"
+      "activation         node          threshold  qtype  cosine-similarity  mse      \n"
+      "-------------------------------------------------------------------------------\n"
+      "317_HzCalibration  Conv_2        3.12345    int8   0.99812            0.00123  \n"
+      "400_HzCalibration  Conv_5;Add_7  11.5       int16  0.99991            3e-05    \n";
+  EXPECT_EQ(analysis::format_table(r), expected);
+}
+
+TEST(Sensitivity, PythonRound5) {
+  EXPECT_EQ(analysis::python_round5(0.998123456), "0.99812");
+  EXPECT_EQ(analysis::python_round5(3.2e-5), "3e-05");
+  EXPECT_EQ(analysis::python_round5(1.0), "1.0");
+  EXPECT_EQ(analysis::python_round5(123.0), "123.0");
+  EXPECT_EQ(analysis::python_round5(std::nan("")), "nan");
+  EXPECT_EQ(analysis::python_round5(INFINITY), "inf");
+  EXPECT_EQ(analysis::python_round5(0.000004), "0.0");
+}

@@ -1,0 +1,72 @@
+#pragma once
+// get_sensitivity_of_nodes (reference §3) and the leave-one-out view: for every item, the compared
+// tensors of a variant model against the float model, each variant run incrementally from a cached
+// run of the same sample (only what its changed calibration nodes reach is recomputed).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics.h"
+#include "data/calibration_data.h"
+#include "exec/executor.h"
+#include "quant/relations.h"
+
+namespace ptq::analysis {
+
+struct SensitivityOptions {
+  std::string node_type = "node";                 // node | weight | activation | tae
+  std::vector<std::string> metrics = {"cosine-similarity"};
+  std::vector<std::string> output_nodes;          // empty: the model outputs (§1.10)
+  size_t data_num = 1;                            // 0 = all samples
+  data::SampleSelection selection = data::SampleSelection::Last;
+  // interested_nodes: each item is one name or several (switched together, key "A+B").
+  bool has_interested = false;
+  std::vector<std::vector<std::string>> interested;
+  // Leave-one-out: the calibrated model (as saved) with only the item's calibration set OFF.
+  bool leave_one_out = false;
+  // Compute only items [item_begin, item_end) of the candidate list (splitting across workers).
+  size_t item_begin = 0;
+  size_t item_end = static_cast<size_t>(-1);
+  // Called after each item with (done, total); return false to cancel.
+  std::function<bool(size_t, size_t)> progress;
+};
+
+struct SensitivityRow {
+  std::string item;
+  std::vector<float> values;  // one per metric, in options order
+  std::string node;           // cali_normal_map column (weight/activation/tae)
+  bool has_threshold = false;
+  double threshold = 0.0;     // activation: round(max(thresholds), 5)
+  std::string qtype;          // activation
+};
+
+struct SensitivityResult {
+  std::string node_type;
+  std::vector<std::string> metrics;
+  std::vector<std::string> compared_tensors;
+  std::vector<std::string> samples;  // file names of the samples used
+  std::vector<SensitivityRow> rows;  // sorted: most sensitive first, NaN last (§3.4)
+  bool cancelled = false;
+};
+
+// Candidate items (graph order) and each one's calibration ON-set, for node_type/interested.
+struct SensitivityItem {
+  std::string key;
+  std::vector<int> calibrations;  // indices into Executor::calibrations()
+};
+std::vector<SensitivityItem> sensitivity_items(const exec::Executor& executor, const quant::CalibrationRelations& relations,
+                                               const SensitivityOptions& options);
+
+SensitivityResult get_sensitivity_of_nodes(exec::Executor& executor, const quant::CalibrationRelations& relations,
+                                           const data::CalibrationData& data, const SensitivityOptions& options);
+
+// §3.4: stable sort by the first metric in its direction, NaN last.
+void sort_rows(std::vector<SensitivityRow>& rows, Metric first);
+
+// The verbose table of §3.5 (title "node sensitivity"), as the original prints it.
+std::string format_table(const SensitivityResult& result);
+
+// Python's repr(round(float(v), 5)) for the table ("0.99812", "3e-05", "nan", "inf").
+std::string python_round5(double v);
+
+}  // namespace ptq::analysis
