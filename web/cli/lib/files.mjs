@@ -11,7 +11,7 @@ export function readModelFile(file) {
     throw new UsageError(`model file not found: ${file}`);
   }
   if (!st.isFile()) throw new UsageError(`model path is not a file: ${file}`);
-  return new Uint8Array(fs.readFileSync(file));
+  return fs.readFileSync(file); // a Buffer is a Uint8Array: no extra copy
 }
 
 // Every regular file under a calibration_data folder as {path, bytes}, `path` relative to the
@@ -32,7 +32,7 @@ export function readCalibrationFolder(dir) {
     for (const e of entries) {
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(child);
-      else if (e.isFile()) files.push({ path: child, bytes: new Uint8Array(fs.readFileSync(path.join(dir, child))) });
+      else if (e.isFile()) files.push({ path: child, bytes: fs.readFileSync(path.join(dir, child)) });
     }
   };
   walk('');

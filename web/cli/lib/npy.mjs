@@ -51,7 +51,8 @@ export function decodeNpy(bytes) {
   const count = dims.reduce((a, d) => a * d, 1);
   const Ctor = DESCR[dtype][1];
   const dataStart = start + headerLen;
-  const copy = b.slice(dataStart, dataStart + count * Ctor.BYTES_PER_ELEMENT);
+  // new Uint8Array(view) copies (a Node Buffer's slice() would not), giving an aligned buffer.
+  const copy = new Uint8Array(b.subarray(dataStart, dataStart + count * Ctor.BYTES_PER_ELEMENT));
   if (copy.length !== count * Ctor.BYTES_PER_ELEMENT) throw new Error('truncated .npy data');
   return { dtype, dims, data: new Ctor(copy.buffer, 0, count) };
 }
