@@ -61,7 +61,8 @@ describe('ptqscope run', () => {
   it('exits with 2 and a clear message on bad input', () => {
     const out = path.join(tmp, 'bad');
     const cases = [
-      [['run', entry.model], /expected 2 arguments/],
+      [['run', entry.model, '--quant', 'on', '--out', out], /expected 2 arguments/],
+      [['run', entry.model], /missing option --quant/],
       [['run', entry.model, entry.data, '--out', out], /missing option --quant/],
       [['run', entry.model, entry.data, '--quant', 'maybe', '--out', out], /--quant must be one of on, off/],
       [['run', entry.model, entry.data, '--quant', 'on', '--out', out, '--fast', '1'], /unknown option --fast/],
