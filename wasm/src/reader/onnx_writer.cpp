@@ -161,10 +161,10 @@ std::vector<uint8_t> write_onnx(const ir::Model& model) {
       m.int64(2, o.version);
     });
   }
-  for (const auto& [key, value] : model.metadata) {
+  for (const auto& entry : model.metadata) {  // no structured binding: clang 14 cannot capture one
     w.message(model_f::metadata_props, [&](Writer& m) {
-      m.string(1, key);
-      m.string(2, value);
+      m.string(1, entry.first);
+      m.string(2, entry.second);
     });
   }
   return w.take();
