@@ -118,7 +118,7 @@ TEST(Executor, ChecksInputDtypeAndShape) {
     ex.run({Tensor::from_int64s({1, 4}, {1, 2, 3, 4})}, ex.stored_config());
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "Unexpected data type for input: x , Expected: float32, Actual: int64 .");
+    EXPECT_EQ(std::string(e.what()), "Unexpected data type for input: x , Expected: FLOAT32, Actual: INT64 .");
   }
   EXPECT_THROW(ex.run({Tensor::from_floats({1, 3}, {1, 2, 3})}, ex.stored_config()), Error);
   EXPECT_THROW(ex.run({}, ex.stored_config()), Error);

@@ -28,6 +28,9 @@ enum class DType : int32_t {
 size_t dtype_size(DType t);
 // Lower-case numpy-style name ("float32", "int64", "bool", ...), used in error messages.
 std::string dtype_name(DType t);
+// The names the original tool prints in its dtype message (horizon_nn's DataType enum, executor/ort.py):
+// FLOAT32, FLOAT64, INT64, ... rather than numpy's float32.
+std::string horizon_dtype_name(DType t);
 // True for ONNX data type numbers this engine can hold in a Tensor.
 bool dtype_supported(int32_t onnx_type);
 

@@ -50,6 +50,12 @@ std::string dtype_name(DType t) {
   }
 }
 
+std::string horizon_dtype_name(DType t) {
+  std::string name = t == DType::Double ? "float64" : dtype_name(t);
+  for (char& c : name) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return name;
+}
+
 bool dtype_supported(int32_t onnx_type) {
   return onnx_type != 0 && onnx_type != 8 && dtype_size(static_cast<DType>(onnx_type)) != 0;
 }

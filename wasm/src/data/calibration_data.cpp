@@ -10,21 +10,6 @@
 namespace ptq::data {
 namespace {
 
-// The original's dtype message prints horizon_nn's DataType enum names (executor/ort.py), which
-// differ from numpy's: FLOAT32 / FLOAT64 rather than float32 / float64.
-std::string horizon_dtype_name(DType t) {
-  switch (t) {
-    case DType::Float: return "FLOAT32";
-    case DType::Double: return "FLOAT64";
-    case DType::BFloat16: return "BFLOAT16";
-    default: {
-      std::string name = dtype_name(t);  // "int64" -> "INT64"
-      for (char& c : name) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-      return name;
-    }
-  }
-}
-
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;

@@ -100,8 +100,8 @@ const quant::QType& Executor::effective_qtype(int ci, const QuantConfig& config)
 void Executor::check_input(size_t index, const Tensor& t) const {
   const ir::Value& v = graph().value(graph().inputs[index]);
   if (v.info.dtype != DType::Undefined && v.info.dtype != t.dtype())
-    fail("Unexpected data type for input: " + v.name + " , Expected: " + dtype_name(v.info.dtype) +
-         ", Actual: " + dtype_name(t.dtype()) + " .");
+    fail("Unexpected data type for input: " + v.name + " , Expected: " + horizon_dtype_name(v.info.dtype) +
+         ", Actual: " + horizon_dtype_name(t.dtype()) + " .");
   if (!v.info.has_shape) return;
   bool ok = v.info.dims.size() == t.rank();
   for (size_t d = 0; ok && d < t.rank(); ++d) ok = v.info.dims[d] < 0 || v.info.dims[d] == t.dim(d);
@@ -138,7 +138,7 @@ void Executor::execute_node(int node_id, const std::vector<const Tensor*>& input
     outputs[0] = run_calibration(ci, *inputs[0], config);
     return;
   }
-  KernelContext ctx{node, inputs, outputs};
+  KernelContext ctx{node, inputs, outputs, nullptr, {}};
   ctx.prepared = &prepared_[static_cast<size_t>(node_id)];
   ctx.constant_input = constant_inputs_[static_cast<size_t>(node_id)];
   kernels_[static_cast<size_t>(node_id)](ctx);

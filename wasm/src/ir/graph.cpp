@@ -83,7 +83,7 @@ int64_t Model::opset(std::string_view domain) const {
   return 0;
 }
 
-void finalize_graph(Graph& graph) {
+void finalize_graph(Graph& graph, bool subgraph) {
   const size_t n = graph.nodes.size();
   // Which node produces each value (before sorting).
   std::vector<int> producer(graph.values.size(), -1);
@@ -105,7 +105,7 @@ void finalize_graph(Graph& graph) {
       const auto& v = graph.values[static_cast<size_t>(in)];
       const int p = producer[static_cast<size_t>(in)];
       if (p < 0) {
-        check(v.is_graph_input || v.initializer.has_value(),
+        check(subgraph || v.is_graph_input || v.initializer.has_value(),
               "node '" + graph.nodes[i].name + "' (" + graph.nodes[i].op_type + ") reads tensor '" + v.name +
                   "', which no node, graph input or initializer provides");
         continue;

@@ -114,6 +114,8 @@ struct Model {
 
 // Sorts nodes topologically (stable: keeps file order where possible), fills producers/consumers and
 // the name indices. Throws naming the node when the graph has a cycle or an undefined input.
-void finalize_graph(Graph& graph);
+// A subgraph (If/Loop body) may read tensors of its enclosing graphs: `subgraph` allows inputs that
+// nothing inside provides.
+void finalize_graph(Graph& graph, bool subgraph = false);
 
 }  // namespace ptq::ir

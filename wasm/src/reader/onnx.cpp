@@ -382,8 +382,22 @@ std::shared_ptr<ir::Graph> parse_graph(pb::Bytes bytes, const Context& ctx, int 
     v.is_graph_output = true;
     g.outputs.push_back(id);
   }
-  ir::finalize_graph(g);
+  ir::finalize_graph(g, depth > 0);
   return graph;
+}
+
+// Each node's opset version from its domain, subgraphs included.
+void resolve_opsets(const ir::Model& model, ir::Graph& graph) {
+  for (auto& n : graph.nodes) {
+    std::string d = n.domain;
+    if (d.empty() && n.op_type.rfind("Hz", 0) == 0 && model.opset("horizon") > 0) d = "horizon";
+    n.opset = static_cast<int>(model.opset(d));
+    if (n.opset == 0 && !d.empty()) n.opset = 1;
+    for (auto& a : n.attributes) {
+      if (a.g) resolve_opsets(model, *a.g);
+      for (auto& sub : a.graphs) resolve_opsets(model, *sub);
+    }
+  }
 }
 
 }  // namespace
@@ -441,13 +455,7 @@ ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options
   } catch (const FormatError& e) {
     throw FormatError("'" + options.file_name + "' is not a valid ONNX model: " + e.what());
   }
-  // Resolve each node's opset version from its domain.
-  for (auto& n : model.graph.nodes) {
-    std::string d = n.domain;
-    if (d.empty() && n.op_type.rfind("Hz", 0) == 0 && model.opset("horizon") > 0) d = "horizon";
-    n.opset = static_cast<int>(model.opset(d));
-    if (n.opset == 0 && !d.empty()) n.opset = 1;
-  }
+  resolve_opsets(model, model.graph);
   return model;
 }
 
