@@ -6,48 +6,10 @@
 #include <cstdlib>
 #include <set>
 
+#include "analysis/selection.h"
 #include "core/error.h"
 
 namespace ptq::analysis {
-namespace {
-
-std::vector<int> value_ids(const ir::Graph& g, const std::vector<std::string>& names) {
-  std::vector<int> ids;
-  for (const auto& n : names) {
-    const int id = g.find_value(n);
-    check(id >= 0, "compared tensor '" + n + "' does not exist in the model");
-    ids.push_back(id);
-  }
-  return ids;
-}
-
-void check_node_names(const ir::Graph& g, const std::vector<std::string>& names) {
-  for (const auto& n : names) check(g.find_node(n) >= 0, n + " does not exist in the model.");
-}
-
-std::vector<int> calibration_set(const exec::Executor& ex, const quant::CalibrationRelations& rel,
-                                 const std::vector<std::string>& names) {
-  std::set<int> set;
-  for (const auto& name : names)
-    for (const auto& c : rel.calibration_by_node(name)) {
-      const int idx = ex.calibration_index(c);
-      if (idx >= 0) set.insert(idx);  // names that are not calibration nodes select nothing (§1.9)
-    }
-  return {set.begin(), set.end()};
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
-  return out;
-}
-
-const Tensor& value_of(const exec::Executor& ex, const exec::RunRecord& r, int id) {
-  if (const Tensor* c = ex.graph().constant(id)) return *c;
-  return r.values[static_cast<size_t>(id)];
-}
-
-}  // namespace
 
 std::vector<SensitivityItem> sensitivity_items(const exec::Executor& ex, const quant::CalibrationRelations& rel,
                                                const SensitivityOptions& o) {

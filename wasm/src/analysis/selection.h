@@ -1,0 +1,83 @@
+#pragma once
+// Helpers shared by the analyses: resolving names to value ids / calibration sets (§1.9), the
+// variant configurations of §1.8 (white-list / black-list models) and single-sample selection.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "data/calibration_data.h"
+#include "exec/executor.h"
+#include "quant/relations.h"
+
+namespace ptq::analysis {
+
+inline std::vector<int> value_ids(const ir::Graph& g, const std::vector<std::string>& names) {
+  std::vector<int> ids;
+  for (const auto& n : names) {
+    const int id = g.find_value(n);
+    check(id >= 0, "compared tensor '" + n + "' does not exist in the model");
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+inline void check_node_names(const ir::Graph& g, const std::vector<std::string>& names) {
+  for (const auto& n : names) check(g.find_node(n) >= 0, n + " does not exist in the model.");
+}
+
+// Union of the calibration sets of `names` as indices into Executor::calibrations(), ascending.
+inline std::vector<int> calibration_set(const exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                        const std::vector<std::string>& names) {
+  std::set<int> set;
+  for (const auto& name : names)
+    for (const auto& c : rel.calibration_by_node(name)) {
+      const int idx = ex.calibration_index(c);
+      if (idx >= 0) set.insert(idx);  // names that are not calibration nodes select nothing (§1.9)
+    }
+  return {set.begin(), set.end()};
+}
+
+inline std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+inline const Tensor& value_of(const exec::Executor& ex, const exec::RunRecord& r, int id) {
+  if (const Tensor* c = ex.graph().constant(id)) return *c;
+  return r.values[static_cast<size_t>(id)];
+}
+
+// §1.8 white-list model: the float model with `calibrations` and every node of `kinds` switched ON
+// (even nodes stored OFF, as the original does).
+inline exec::QuantConfig whitelist_config(const exec::Executor& ex, const std::vector<int>& calibrations,
+                                          const std::vector<quant::TensorKind>& kinds = {}) {
+  exec::QuantConfig c = ex.uniform_config(false);
+  for (int i : calibrations) c.on[static_cast<size_t>(i)] = 1;
+  for (size_t i = 0; i < ex.calibrations().size(); ++i)
+    for (auto k : kinds)
+      if (ex.calibrations()[i].kind == k) c.on[i] = 1;
+  return c;
+}
+
+// §1.8 black-list model: the model as stored with `calibrations` switched OFF, or, when `qtype` is
+// neither empty nor "float32", kept as stored but re-quantized to `qtype` (e.g. "int16").
+inline exec::QuantConfig blacklist_config(const exec::Executor& ex, const std::vector<int>& calibrations,
+                                          const std::string& qtype = "") {
+  exec::QuantConfig c = ex.stored_config();
+  const bool switch_off = qtype.empty() || qtype == "float32";
+  for (int i : calibrations) {
+    if (switch_off) c.on[static_cast<size_t>(i)] = 0;
+    else c.qtype[static_cast<size_t>(i)] = qtype;
+  }
+  return c;
+}
+
+// The one sample of the single-sample analyses (§2.3: the lexicographically last file by default).
+inline size_t single_sample(const data::CalibrationData& d, data::SampleSelection selection) {
+  check(d.sample_count() > 0, "There is no calibration_data.");
+  return selection == data::SampleSelection::First ? 0 : d.sample_count() - 1;
+}
+
+}  // namespace ptq::analysis
