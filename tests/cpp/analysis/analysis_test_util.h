@@ -1,0 +1,55 @@
+#pragma once
+// Calibration data sets made in memory for the analysis tests: one .npy per sample and input,
+// named "<input>/<k>.npy" so that the lexicographic order is the sample order for k < 10.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "data/calibration_data.h"
+#include "io/npy.h"
+
+namespace ptq::test {
+
+class SampleSet {
+ public:
+  // samples[k][i] = tensor of graph input i for sample k.
+  SampleSet(const ir::Graph& graph, const std::vector<std::vector<Tensor>>& samples) {
+    for (size_t k = 0; k < samples.size(); ++k)
+      for (size_t i = 0; i < samples[k].size(); ++i) {
+        bytes_.push_back(io::write_npy(samples[k][i]));
+        paths_.push_back(graph.value(graph.inputs[i]).name + "/" + std::to_string(k) + ".npy");
+      }
+    std::vector<data::FileEntry> files;
+    for (size_t f = 0; f < bytes_.size(); ++f) files.push_back({paths_[f], bytes_[f].data(), bytes_[f].size()});
+    data_ = data::CalibrationData::from_files(graph, files);
+  }
+  const data::CalibrationData& data() const { return data_; }
+
+ private:
+  std::vector<std::vector<uint8_t>> bytes_;
+  std::vector<std::string> paths_;
+  data::CalibrationData data_;
+};
+
+// Symmetric fake quantization by hand: clamp(round_half_even(v / s), qmin, qmax) · s, s = t / qmax.
+inline float fq(float v, float threshold, int bits = 8) {
+  const float qmax = static_cast<float>((1 << (bits - 1)) - 1), qmin = -qmax - 1.0f;
+  const float s = threshold / qmax;
+  return std::min(std::max(std::nearbyint(v / s), qmin), qmax) * s;
+}
+
+inline void expect_error(const std::function<void()>& f, const std::string& message) {
+  try {
+    f();
+    ADD_FAILURE() << "expected the error: " << message;
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+}
+
+}  // namespace ptq::test
