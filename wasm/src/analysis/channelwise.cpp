@@ -1,0 +1,180 @@
+#include "analysis/channelwise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "analysis/metrics.h"
+#include "analysis/selection.h"
+#include "core/error.h"
+
+namespace ptq::analysis {
+
+double percentile_linear(const std::vector<float>& sorted, double q) {
+  const size_t n = sorted.size();
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  // numpy: virtual index n·p + (1 − p) − 1 in float64, neighbours clipped to the data.
+  const double p = q / 100.0;
+  const double virtual_index = static_cast<double>(n) * p + (1.0 - p) - 1.0;
+  const double previous = std::floor(virtual_index);
+  const size_t lo = virtual_index <= 0 ? 0 : std::min(static_cast<size_t>(previous), n - 1);
+  const size_t hi = virtual_index <= 0 ? 0 : std::min(lo + 1, n - 1);
+  const double t = virtual_index - previous;
+  // numpy's _lerp: b − a in the data's float32, the interpolation in float64, from the nearer end.
+  const float diff = sorted[hi] - sorted[lo];
+  if (t >= 0.5) return static_cast<double>(sorted[hi]) - static_cast<double>(diff) * (1.0 - t);
+  return static_cast<double>(sorted[lo]) + static_cast<double>(diff) * t;
+}
+
+BoxStats box_stats(std::vector<float> values, double whis, size_t outlier_cap) {
+  BoxStats s;
+  s.count = static_cast<int64_t>(values.size());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const bool has_nan = std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
+  if (values.empty() || has_nan) {
+    s.mean = std::numeric_limits<float>::quiet_NaN();
+    s.q1 = s.median = s.q3 = s.whisker_low = s.whisker_high = nan;
+    return s;
+  }
+  s.mean = pairwise_sum(values.data(), s.count) / static_cast<float>(s.count);
+  std::sort(values.begin(), values.end());
+  s.q1 = percentile_linear(values, 25.0);
+  s.median = percentile_linear(values, 50.0);
+  s.q3 = percentile_linear(values, 75.0);
+  const double iqr = s.q3 - s.q1;
+  const double low = s.q1 - whis * iqr, high = s.q3 + whis * iqr;
+  // matplotlib: the furthest data within the fences, but never inside the box.
+  auto first_in = std::lower_bound(values.begin(), values.end(), low,
+                                   [](float v, double bound) { return static_cast<double>(v) < bound; });
+  auto last_in = std::upper_bound(values.begin(), values.end(), high,
+                                  [](double bound, float v) { return bound < static_cast<double>(v); });
+  s.whisker_low = first_in == values.end() || static_cast<double>(*first_in) > s.q1 ? s.q1 : *first_in;
+  s.whisker_high = last_in == values.begin() || static_cast<double>(*(last_in - 1)) < s.q3 ? s.q3 : *(last_in - 1);
+  std::vector<float> outliers;
+  for (float v : values)
+    if (static_cast<double>(v) < s.whisker_low || static_cast<double>(v) > s.whisker_high) outliers.push_back(v);
+  s.outlier_count = static_cast<int64_t>(outliers.size());
+  if (outliers.size() <= outlier_cap || outlier_cap < 2) {
+    if (outliers.size() > outlier_cap) outliers.resize(outlier_cap);
+    s.outliers = std::move(outliers);
+    return s;
+  }
+  // Evenly spaced over the sorted outliers, both extremes included.
+  const double stride = static_cast<double>(outliers.size() - 1) / static_cast<double>(outlier_cap - 1);
+  for (size_t i = 0; i < outlier_cap; ++i)
+    s.outliers.push_back(outliers[static_cast<size_t>(std::llround(static_cast<double>(i) * stride))]);
+  return s;
+}
+
+namespace {
+
+// The consumer group the original reads for axis-1 weights (Conv/ConvTranspose/HzPreprocess taking
+// the calibration output as input 1); 1 when there is none (the original crashes there).
+int64_t consumer_group(const ir::Graph& g, const quant::CalibrationSpec& spec) {
+  for (int c : g.value(spec.output_value).consumers) {
+    const ir::Node& n = g.node(c);
+    const bool conv_like = n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "HzPreprocess";
+    if (conv_like && n.inputs.size() > 1 && n.inputs[1] == spec.output_value) return n.attr_int("group", 1);
+  }
+  return 1;
+}
+
+// Weights of an axis-1 node (ConvTranspose [C_in, C_out/g, ...]) viewed as [C_in/g, C_out, ...] with
+// axis 1 the output channel of the calibrater's regrouping (§1.5). The original reshapes in memory
+// order instead, which mixes groups when g > 1 (docs/compatibility.md). Identity for g = 1.
+Tensor weight_view(const ir::Graph& g, const quant::CalibrationSpec& spec, const Tensor& w) {
+  if (spec.axis != 1 || w.rank() < 2) return w;
+  const int64_t groups = consumer_group(g, spec);
+  if (groups <= 1) return w;
+  check(w.dim(0) % groups == 0, "weight of '" + spec.node_name + "' has " + std::to_string(w.dim(0)) +
+                                    " rows, not divisible by the group count " + std::to_string(groups));
+  const int64_t per_group = w.dim(0) / groups, cols = w.dim(1);
+  int64_t inner = 1;
+  for (size_t d = 2; d < w.rank(); ++d) inner *= w.dim(d);
+  Shape shape = w.shape();
+  shape[0] = per_group;
+  shape[1] = cols * groups;
+  Tensor out(DType::Float, shape);
+  const float* src = w.data<float>();
+  float* dst = out.mutable_data<float>();
+  // out[i, k, r] = w[(k / cols)·per_group + i, k % cols, r]
+  for (int64_t i = 0; i < per_group; ++i)
+    for (int64_t k = 0; k < cols * groups; ++k) {
+      const int64_t row = (k / cols) * per_group + i, col = k % cols;
+      std::copy_n(src + (row * cols + col) * inner, inner, dst + (i * cols * groups + k) * inner);
+    }
+  return out;
+}
+
+std::vector<BoxStats> channel_stats(const Tensor& t, int64_t axis, size_t cap) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= t.dim(static_cast<size_t>(d));
+  for (size_t d = static_cast<size_t>(axis) + 1; d < t.rank(); ++d) inner *= t.dim(d);
+  const int64_t channels = t.dim(static_cast<size_t>(axis));
+  const float* x = t.data<float>();
+  std::vector<BoxStats> out;
+  std::vector<float> values;
+  for (int64_t c = 0; c < channels; ++c) {
+    values.clear();
+    for (int64_t o = 0; o < outer; ++o) values.insert(values.end(), x + (o * channels + c) * inner, x + (o * channels + c + 1) * inner);
+    out.push_back(box_stats(values, 1.5, cap));
+  }
+  return out;
+}
+
+}  // namespace
+
+ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const quant::CalibrationRelations&,
+                                                    const data::CalibrationData& data, const ChannelwiseOptions& o) {
+  const ir::Graph& g = ex.graph();
+  check_node_names(g, o.nodes);
+  std::vector<int> keep;  // inputs of calibration nodes that are computed (activations)
+  for (const auto& name : o.nodes) {
+    const int ci = ex.calibration_index(name);
+    check(ci >= 0, name + " is not a calibration node: channel-wise distributions exist only for weight and "
+                          "activation calibration nodes.");
+    const auto& spec = ex.calibrations()[static_cast<size_t>(ci)];
+    if (!g.constant(spec.input_value)) keep.push_back(spec.input_value);
+  }
+  ChannelwiseResult result;
+  const size_t sample = single_sample(data, o.selection);
+  result.sample = data.sample_names()[sample];
+  exec::RunRecord base, calibrated;
+  if (!keep.empty()) {
+    base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
+    calibrated = ex.run_incremental(base, ex.stored_config(), keep);
+  }
+
+  for (size_t k = 0; k < o.nodes.size(); ++k) {
+    const auto& spec = ex.calibrations()[static_cast<size_t>(ex.calibration_index(o.nodes[k]))];
+    ChannelwisePlot p;
+    p.name = spec.node_name;
+    const Tensor* constant = g.constant(spec.input_value);
+    const bool weight = constant && spec.kind == quant::TensorKind::Weight;
+    p.kind = weight ? "weight" : "activation";
+    const Tensor data_tensor = constant ? (weight ? weight_view(g, spec, constant->to_float()) : constant->to_float())
+                                        : value_of(ex, calibrated, spec.input_value).to_float();
+    p.shape = data_tensor.shape();
+    const int64_t rank = static_cast<int64_t>(data_tensor.rank());
+    int64_t axis = o.has_axis ? o.axis : (spec.kind == quant::TensorKind::Weight ? spec.axis : 1);
+    if (axis < 0) axis += rank;
+    check(axis >= 0 && axis < rank, "axis " + std::to_string(o.has_axis ? o.axis : axis) + " is out of range for '" +
+                                        spec.node_name + "' with data shape " + shape_str(p.shape));
+    p.axis = axis;
+    p.channels = channel_stats(data_tensor, axis, o.outlier_cap);
+    const int64_t c = static_cast<int64_t>(p.channels.size());
+    p.figure_width = c >= 640 ? c / 5 : (c != 1 ? c / 2 : 1);
+    p.rotate_labels = c >= 640;
+    std::string file = spec.node_name;
+    std::replace(file.begin(), file.end(), '/', '_');
+    p.file_name = file + "_boxplot.png";
+    result.plots.push_back(std::move(p));
+    if (o.progress && !o.progress(k + 1, o.nodes.size())) {
+      result.cancelled = true;
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace ptq::analysis
