@@ -1,0 +1,159 @@
+#include "analysis/sensitivity_analysis.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/selection.h"
+#include "analysis_test_util.h"
+#include "graph_builder.h"
+#include "ops/op_test_util.h"
+
+using namespace ptq;
+using test::attr_floats;
+using test::attr_string;
+
+namespace {
+
+// x -> x_HzCalibration -> Relu_1 -> r -> r_HzCalibration (int16) -> Mul_2(r_cal, w_cal) -> y1
+//                                    \-> Add_3(r, x) -> y2
+// Calibration sets: Relu_1 {x}, Mul_2 {r, w}, Add_3 {x} (through the skippable Relu).
+ir::Model model() {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1, 4});
+  b.initializer("w", Tensor::from_floats({1, 4}, {0.3f, -0.7f, 1.1f, 0.05f}));
+  b.calibration("x", {attr_floats("thresholds", {1.27f})});
+  b.calibration("w", {attr_floats("thresholds", {1.1f})});
+  b.node("Relu_1", "Relu", {"x_cal"}, {"r"});
+  b.calibration("r", {attr_floats("thresholds", {2.0f}), attr_string("qtype", "int16")});
+  b.node("Mul_2", "Mul", {"r_cal", "w_cal"}, {"y1"});
+  b.node("Add_3", "Add", {"r", "x"}, {"y2"});
+  b.output("y1");
+  b.output("y2");
+  return b.model();
+}
+
+struct Fixture {
+  exec::Executor ex{model()};
+  quant::CalibrationRelations rel{ex.graph()};
+  test::SampleSet samples{ex.graph(),
+                          {{Tensor::from_floats({1, 4}, {0.5f, -0.2f, 0.9f, 0.33f})},
+                           {Tensor::from_floats({1, 4}, {-1.0f, 0.7f, 0.01f, 0.6f})},
+                           {Tensor::from_floats({1, 4}, {0.2f, 0.2f, -0.4f, 1.3f})}}};
+
+  // A configuration spelled out by calibration node name: ON set (others OFF) and qtype overrides.
+  exec::QuantConfig config(const std::vector<std::string>& on, const std::vector<std::string>& int16 = {}) const {
+    exec::QuantConfig c = ex.uniform_config(false);
+    for (const auto& n : on) c.on[static_cast<size_t>(ex.calibration_index(n))] = 1;
+    for (const auto& n : int16) c.qtype[static_cast<size_t>(ex.calibration_index(n))] = "int16";
+    return c;
+  }
+
+  // Brute force, full runs without any cache: §3.3 aggregation of cosine over outputs and samples.
+  float cosine(const exec::QuantConfig& c, const std::vector<size_t>& sample_ids) {
+    std::vector<std::vector<float>> per_output(2);
+    for (size_t s : sample_ids) {
+      const auto ref = ex.outputs(ex.run(samples.data().samples()[s], ex.uniform_config(false)));
+      const auto got = ex.outputs(ex.run(samples.data().samples()[s], c));
+      for (size_t o = 0; o < 2; ++o)
+        per_output[o].push_back(analysis::compute_metric(analysis::Metric::Cosine, ref[o].data<float>(), got[o].data<float>(), 4));
+    }
+    return analysis::aggregate(per_output);
+  }
+};
+
+const std::vector<std::string> kAll = {"x_HzCalibration", "w_HzCalibration", "r_HzCalibration"};
+
+}  // namespace
+
+TEST(SensitivityAnalysis, CumulativeAndPerNodeCurves) {
+  Fixture f;
+  analysis::SensitivityAnalysisOptions o;
+  o.sensitive_nodes = {"Mul_2", "Relu_1"};
+  o.data_num = 2;
+  const auto r = analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_FALSE(r.ranked);
+  EXPECT_EQ(r.samples, (std::vector<std::string>{"1.npy", "2.npy"}));
+  EXPECT_EQ(r.x, (std::vector<std::string>{"none", "Mul_2", "Relu_1"}));
+  const std::vector<size_t> s = {1, 2};
+  ASSERT_EQ(r.cumulative.size(), 3u);
+  EXPECT_EQ(r.cumulative[0], f.cosine(f.config(kAll), s));                  // the calibrated model
+  EXPECT_EQ(r.cumulative[1], f.cosine(f.config({"x_HzCalibration"}), s));   // Mul_2's r, w taken out
+  EXPECT_EQ(r.cumulative[2], f.cosine(f.config({}), s));                    // then Relu_1's x as well
+  EXPECT_NEAR(r.cumulative[2], 1.0f, 1e-6);
+  ASSERT_EQ(r.per_node.size(), 2u);
+  EXPECT_EQ(r.per_node[0], f.cosine(f.config({"w_HzCalibration", "r_HzCalibration"}), s));
+  EXPECT_EQ(r.per_node[1], f.cosine(f.config({"x_HzCalibration"}), s));
+  EXPECT_EQ(r.messages, (std::vector<std::string>{"Start analyzing node sensitivity..."}));
+}
+
+TEST(SensitivityAnalysis, Int16InsteadOfSwitchingOff) {
+  Fixture f;
+  analysis::SensitivityAnalysisOptions o;
+  o.sensitive_nodes = {"Mul_2"};
+  o.qtype = "int16";
+  const auto r = analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_EQ(r.samples, (std::vector<std::string>{"2.npy"}));
+  ASSERT_EQ(r.cumulative.size(), 2u);
+  // Mul_2's r (already int16) and w become int16; x stays int8.
+  EXPECT_EQ(r.cumulative[1], f.cosine(f.config(kAll, {"w_HzCalibration", "r_HzCalibration"}), {2}));
+  // The configuration behind it: switches as stored, qtype overridden (float32 switches off instead).
+  const int w = f.ex.calibration_index("w_HzCalibration");
+  exec::QuantConfig c = analysis::blacklist_config(f.ex, {w}, "int16");
+  EXPECT_EQ(c.on, f.ex.stored_config().on);
+  EXPECT_EQ(c.qtype[static_cast<size_t>(w)], "int16");
+  c = analysis::blacklist_config(f.ex, {w}, "float32");
+  EXPECT_EQ(c.on[static_cast<size_t>(w)], 0);
+  EXPECT_EQ(c.qtype[static_cast<size_t>(w)], "");
+  o.qtype = "int7x";
+  EXPECT_THROW(analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o), Error);
+}
+
+TEST(SensitivityAnalysis, RanksNodesWhenNoneAreGiven) {
+  Fixture f;
+  analysis::SensitivityAnalysisOptions o;
+  o.data_num = 0;  // all samples
+  o.pick_threshold = 2.0;
+  std::vector<std::pair<size_t, size_t>> calls;
+  o.progress = [&](size_t done, size_t total) {
+    calls.emplace_back(done, total);
+    return true;
+  };
+  const auto r = analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_TRUE(r.ranked);
+  ASSERT_EQ(r.ranking.size(), 3u);
+  // Every node picked, most sensitive (lowest cosine) first, each per-node point = its ranking value.
+  ASSERT_EQ(r.x.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.x[i + 1], r.ranking[i].item);
+    EXPECT_EQ(r.per_node[i], r.ranking[i].values[0]);
+    if (i) {
+      EXPECT_LE(r.ranking[i - 1].values[0], r.ranking[i].values[0]);
+    }
+  }
+  EXPECT_EQ(r.messages, (std::vector<std::string>{"Start analyzing node sensitivity...",
+                                                  "Unspecified sensitive node, start calculating node sensitivity...",
+                                                  "Analyzing nodes that sensitivity less than 2.0."}));
+  // Progress: the ranking sweep (3 nodes), then the analysis (3 nodes).
+  EXPECT_EQ(calls, (std::vector<std::pair<size_t, size_t>>{{1, 3}, {2, 3}, {3, 3}, {1, 3}, {2, 3}, {3, 3}}));
+
+  // A threshold below every cosine picks nothing: the curve is the "none" point alone.
+  o.pick_threshold = 0.5;
+  o.progress = nullptr;
+  const auto none = analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_EQ(none.x, (std::vector<std::string>{"none"}));
+  EXPECT_EQ(none.cumulative.size(), 1u);
+  EXPECT_EQ(none.messages.back(), "Analyzing nodes that sensitivity less than 0.5.");
+}
+
+TEST(SensitivityAnalysis, ValidationAndCancel) {
+  Fixture f;
+  analysis::SensitivityAnalysisOptions o;
+  o.sensitive_nodes = {"Mul_2", "nope"};
+  test::expect_error([&] { analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o); }, "nope does not exist in the model.");
+  o.sensitive_nodes = {"Mul_2", "Relu_1"};
+  o.progress = [](size_t, size_t) { return false; };
+  const auto r = analysis::sensitivity_analysis(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(r.x, (std::vector<std::string>{"none", "Mul_2"}));
+}
