@@ -1,0 +1,194 @@
+// Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish,
+// Softplus, Mish, Gelu, and the Horizon fused activations (HzSwish, HzHardSwish, HzMish, HzGelu,
+// HzRsqrt). Each op is a small functor built once per call from the node's attributes, then mapped
+// over the tensor in its own float type (half types widened to float32).
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "exec/registry.h"
+#include "ops/elementwise.h"
+
+namespace ptq::exec {
+namespace {
+
+using ops::kFloats;
+
+struct NoParams {
+  explicit NoParams(const KernelContext&) {}
+};
+
+template <class T>
+T sigmoid(T v) {
+  return T(1) / (T(1) + std::exp(-v));
+}
+// log(1 + e^v) without overflow for large v.
+template <class T>
+T softplus(T v) {
+  return v > T(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+}
+template <class T>
+T hard_sigmoid(T v, T alpha, T beta) {
+  const T y = alpha * v + beta;
+  return y < T(0) ? T(0) : (y > T(1) ? T(1) : y);
+}
+
+struct ReluOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return v > T(0) ? v : T(0); }
+};
+struct LeakyReluOp {
+  float alpha;
+  explicit LeakyReluOp(const KernelContext& c) : alpha(c.node.attr_float("alpha", 0.01f)) {}
+  template <class T> T operator()(T v) const { return v < T(0) ? static_cast<T>(alpha) * v : v; }
+};
+struct EluOp {
+  float alpha;
+  explicit EluOp(const KernelContext& c) : alpha(c.node.attr_float("alpha", 1.0f)) {}
+  template <class T> T operator()(T v) const { return v < T(0) ? static_cast<T>(alpha) * std::expm1(v) : v; }
+};
+struct SeluOp {
+  float alpha, gamma;
+  explicit SeluOp(const KernelContext& c)
+      : alpha(c.node.attr_float("alpha", 1.67326319217681884765625f)),
+        gamma(c.node.attr_float("gamma", 1.05070102214813232421875f)) {}
+  template <class T>
+  T operator()(T v) const {
+    const T g = static_cast<T>(gamma);
+    return v > T(0) ? g * v : g * static_cast<T>(alpha) * std::expm1(v);
+  }
+};
+struct SigmoidOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return sigmoid(v); }
+};
+struct TanhOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return std::tanh(v); }
+};
+struct HardSigmoidOp {
+  float alpha, beta;
+  explicit HardSigmoidOp(const KernelContext& c)
+      : alpha(c.node.attr_float("alpha", 0.2f)), beta(c.node.attr_float("beta", 0.5f)) {}
+  template <class T> T operator()(T v) const { return hard_sigmoid(v, static_cast<T>(alpha), static_cast<T>(beta)); }
+};
+// HardSwish is x * HardSigmoid(x) with alpha = 1/6, beta = 0.5 (HzHardSwish is the same op).
+struct HardSwishOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return v * hard_sigmoid(v, T(1) / T(6), T(0.5)); }
+};
+struct SoftplusOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return softplus(v); }
+};
+struct MishOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return v * std::tanh(softplus(v)); }
+};
+struct SwishOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return v * sigmoid(v); }
+};
+struct RsqrtOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return T(1) / std::sqrt(v); }
+};
+struct GeluOp {
+  bool tanh_approx;
+  explicit GeluOp(const KernelContext& c) {
+    const std::string a = c.node.attr_string("approximate", "none");
+    c.check(a == "none" || a == "tanh", "attribute 'approximate' must be \"none\" or \"tanh\", got \"" + a + "\"");
+    tanh_approx = a == "tanh";
+  }
+  template <class T>
+  T operator()(T v) const {
+    if (tanh_approx) {
+      const T k = static_cast<T>(0.7978845608028654);  // sqrt(2/pi)
+      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+    }
+    return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.7071067811865476)));  // 1/sqrt(2)
+  }
+};
+
+template <class Op, unsigned Set = kFloats>
+void activation_kernel(KernelContext& ctx) {
+  ctx.outputs[0] = ops::map_unary<Set>(ctx, ctx.required(0), Op(ctx));
+}
+
+// PRelu: y = x < 0 ? slope * x : x, slope broadcast (numpy rules) to x's shape, e.g. a per-channel
+// slope of shape [C, 1, 1] against [N, C, H, W].
+void prelu_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& slope = ctx.required(1);
+  Tensor y = ops::map_binary<ops::kSigned>(ctx, x, slope, [](auto v, auto s) {
+    using T = decltype(v);
+    if constexpr (std::is_integral_v<T>) {
+      return v < 0 ? ops::wrap_int(s, v, [](uint64_t a, uint64_t b) { return a * b; }) : v;
+    } else {
+      return v < T(0) ? s * v : v;
+    }
+  });
+  ctx.check(y.shape() == x.shape(),
+            "slope " + shape_str(slope.shape()) + " does not broadcast to input " + shape_str(x.shape()));
+  ctx.outputs[0] = y;
+}
+
+// Clip: bounds are attributes before opset 11 and optional scalar inputs from opset 11 on. An
+// absent bound is the type's limit; when min > max every element becomes max (ONNX spec).
+void clip_kernel(KernelContext& ctx) {
+  const Tensor x = ops::widen_for<ops::kNumeric>(ctx.required(0));
+  const Tensor* lo_t = ctx.opset() >= 11 ? ctx.input(1) : nullptr;
+  const Tensor* hi_t = ctx.opset() >= 11 ? ctx.input(2) : nullptr;
+  for (const Tensor* b : {lo_t, hi_t}) {
+    if (!b) continue;
+    ctx.check(b->numel() == 1, "min/max inputs must be scalars, got shape " + shape_str(b->shape()));
+    ctx.check(b->dtype() == ctx.required(0).dtype(), "min/max dtype differs from input dtype");
+  }
+  Tensor out;
+  const bool ok = ops::visit_dtype<ops::kNumeric>(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    if constexpr (std::is_floating_point_v<T>) {
+      if (ctx.opset() < 11) {
+        lo = static_cast<T>(ctx.node.attr_float("min", -std::numeric_limits<float>::infinity()));
+        hi = static_cast<T>(ctx.node.attr_float("max", std::numeric_limits<float>::infinity()));
+      }
+    }
+    if (lo_t) lo = ops::widen_for<ops::kNumeric>(*lo_t).template data<T>()[0];
+    if (hi_t) hi = ops::widen_for<ops::kNumeric>(*hi_t).template data<T>()[0];
+    auto clamp = [lo, hi](T v) {
+      v = v < lo ? lo : v;  // NaN compares false both ways and passes through
+      return v > hi ? hi : v;
+    };
+    out = Tensor(x.dtype(), x.shape());
+    ops::detail::run_unary(x.data<T>(), out.mutable_data<T>(), x.numel(), clamp);
+  });
+  if (!ok) ops::fail_dtype(ctx, x.dtype());
+  ctx.outputs[0] = ops::narrow_to(out, ctx.required(0).dtype());
+}
+
+}  // namespace
+
+void register_activation(OpRegistry& r) {
+  r.add("", "Relu", &activation_kernel<ReluOp, ops::kSigned>);
+  r.add("", "LeakyRelu", &activation_kernel<LeakyReluOp>);
+  r.add("", "PRelu", &prelu_kernel);
+  r.add("", "Elu", &activation_kernel<EluOp>);
+  r.add("", "Selu", &activation_kernel<SeluOp>);
+  r.add("", "Clip", &clip_kernel);
+  r.add("", "Sigmoid", &activation_kernel<SigmoidOp>);
+  r.add("", "Tanh", &activation_kernel<TanhOp>);
+  r.add("", "HardSigmoid", &activation_kernel<HardSigmoidOp>);
+  r.add("", "HardSwish", &activation_kernel<HardSwishOp>);
+  r.add("", "Softplus", &activation_kernel<SoftplusOp>);
+  r.add("", "Mish", &activation_kernel<MishOp>);
+  r.add("", "Gelu", &activation_kernel<GeluOp>);
+  r.add("horizon", "HzSwish", &activation_kernel<SwishOp>);
+  r.add("horizon", "HzHardSwish", &activation_kernel<HardSwishOp>);
+  r.add("horizon", "HzMish", &activation_kernel<MishOp>);
+  r.add("horizon", "HzGelu", &activation_kernel<GeluOp>);
+  r.add("horizon", "HzRsqrt", &activation_kernel<RsqrtOp>);
+}
+
+}  // namespace ptq::exec

@@ -1,0 +1,33 @@
+// Cast and CastLike, with ONNX Cast semantics from ptq::cast_tensor (float->int truncates toward
+// zero, ->float16/bfloat16 rounds to nearest even, ->bool is != 0). Strings are not representable
+// in a ptq::Tensor, so casts from/to STRING are rejected.
+#include "exec/registry.h"
+
+namespace ptq::exec {
+namespace {
+
+void cast_to(KernelContext& ctx, const Tensor& x, int64_t to) {
+  ctx.check(to >= 0 && to <= 0x7fffffff && dtype_supported(static_cast<int32_t>(to)),
+            "unsupported target type (attribute 'to' = " + std::to_string(to) + ")");
+  ctx.check(dtype_size(x.dtype()) != 0, "unsupported input dtype " + dtype_name(x.dtype()));
+  // Opset 19 adds `saturate` for float8 targets only; none of those types are supported here.
+  ctx.outputs[0] = cast_tensor(x, static_cast<DType>(to));
+}
+
+void cast_kernel(KernelContext& ctx) {
+  ctx.check(ctx.node.has_attr("to"), "attribute 'to' is required");
+  cast_to(ctx, ctx.required(0), ctx.node.attr_int("to", 0));
+}
+
+void cast_like_kernel(KernelContext& ctx) {
+  cast_to(ctx, ctx.required(0), static_cast<int64_t>(ctx.required(1).dtype()));
+}
+
+}  // namespace
+
+void register_cast(OpRegistry& r) {
+  r.add("", "Cast", &cast_kernel);
+  r.add("", "CastLike", &cast_like_kernel);
+}
+
+}  // namespace ptq::exec

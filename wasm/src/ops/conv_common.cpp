@@ -1,0 +1,120 @@
+#include "ops/conv_common.h"
+
+#include <any>
+
+namespace ptq::ops {
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+std::vector<int64_t> read_per_axis(const exec::KernelContext& ctx, const char* name, size_t rank, int64_t fallback,
+                                   int64_t min_value) {
+  std::vector<int64_t> v = ctx.node.attr_ints(name, std::vector<int64_t>(rank, fallback));
+  ctx.check(v.size() == rank, std::string("attribute '") + name + "' has " + std::to_string(v.size()) +
+                                  " values, expected " + std::to_string(rank));
+  for (int64_t x : v) {
+    ctx.check(x >= min_value, std::string("attribute '") + name + "' has invalid value " + std::to_string(x));
+  }
+  return v;
+}
+
+}  // namespace
+
+int64_t Spatial::in_size() const { return product(in); }
+int64_t Spatial::out_size() const { return product(out); }
+int64_t Spatial::kernel_size() const { return product(kernel); }
+
+AutoPad parse_auto_pad(const exec::KernelContext& ctx) {
+  const std::string s = ctx.node.attr_string("auto_pad", "NOTSET");
+  if (s == "NOTSET" || s.empty()) return AutoPad::NotSet;
+  if (s == "SAME_UPPER") return AutoPad::SameUpper;
+  if (s == "SAME_LOWER") return AutoPad::SameLower;
+  if (s == "VALID") return AutoPad::Valid;
+  ctx.fail("attribute 'auto_pad' has unsupported value '" + s + "'");
+}
+
+Spatial read_spatial_attrs(const exec::KernelContext& ctx, const std::vector<int64_t>& in,
+                           const std::vector<int64_t>& kernel, bool dilations_allowed) {
+  const size_t rank = in.size();
+  Spatial s;
+  s.in = in;
+  s.kernel = kernel;
+  ctx.check(kernel.size() == rank, "kernel has " + std::to_string(kernel.size()) + " spatial dims, input has " +
+                                       std::to_string(rank));
+  for (int64_t k : kernel) ctx.check(k >= 1, "kernel size must be >= 1, got " + std::to_string(k));
+  s.stride = read_per_axis(ctx, "strides", rank, 1, 1);
+  if (dilations_allowed) {
+    s.dilation = read_per_axis(ctx, "dilations", rank, 1, 1);
+  } else {
+    ctx.check(!ctx.node.has_attr("dilations"), "attribute 'dilations' is not supported by this op/opset");
+    s.dilation.assign(rank, 1);
+  }
+  const std::vector<int64_t> pads = read_per_axis(ctx, "pads", 2 * rank, 0, 0);
+  s.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
+  s.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+  return s;
+}
+
+void resolve_forward_output(const exec::KernelContext& ctx, Spatial& s, bool ceil_mode) {
+  const AutoPad mode = parse_auto_pad(ctx);
+  s.out.assign(s.rank(), 0);
+  for (size_t i = 0; i < s.rank(); ++i) {
+    const int64_t in = s.in[i], st = s.stride[i], span = s.span(i);
+    if (mode == AutoPad::SameUpper || mode == AutoPad::SameLower) {
+      s.out[i] = ceil_div(in, st);
+      const int64_t total = std::max<int64_t>(0, (s.out[i] - 1) * st + span - in);
+      const int64_t small = total / 2;
+      s.pad_begin[i] = mode == AutoPad::SameUpper ? small : total - small;
+      s.pad_end[i] = total - s.pad_begin[i];
+      continue;
+    }
+    if (mode == AutoPad::Valid) s.pad_begin[i] = s.pad_end[i] = 0;
+    const int64_t room = in + s.pad_begin[i] + s.pad_end[i] - span;
+    ctx.check(room >= 0, "kernel extent " + std::to_string(span) + " exceeds padded input size " +
+                             std::to_string(in + s.pad_begin[i] + s.pad_end[i]) + " on spatial axis " +
+                             std::to_string(i));
+    s.out[i] = (ceil_mode ? ceil_div(room, st) : room / st) + 1;
+    // A window starting inside the right padding would see no input: ONNX/PyTorch drop it.
+    if (ceil_mode && (s.out[i] - 1) * st >= in + s.pad_begin[i]) --s.out[i];
+  }
+}
+
+bool is_float_like(DType t) {
+  return t == DType::Float || t == DType::Float16 || t == DType::BFloat16 || t == DType::Double;
+}
+
+Tensor float_input(const exec::KernelContext& ctx, const Tensor& t, const char* what) {
+  ctx.check(is_float_like(t.dtype()), std::string(what) + " has unsupported dtype " + dtype_name(t.dtype()));
+  return t.to_float();
+}
+
+Tensor to_dtype(Tensor y, DType dtype) { return dtype == DType::Float ? y : cast_tensor(y, dtype); }
+
+const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
+                                          const std::function<void(std::vector<float>&)>& build) {
+  const Tensor& src = ctx.required(index);
+  const bool cacheable = ctx.prepared && index < ctx.constant_input.size() && ctx.constant_input[index];
+  if (cacheable) {
+    if (auto* hit = std::any_cast<PackedConstant>(ctx.prepared)) {
+      if (hit->source.raw() == src.raw() && hit->source.shape() == src.shape() &&
+          hit->source.dtype() == src.dtype()) {
+        return hit->data;
+      }
+    }
+    PackedConstant entry{src, {}};
+    build(entry.data);
+    *ctx.prepared = std::move(entry);
+    return std::any_cast<PackedConstant>(ctx.prepared)->data;
+  }
+  local.source = src;
+  local.data.clear();
+  build(local.data);
+  return local.data;
+}
+
+}  // namespace ptq::ops

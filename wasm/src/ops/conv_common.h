@@ -1,0 +1,72 @@
+#pragma once
+// Shared by Conv, ConvTranspose and the pooling ops: spatial attribute parsing (kernel_shape, strides,
+// dilations, pads, auto_pad), output-size rules, float dtype plumbing and the packed-weight cache.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/kernel.h"
+
+namespace ptq::ops {
+
+enum class AutoPad { NotSet, SameUpper, SameLower, Valid };
+
+AutoPad parse_auto_pad(const exec::KernelContext& ctx);
+
+// Per spatial axis (NCHW-style layout: axes 2.. of the input).
+struct Spatial {
+  std::vector<int64_t> in, out, kernel, stride, dilation, pad_begin, pad_end;
+  size_t rank() const { return in.size(); }
+  int64_t in_size() const;   // product of `in`
+  int64_t out_size() const;  // product of `out`
+  int64_t kernel_size() const;
+  int64_t span(size_t i) const { return (kernel[i] - 1) * dilation[i] + 1; }  // dilated kernel extent
+};
+
+// Reads strides / dilations / pads (defaults 1 / 1 / 0), validating their lengths against `kernel`.
+// `dilations_allowed` is false for ops without the attribute (AveragePool < 19, LpPool).
+Spatial read_spatial_attrs(const exec::KernelContext& ctx, const std::vector<int64_t>& in,
+                           const std::vector<int64_t>& kernel, bool dilations_allowed = true);
+
+// Forward (Conv / pooling) output size and effective pads, ONNX rules:
+//   NOTSET: out = floor_or_ceil((in + pb + pe - span) / stride) + 1, where with ceil_mode a last window
+//           that would start in the right padding is dropped (ONNX reference, PyTorch);
+//   SAME_*: out = ceil(in / stride), total pad = max(0, (out-1)*stride + span - in), the odd pixel at
+//           the end for SAME_UPPER and at the beginning for SAME_LOWER;
+//   VALID:  pads 0, out = floor_or_ceil((in - span) / stride) + 1.
+void resolve_forward_output(const exec::KernelContext& ctx, Spatial& s, bool ceil_mode = false);
+
+// Returns t as float32 (float16 / bfloat16 / double are converted); fails for other dtypes.
+Tensor float_input(const exec::KernelContext& ctx, const Tensor& t, const char* what);
+bool is_float_like(DType t);
+// Casts a float32 result back to the dtype of the op's input, as ONNX requires T -> T.
+Tensor to_dtype(Tensor y, DType dtype);
+
+// Data derived from a (normally constant) input, e.g. packed GEMM weights. When ctx.prepared is
+// available and input `index` is a graph constant, the result is cached there and rebuilt only if a
+// different tensor arrives (a fake-quantised weight, say). The cache keeps the source tensor alive
+// so its address cannot be reused by another allocation while the entry exists.
+struct PackedConstant {
+  Tensor source;
+  std::vector<float> data;
+};
+const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
+                                          const std::function<void(std::vector<float>&)>& build);
+
+inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// Output positions o in [0, out) whose input coordinate o*stride + offset lies in [0, in).
+struct ValidRange {
+  int64_t lo, hi;
+};
+inline ValidRange valid_range(int64_t offset, int64_t stride, int64_t in, int64_t out) {
+  int64_t lo = offset >= 0 ? 0 : ceil_div(-offset, stride);
+  int64_t hi = floor_div(in - 1 - offset, stride) + 1;
+  lo = lo < 0 ? 0 : (lo > out ? out : lo);
+  hi = hi < lo ? lo : (hi > out ? out : hi);
+  return {lo, hi};
+}
+
+}  // namespace ptq::ops

@@ -1,0 +1,220 @@
+#include "ops/gemm_kernel.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/simd.h"
+
+namespace ptq::ops {
+
+namespace {
+
+using simd::V4;
+
+constexpr int64_t MR = kGemmMR;
+constexpr int64_t NR = kGemmNR;
+static_assert(MR == 4 && NR == 8, "micro_kernel is written for a 4x8 tile");
+static_assert(kGemmNC % NR == 0 && kGemmMC % MR == 0, "block sizes must be whole panels");
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+struct Tile {
+  V4 v[MR][2];
+};
+
+// The hot loop: acc[4][8] += a(k, 0:4) x b(k, 0:8) for kc steps.
+__attribute__((noinline)) void micro_kernel_impl(int64_t kc, const float* a, const float* b, Tile& t) {
+  V4 c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{};
+  for (int64_t k = 0; k < kc; ++k) {
+    const V4 b0 = simd::load(b);
+    const V4 b1 = simd::load(b + 4);
+    const V4 a0 = simd::splat(a[0]);
+    const V4 a1 = simd::splat(a[1]);
+    const V4 a2 = simd::splat(a[2]);
+    const V4 a3 = simd::splat(a[3]);
+    c00 += a0 * b0; c01 += a0 * b1;
+    c10 += a1 * b0; c11 += a1 * b1;
+    c20 += a2 * b0; c21 += a2 * b1;
+    c30 += a3 * b0; c31 += a3 * b1;
+    a += MR;
+    b += NR;
+  }
+  t.v[0][0] = c00; t.v[0][1] = c01;
+  t.v[1][0] = c10; t.v[1][1] = c11;
+  t.v[2][0] = c20; t.v[2][1] = c21;
+  t.v[3][0] = c30; t.v[3][1] = c31;
+}
+
+// Called through a pointer in (mutable) memory so that neither the compiler nor Binaryen's inliner
+// (which ignores noinline) folds it into a long-running caller: V8 tiers up a wasm function only
+// between calls (no on-stack replacement), so the hot loop must be its own, often-called function.
+using MicroKernelFn = void (*)(int64_t, const float*, const float*, Tile&);
+MicroKernelFn volatile micro_kernel = &micro_kernel_impl;
+
+// Writes a finished tile: c = alpha*acc + bias[r] + (load_c ? c : 0), only the mr x nr valid part.
+void store_tile(const Tile& t, float* c, int64_t ldc, int64_t mr, int64_t nr, float alpha, const float* bias,
+                bool load_c) {
+  const V4 va = simd::splat(alpha);
+  if (mr == MR && nr == NR) {
+    for (int64_t r = 0; r < MR; ++r) {
+      float* row = c + r * ldc;
+      V4 lo = t.v[r][0] * va, hi = t.v[r][1] * va;
+      if (bias) {
+        const V4 vb = simd::splat(bias[r]);
+        lo += vb; hi += vb;
+      }
+      if (load_c) {
+        lo += simd::load(row);
+        hi += simd::load(row + 4);
+      }
+      simd::store(row, lo);
+      simd::store(row + 4, hi);
+    }
+    return;
+  }
+  alignas(16) float tmp[MR][NR];
+  for (int64_t r = 0; r < MR; ++r) {
+    simd::store(&tmp[r][0], t.v[r][0] * va);
+    simd::store(&tmp[r][4], t.v[r][1] * va);
+  }
+  for (int64_t r = 0; r < mr; ++r) {
+    float* row = c + r * ldc;
+    const float b = bias ? bias[r] : 0.0f;
+    for (int64_t j = 0; j < nr; ++j) row[j] = tmp[r][j] + b + (load_c ? row[j] : 0.0f);
+  }
+}
+
+// Packs rows [m0, m0+mc) x depth [k0, k0+kc) of a strided A into MR-row panels of stride kc*MR.
+void pack_a_block(const float* src, int64_t rs, int64_t cs, int64_t m0, int64_t mc, int64_t k0, int64_t kc,
+                  float* dst) {
+  for (int64_t i = 0; i < mc; i += MR) {
+    const int64_t rows = std::min(MR, mc - i);
+    float* panel = dst + (i / MR) * kc * MR;
+    for (int64_t r = 0; r < MR; ++r) {
+      if (r >= rows) {
+        for (int64_t k = 0; k < kc; ++k) panel[k * MR + r] = 0.0f;
+        continue;
+      }
+      const float* s = src + (m0 + i + r) * rs + k0 * cs;
+      for (int64_t k = 0; k < kc; ++k) panel[k * MR + r] = s[k * cs];
+    }
+  }
+}
+
+// Packs depth [k0, k0+kc) x columns [n0, n0+nc) of a strided B into NR-column panels of stride kc*NR.
+void pack_b_block(const float* src, int64_t rs, int64_t cs, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+                  float* dst) {
+  for (int64_t j = 0; j < nc; j += NR) {
+    const int64_t cols = std::min(NR, nc - j);
+    float* panel = dst + (j / NR) * kc * NR;
+    const float* s = src + k0 * rs + (n0 + j) * cs;
+    if (cols == NR && cs == 1) {
+      for (int64_t k = 0; k < kc; ++k) {
+        simd::store(panel + k * NR, simd::load(s + k * rs));
+        simd::store(panel + k * NR + 4, simd::load(s + k * rs + 4));
+      }
+      continue;
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+      for (int64_t c = 0; c < NR; ++c) panel[k * NR + c] = c < cols ? s[k * rs + c * cs] : 0.0f;
+    }
+  }
+}
+
+// Where the kc x (MR or NR) panels of one block live: first panel and distance between panels.
+struct PanelBlock {
+  const float* data;
+  int64_t stride;
+};
+
+void macro_kernel(int64_t mc, int64_t nc, int64_t kc, PanelBlock a, PanelBlock b, float* c, int64_t ldc,
+                  float alpha, const float* bias, bool load_c) {
+  Tile t;
+  for (int64_t i = 0; i < mc; i += MR) {
+    const float* ap = a.data + (i / MR) * a.stride;
+    const int64_t mr = std::min(MR, mc - i);
+    const float* row_bias = bias ? bias + i : nullptr;
+    for (int64_t j = 0; j < nc; j += NR) {
+      micro_kernel(kc, ap, b.data + (j / NR) * b.stride, t);
+      store_tile(t, c + i * ldc + j, ldc, mr, std::min(NR, nc - j), alpha, row_bias, load_c);
+    }
+  }
+}
+
+void fill_without_product(int64_t M, int64_t N, float* c, int64_t ldc, const GemmEpilogue& ep) {
+  for (int64_t i = 0; i < M; ++i) {
+    const float b = ep.row_bias ? ep.row_bias[i] : 0.0f;
+    for (int64_t j = 0; j < N; ++j) c[i * ldc + j] = b + (ep.accumulate ? c[i * ldc + j] : 0.0f);
+  }
+}
+
+}  // namespace
+
+float* gemm_scratch(int slot, size_t floats) {
+  thread_local std::array<std::vector<float>, 4> buffers;
+  std::vector<float>& buf = buffers.at(static_cast<size_t>(slot));
+  if (buf.size() < floats) {
+    buf.clear();
+    buf.shrink_to_fit();
+    buf.resize(floats);
+  }
+  return buf.data();
+}
+
+size_t gemm_packed_a_size(int64_t M, int64_t K) { return static_cast<size_t>(round_up(M, MR) * K); }
+size_t gemm_packed_b_size(int64_t K, int64_t N) { return static_cast<size_t>(round_up(N, NR) * K); }
+
+void gemm_pack_a(const float* src, int64_t rs, int64_t cs, int64_t M, int64_t K, float* dst) {
+  pack_a_block(src, rs, cs, 0, M, 0, K, dst);
+}
+
+void gemm_pack_b(const float* src, int64_t rs, int64_t cs, int64_t K, int64_t N, float* dst) {
+  pack_b_block(src, rs, cs, 0, K, 0, N, dst);
+}
+
+void gemm(int64_t M, int64_t N, int64_t K, const GemmOperand& a, const GemmOperand& b, float* c, int64_t ldc,
+          const GemmEpilogue& ep) {
+  check(a.kind != GemmOperand::Kind::Callback, "gemm: callback packing is only supported for B");
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    fill_without_product(M, N, c, ldc, ep);
+    return;
+  }
+  const bool a_packed = a.kind == GemmOperand::Kind::Packed;
+  float* a_buf = a_packed ? nullptr : gemm_scratch(0, static_cast<size_t>(kGemmMC * kGemmKC));
+  float* b_buf =
+      b.kind == GemmOperand::Kind::Packed ? nullptr : gemm_scratch(1, static_cast<size_t>(kGemmNC * kGemmKC));
+
+  // Equal K blocks (576 -> 2 x 288, not 256 + 256 + 64): a thin last block costs a full pass over C.
+  const int64_t kblocks = (K + kGemmKC - 1) / kGemmKC;
+  const int64_t kstep = (K + kblocks - 1) / kblocks;
+  for (int64_t n0 = 0; n0 < N; n0 += kGemmNC) {
+    const int64_t nc = std::min(kGemmNC, N - n0);
+    for (int64_t k0 = 0; k0 < K; k0 += kstep) {
+      const int64_t kc = std::min(kstep, K - k0);
+      PanelBlock bp{b_buf, kc * NR};
+      switch (b.kind) {
+        case GemmOperand::Kind::Packed: bp = {b.data + (n0 / NR) * K * NR + k0 * NR, K * NR}; break;
+        case GemmOperand::Kind::Strided: pack_b_block(b.data, b.rs, b.cs, k0, kc, n0, nc, b_buf); break;
+        case GemmOperand::Kind::Callback: b.pack(b.context, k0, kc, n0, nc, b_buf); break;
+      }
+      const bool first = k0 == 0;
+      for (int64_t m0 = 0; m0 < M; m0 += kGemmMC) {
+        const int64_t mc = std::min(kGemmMC, M - m0);
+        PanelBlock ap{a_buf, kc * MR};
+        if (a_packed) {
+          ap = {a.data + (m0 / MR) * K * MR + k0 * MR, K * MR};
+        } else {
+          pack_a_block(a.data, a.rs, a.cs, m0, mc, k0, kc, a_buf);
+        }
+        macro_kernel(mc, nc, kc, ap, bp, c + m0 * ldc + n0, ldc, ep.alpha,
+                     first && ep.row_bias ? ep.row_bias + m0 : nullptr, !first || ep.accumulate);
+      }
+    }
+  }
+}
+
+}  // namespace ptq::ops

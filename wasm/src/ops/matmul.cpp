@@ -1,0 +1,172 @@
+// Gemm (opset 1..13) and MatMul (opset 1..13), on the packed GEMM kernel. A constant B operand
+// (a Linear layer's weight) is packed once and cached via ctx.prepared.
+#include <algorithm>
+#include <vector>
+
+#include "exec/registry.h"
+#include "ops/conv_common.h"
+#include "ops/gemm_kernel.h"
+
+namespace ptq::exec {
+
+namespace {
+
+// Strides of a row-major [rows, cols] matrix read as (r, c), optionally transposed.
+struct View {
+  int64_t rs, cs;
+};
+View matrix_view(int64_t cols, bool transposed) { return transposed ? View{1, cols} : View{cols, 1}; }
+
+// B operand of one or more row-major K x N matrices (`count` of them, `stride` floats apart):
+// packed from the cache when B is a graph constant, strided otherwise.
+struct BOperand {
+  ops::PackedConstant local;
+  const std::vector<float>* packed = nullptr;
+  const float* data = nullptr;
+  View view{};
+  int64_t K = 0, N = 0, stride = 0;
+
+  BOperand(KernelContext& ctx, size_t index, const float* b, View v, int64_t K_, int64_t N_, int64_t count,
+           int64_t stride_)
+      : data(b), view(v), K(K_), N(N_), stride(stride_) {
+    const bool constant = index < ctx.constant_input.size() && ctx.constant_input[index] && ctx.prepared;
+    if (!constant) return;
+    const size_t each = ops::gemm_packed_b_size(K, N);
+    packed = &ops::packed_constant(ctx, index, local, [&](std::vector<float>& out) {
+      out.resize(each * static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i) {
+        ops::gemm_pack_b(b + i * stride, view.rs, view.cs, K, N, out.data() + static_cast<size_t>(i) * each);
+      }
+    });
+  }
+  ops::GemmOperand operand(int64_t i) const {
+    if (packed) return ops::GemmOperand::packed(packed->data() + static_cast<size_t>(i) * ops::gemm_packed_b_size(K, N));
+    return ops::GemmOperand::strided(data + i * stride, view.rs, view.cs);
+  }
+};
+
+void gemm_op(KernelContext& ctx) {
+  const Tensor& a_in = ctx.required(0);
+  const Tensor& b_in = ctx.required(1);
+  ctx.check(a_in.rank() == 2 && b_in.rank() == 2, "A and B must be 2-D, got " + shape_str(a_in.shape()) + " and " +
+                                                      shape_str(b_in.shape()));
+  ctx.check(a_in.dtype() == b_in.dtype(), "A and B dtypes differ");
+  const bool ta = ctx.node.attr_int("transA", 0) != 0;
+  const bool tb = ctx.node.attr_int("transB", 0) != 0;
+  const float alpha = ctx.node.attr_float("alpha", 1.0f);
+  const float beta = ctx.node.attr_float("beta", 1.0f);
+  const int64_t M = a_in.dim(ta ? 1 : 0), K = a_in.dim(ta ? 0 : 1);
+  const int64_t N = b_in.dim(tb ? 0 : 1);
+  ctx.check(b_in.dim(tb ? 1 : 0) == K, "inner dimensions differ: A " + shape_str(a_in.shape()) + (ta ? "^T" : "") +
+                                           ", B " + shape_str(b_in.shape()) + (tb ? "^T" : ""));
+  const Tensor a = ops::float_input(ctx, a_in, "A");
+  const Tensor b = ops::float_input(ctx, b_in, "B");
+  Tensor y(DType::Float, {M, N});
+  float* yd = y.mutable_data<float>();
+  ops::GemmEpilogue ep;
+  ep.alpha = alpha;
+  // beta == 0 skips C entirely (as onnxruntime does), so a non-finite C does not turn into NaN.
+  const Tensor* c_in = ctx.input(2);
+  if (c_in && beta != 0.0f) {
+    ctx.check(c_in->rank() <= 2, "C must have rank <= 2, got " + shape_str(c_in->shape()));
+    const Tensor c = ops::float_input(ctx, *c_in, "C");
+    // Unidirectional broadcast of C to [M, N].
+    const int64_t cm = c.rank() == 2 ? c.dim(0) : 1;
+    const int64_t cn = c.rank() >= 1 ? c.dim(c.rank() - 1) : 1;
+    ctx.check((cm == 1 || cm == M) && (cn == 1 || cn == N),
+              "C " + shape_str(c.shape()) + " is not broadcastable to [" + std::to_string(M) + ", " +
+                  std::to_string(N) + "]");
+    const float* cd = c.data<float>();
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) yd[i * N + j] = beta * cd[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+    }
+    ep.accumulate = true;
+  }
+  const View av = matrix_view(ta ? M : K, ta);
+  const BOperand bop(ctx, 1, b.data<float>(), matrix_view(tb ? K : N, tb), K, N, 1, 0);
+  ops::gemm(M, N, K, ops::GemmOperand::strided(a.data<float>(), av.rs, av.cs), bop.operand(0), yd, N, ep);
+  ctx.outputs[0] = ops::to_dtype(y, a_in.dtype());
+}
+
+// numpy matmul: 1-D operands are promoted (and the added dim removed again), batch dims broadcast.
+void matmul(KernelContext& ctx) {
+  const Tensor& a_in = ctx.required(0);
+  const Tensor& b_in = ctx.required(1);
+  ctx.check(a_in.dtype() == b_in.dtype(), "A and B dtypes differ");
+  ctx.check(a_in.rank() >= 1 && b_in.rank() >= 1, "MatMul operands must have rank >= 1");
+  Shape as = a_in.shape(), bs = b_in.shape();
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  ctx.check(bs[bs.size() - 2] == K, "inner dimensions differ: " + shape_str(a_in.shape()) + " x " +
+                                        shape_str(b_in.shape()));
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const size_t br = std::max(a_batch.size(), b_batch.size());
+  Shape batch(br);
+  std::vector<int64_t> a_step(br, 0), b_step(br, 0);  // matrix index step per batch axis (0 = broadcast)
+  {
+    int64_t a_acc = 1, b_acc = 1;
+    for (size_t i = br; i-- > 0;) {
+      const size_t ai = i + a_batch.size(), bi = i + b_batch.size();  // index + size - br, unsigned-safe
+      const int64_t ad = ai >= br ? a_batch[ai - br] : 1;
+      const int64_t bd = bi >= br ? b_batch[bi - br] : 1;
+      ctx.check(ad == bd || ad == 1 || bd == 1, "batch dimensions of " + shape_str(a_in.shape()) + " and " +
+                                                    shape_str(b_in.shape()) + " do not broadcast");
+      batch[i] = std::max(ad, bd);
+      if (ad == 0 || bd == 0) batch[i] = 0;
+      a_step[i] = ad == 1 ? 0 : a_acc;
+      b_step[i] = bd == 1 ? 0 : b_acc;
+      a_acc *= ad;
+      b_acc *= bd;
+    }
+  }
+  Shape y_shape = batch;
+  if (!a_vec) y_shape.push_back(M);
+  if (!b_vec) y_shape.push_back(N);
+  const Tensor a = ops::float_input(ctx, a_in, "A");
+  const Tensor b = ops::float_input(ctx, b_in, "B");
+  Tensor y(DType::Float, y_shape);
+  float* yd = y.mutable_data<float>();
+  const float* ad = a.data<float>();
+  const int64_t b_count = shape_numel(b_batch);
+  const BOperand bop(ctx, 1, b.data<float>(), View{N, 1}, K, N, b_count, K * N);
+
+  if (b_count == 1) {
+    // Every A matrix meets the same B: one GEMM over all A rows (A is contiguous row-major).
+    const int64_t rows = shape_numel(batch) * M;
+    if (shape_numel(a_batch) == shape_numel(batch)) {
+      ops::gemm(rows, N, K, ops::GemmOperand::strided(ad, K, 1), bop.operand(0), yd, N);
+    } else {  // A itself broadcast (batch comes from B dims of size 1): repeat it
+      for (int64_t i = 0; i < shape_numel(batch); ++i) {
+        ops::gemm(M, N, K, ops::GemmOperand::strided(ad, K, 1), bop.operand(0), yd + i * M * N, N);
+      }
+    }
+    ctx.outputs[0] = ops::to_dtype(y, a_in.dtype());
+    return;
+  }
+  std::vector<int64_t> idx(br, 0);
+  const int64_t total = shape_numel(batch);
+  for (int64_t t = 0; t < total; ++t) {
+    int64_t ai = 0, bi = 0;
+    for (size_t i = 0; i < br; ++i) {
+      ai += idx[i] * a_step[i];
+      bi += idx[i] * b_step[i];
+    }
+    ops::gemm(M, N, K, ops::GemmOperand::strided(ad + ai * M * K, K, 1), bop.operand(bi), yd + t * M * N, N);
+    for (size_t i = br; i-- > 0;) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  ctx.outputs[0] = ops::to_dtype(y, a_in.dtype());
+}
+
+}  // namespace
+
+void register_matmul(OpRegistry& r) {
+  r.add("", "Gemm", &gemm_op);
+  r.add("", "MatMul", &matmul);
+}
+
+}  // namespace ptq::exec

@@ -1,0 +1,240 @@
+// MaxPool, AveragePool, LpPool (1-3 spatial dims) and GlobalAveragePool / GlobalMaxPool / GlobalLpPool.
+//
+// Windows follow the ONNX reference (onnx/reference/ops/op_pool_common.py): window o starts at
+// o*stride - pad_begin; padding never contributes to MaxPool (it acts as -inf) and, with ceil_mode,
+// a last window that would start inside the right padding is dropped (see resolve_forward_output).
+// AveragePool divisor: count_include_pad=0 -> number of in-bounds taps; count_include_pad=1 -> the
+// full kernel size, also for windows that reach past the explicit padding because of ceil_mode (the
+// reference pads that overhang with zeros too). onnxruntime matches this before opset 19 (MLAS
+// divides by the kernel size); for opset >= 19 it follows PyTorch and excludes the ceil_mode overhang
+// from the divisor (onnxruntime PR #16752), so outputs differ there for such edge windows only.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/half.h"
+#include "exec/registry.h"
+#include "ops/conv_common.h"
+
+namespace ptq::exec {
+
+namespace {
+
+using ops::Spatial;
+
+enum class PoolKind { Max, Average, Lp };
+
+// In-bounds taps of one window along one axis: inputs start, start+dilation, ... (count of them).
+struct AxisWindow {
+  int64_t start, count;
+};
+
+// Geometry normalised to 3 spatial axes (leading axes of size 1 for 1-D / 2-D pools).
+struct Pool3 {
+  int64_t in[3], out[3], dil[3];
+  std::vector<AxisWindow> win[3];
+};
+
+Pool3 normalise(const Spatial& s) {
+  Pool3 p;
+  const size_t lead = 3 - s.rank();
+  for (size_t i = 0; i < 3; ++i) {
+    if (i < lead) {
+      p.in[i] = p.out[i] = p.dil[i] = 1;
+      p.win[i] = {{0, 1}};
+      continue;
+    }
+    const size_t a = i - lead;
+    p.in[i] = s.in[a];
+    p.out[i] = s.out[a];
+    p.dil[i] = s.dilation[a];
+    p.win[i].resize(static_cast<size_t>(s.out[a]));
+    for (int64_t o = 0; o < s.out[a]; ++o) {
+      // Taps j in [0, kernel) with 0 <= o*stride - pad + j*dil < in.
+      const int64_t first = o * s.stride[a] - s.pad_begin[a];
+      const ops::ValidRange j = ops::valid_range(first, s.dilation[a], s.in[a], s.kernel[a]);
+      p.win[i][static_cast<size_t>(o)] = {first + j.lo * s.dilation[a], j.hi - j.lo};
+    }
+  }
+  return p;
+}
+
+struct PoolOptions {
+  PoolKind kind = PoolKind::Max;
+  bool count_include_pad = false;
+  int64_t kernel_elems = 1;
+  float p = 2.0f;
+  bool column_major_indices = false;  // MaxPool storage_order=1
+};
+
+// Pools one (n, c) plane. T is the element type (float, int8, uint8); idx (MaxPool Indices) may be null.
+template <class T>
+void pool_plane(const T* x, const Pool3& g, const PoolOptions& opt, T* y, int64_t* idx, int64_t idx_base) {
+  const int64_t H = g.in[1], W = g.in[2];
+  for (int64_t od = 0; od < g.out[0]; ++od) {
+    const AxisWindow wd = g.win[0][static_cast<size_t>(od)];
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const AxisWindow wh = g.win[1][static_cast<size_t>(oh)];
+      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+        const AxisWindow ww = g.win[2][static_cast<size_t>(ow)];
+        const int64_t o = (od * g.out[1] + oh) * g.out[2] + ow;
+        if (opt.kind == PoolKind::Max) {
+          // Strict '>' skips NaN inputs, like onnxruntime; an all-padding window gives lowest().
+          T best = std::numeric_limits<T>::lowest();
+          int64_t best_at = -1;
+          for (int64_t a = 0; a < wd.count; ++a) {
+            const int64_t d = wd.start + a * g.dil[0];
+            for (int64_t b = 0; b < wh.count; ++b) {
+              const int64_t h = wh.start + b * g.dil[1];
+              const T* row = x + (d * H + h) * W;
+              for (int64_t c = 0; c < ww.count; ++c) {
+                const int64_t w = ww.start + c * g.dil[2];
+                if (row[w] > best) {
+                  best = row[w];
+                  best_at = opt.column_major_indices ? (w * H + h) * g.in[0] + d : (d * H + h) * W + w;
+                }
+              }
+            }
+          }
+          y[o] = best;
+          if (idx) idx[o] = best_at < 0 ? -1 : idx_base + best_at;
+          continue;
+        }
+        float acc = 0.0f;
+        for (int64_t a = 0; a < wd.count; ++a) {
+          const int64_t d = wd.start + a * g.dil[0];
+          for (int64_t b = 0; b < wh.count; ++b) {
+            const T* row = x + (d * H + wh.start + b * g.dil[1]) * W;
+            for (int64_t c = 0; c < ww.count; ++c) {
+              const float v = static_cast<float>(row[ww.start + c * g.dil[2]]);
+              acc += opt.kind == PoolKind::Average ? v : (opt.p == 2.0f ? v * v : std::pow(std::fabs(v), opt.p));
+            }
+          }
+        }
+        if (opt.kind == PoolKind::Average) {
+          const int64_t n = opt.count_include_pad ? opt.kernel_elems : wd.count * wh.count * ww.count;
+          y[o] = static_cast<T>(acc / static_cast<float>(n));
+        } else {
+          y[o] = static_cast<T>(opt.p == 2.0f ? std::sqrt(acc) : std::pow(acc, 1.0f / opt.p));
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void pool_all(const Tensor& x, const Spatial& s, const PoolOptions& opt, Tensor& y, Tensor* indices) {
+  const Pool3 g = normalise(s);
+  const int64_t planes = x.dim(0) * x.dim(1), in_size = s.in_size(), out_size = s.out_size();
+  const T* xd = x.data<T>();
+  T* yd = y.mutable_data<T>();
+  int64_t* id = indices ? indices->mutable_data<int64_t>() : nullptr;
+  for (int64_t p = 0; p < planes; ++p) {
+    pool_plane<T>(xd + p * in_size, g, opt, yd + p * out_size, id ? id + p * out_size : nullptr, p * in_size);
+  }
+}
+
+// LpPool-1 / GlobalLpPool-1 have a float `p`, later opsets an int.
+float lp_exponent(const KernelContext& ctx) {
+  const ir::Attribute* pa = ctx.node.attr("p");
+  const float p = !pa ? 2.0f : pa->type == ir::AttrType::Float ? pa->f : static_cast<float>(pa->i);
+  ctx.check(p > 0.0f, "attribute 'p' must be positive");
+  return p;
+}
+
+void pool(KernelContext& ctx, PoolKind kind) {
+  const Tensor& x_in = ctx.required(0);
+  ctx.check(x_in.rank() >= 3 && x_in.rank() <= 5,
+            "pooling supports inputs of rank 3 to 5 (1-3 spatial dims), got " + shape_str(x_in.shape()));
+  ctx.check(ctx.node.has_attr("kernel_shape"), "attribute 'kernel_shape' is required");
+  const std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
+  const bool dilations_allowed = kind == PoolKind::Max || ctx.opset() >= (kind == PoolKind::Lp ? 18 : 19);
+  Spatial s = ops::read_spatial_attrs(ctx, std::vector<int64_t>(x_in.shape().begin() + 2, x_in.shape().end()),
+                                      kernel, dilations_allowed);
+  ops::resolve_forward_output(ctx, s, ctx.node.attr_int("ceil_mode", 0) != 0);
+
+  PoolOptions opt;
+  opt.kind = kind;
+  opt.count_include_pad = ctx.node.attr_int("count_include_pad", 0) != 0;
+  opt.kernel_elems = s.kernel_size();
+  if (kind == PoolKind::Lp) opt.p = lp_exponent(ctx);
+  const int64_t storage_order = ctx.node.attr_int("storage_order", 0);
+  ctx.check(storage_order == 0 || storage_order == 1, "attribute 'storage_order' must be 0 or 1");
+  opt.column_major_indices = storage_order == 1;
+
+  Shape y_shape{x_in.dim(0), x_in.dim(1)};
+  y_shape.insert(y_shape.end(), s.out.begin(), s.out.end());
+  const bool want_indices = kind == PoolKind::Max && ctx.has_output(1);
+  Tensor indices = want_indices ? Tensor(DType::Int64, y_shape) : Tensor();
+  Tensor* idx = want_indices ? &indices : nullptr;
+
+  const DType dt = x_in.dtype();
+  if (kind == PoolKind::Max && (dt == DType::Int8 || dt == DType::UInt8)) {
+    Tensor y(dt, y_shape);
+    if (dt == DType::Int8) {
+      pool_all<int8_t>(x_in, s, opt, y, idx);
+    } else {
+      pool_all<uint8_t>(x_in, s, opt, y, idx);
+    }
+    ctx.outputs[0] = y;
+  } else {
+    const Tensor x = ops::float_input(ctx, x_in, "X");
+    Tensor y(DType::Float, y_shape);
+    pool_all<float>(x, s, opt, y, idx);
+    ctx.outputs[0] = ops::to_dtype(y, dt);
+  }
+  if (want_indices) ctx.outputs[1] = indices;
+}
+
+void max_pool(KernelContext& ctx) { pool(ctx, PoolKind::Max); }
+void average_pool(KernelContext& ctx) { pool(ctx, PoolKind::Average); }
+void lp_pool(KernelContext& ctx) { pool(ctx, PoolKind::Lp); }
+
+void global_pool(KernelContext& ctx, PoolKind kind) {
+  const Tensor& x_in = ctx.required(0);
+  ctx.check(x_in.rank() >= 3, "input must have rank >= 3 (N, C, spatial...), got " + shape_str(x_in.shape()));
+  const float p = kind == PoolKind::Lp ? lp_exponent(ctx) : 2.0f;
+  const Tensor x = ops::float_input(ctx, x_in, "X");
+  Shape y_shape(x.rank(), 1);
+  y_shape[0] = x.dim(0);
+  y_shape[1] = x.dim(1);
+  Tensor y(DType::Float, y_shape);
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t n = planes ? x.numel() / planes : 0;
+  const float* xd = x.data<float>();
+  float* yd = y.mutable_data<float>();
+  for (int64_t i = 0; i < planes; ++i) {
+    const float* v = xd + i * n;
+    if (kind == PoolKind::Max) {
+      float best = std::numeric_limits<float>::lowest();
+      for (int64_t j = 0; j < n; ++j) best = v[j] > best ? v[j] : best;
+      yd[i] = best;
+    } else if (kind == PoolKind::Average) {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < n; ++j) acc += v[j];
+      yd[i] = acc / static_cast<float>(n);
+    } else {
+      float acc = 0.0f;
+      for (int64_t j = 0; j < n; ++j) acc += std::pow(std::fabs(v[j]), p);
+      yd[i] = std::pow(acc, 1.0f / p);
+    }
+  }
+  ctx.outputs[0] = ops::to_dtype(y, x_in.dtype());
+}
+
+void global_max_pool(KernelContext& ctx) { global_pool(ctx, PoolKind::Max); }
+void global_average_pool(KernelContext& ctx) { global_pool(ctx, PoolKind::Average); }
+void global_lp_pool(KernelContext& ctx) { global_pool(ctx, PoolKind::Lp); }
+
+}  // namespace
+
+void register_pool(OpRegistry& r) {
+  r.add("", "MaxPool", &max_pool);
+  r.add("", "AveragePool", &average_pool);
+  r.add("", "LpPool", &lp_pool);
+  r.add("", "GlobalMaxPool", &global_max_pool);
+  r.add("", "GlobalAveragePool", &global_average_pool);
+  r.add("", "GlobalLpPool", &global_lp_pool);
+}
+
+}  // namespace ptq::exec

@@ -1,0 +1,35 @@
+#pragma once
+// Portable 4 x float32 vectors via the GCC/Clang vector extension: g++ lowers them to SSE, clang
+// with -msimd128 to wasm f32x4 (a splat of a loaded scalar becomes v128.load32_splat). One source
+// for both targets instead of intrinsics plus a scalar fallback.
+#include <cstdint>
+#include <cstring>
+
+namespace ptq::ops::simd {
+
+typedef float V4 __attribute__((vector_size(16)));
+
+// memcpy keeps unaligned access and strict aliasing well-defined; both compilers emit one load/store.
+inline V4 load(const float* p) {
+  V4 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline void store(float* p, V4 v) { std::memcpy(p, &v, sizeof(v)); }
+inline V4 splat(float x) { return V4{x, x, x, x}; }
+
+// Short copies / fills inline: in wasm, std::copy / std::fill become calls to libc memcpy / memset,
+// whose per-call cost dominates for rows of a few dozen floats (depthwise padding, 7x7 planes).
+inline void copy(float* dst, const float* src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) store(dst + i, load(src + i));
+  for (; i < n; ++i) dst[i] = src[i];
+}
+inline void fill(float* dst, float value, int64_t n) {
+  const V4 v = splat(value);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) store(dst + i, v);
+  for (; i < n; ++i) dst[i] = value;
+}
+
+}  // namespace ptq::ops::simd
