@@ -32,6 +32,9 @@ build_wasm() {
   export NODE_PATH=/usr/share/nodejs
   emcmake cmake -S "$ROOT" -B build/wasm -DCMAKE_BUILD_TYPE=Release -DPTQ_TESTS=ON \
     -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node >/dev/null
+  # ptq_tests.js is CommonJS, but the repository's package.json says "type": "module": without this
+  # marker node (and ctest) would load it as an ES module and fail with "require is not defined".
+  echo '{"type":"commonjs"}' > build/wasm/package.json
   cmake --build build/wasm -j"$JOBS"
 }
 
