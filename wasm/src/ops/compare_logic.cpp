@@ -1,7 +1,6 @@
 // Comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual -> bool), boolean logic (Not, And,
 // Or, Xor) and Where, all with numpy broadcasting. Bool tensors are one byte per element, 0 or 1.
 #include <cstdint>
-#include <cstring>
 
 #include "exec/registry.h"
 #include "ops/elementwise.h"
