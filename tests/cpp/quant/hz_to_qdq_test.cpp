@@ -301,6 +301,42 @@ TEST(OpsetUpgrade, MovesAttributesToInputsAndKeepsSoftmaxSemantics) {
   }
 }
 
+TEST(OpsetUpgrade, MovesSubgraphNodesWithoutTouchingTheSource) {
+  auto branch = std::make_shared<ir::Graph>();
+  {
+    ModelBuilder b(11);
+    ir::Attribute value;
+    value.name = "value";
+    value.type = ir::AttrType::Tensor;
+    value.t = Tensor::from_floats({1}, {-1.0f});
+    b.node("Constant", "c", {}, {"k"}, {value}).node("Relu", "relu", {"k"}, {"out"}).output("out");
+    *branch = b.build().graph;
+  }
+  ir::Attribute then_branch, else_branch;
+  then_branch.name = "then_branch";
+  else_branch.name = "else_branch";
+  then_branch.type = else_branch.type = ir::AttrType::Graph;
+  then_branch.g = else_branch.g = branch;
+  const ir::Model m11 = ModelBuilder(11)
+                            .input("cond", DType::Bool, {})
+                            .node("If", "if", {"cond"}, {"y"}, {then_branch, else_branch})
+                            .output("y")
+                            .build();
+  ir::Model up = m11;
+  upgrade_default_opset(up, 13);
+  const ir::Attribute* g = up.graph.nodes[0].attr("then_branch");
+  ASSERT_TRUE(g && g->g);
+  for (const auto& n : g->g->nodes) EXPECT_EQ(n.opset, 13) << n.name;
+  for (const auto& n : branch->nodes) EXPECT_EQ(n.opset, 11) << n.name;  // the source model is unchanged
+  EXPECT_EQ(up.graph.nodes[0].opset, 13);
+  // A subgraph node that would need rewriting is refused.
+  ir::Node& relu = branch->nodes[1];
+  relu.op_type = "Squeeze";
+  relu.attributes = {attr_is("axes", {0})};
+  ir::Model squeeze = m11;
+  EXPECT_THROW(upgrade_default_opset(squeeze, 13), Error);
+}
+
 TEST(OpsetUpgrade, RefusesWhatItCannotExpress) {
   ir::Model old = ModelBuilder(10).input("x", DType::Float, {1}).node("Relu", "r", {"x"}, {"y"}).output("y").build();
   EXPECT_THROW(upgrade_default_opset(old, 13), Error);

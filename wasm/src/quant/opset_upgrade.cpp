@@ -127,6 +127,25 @@ void check_subgraphs(const ir::Graph& g, int64_t from, int64_t to, const std::st
   }
 }
 
+// Moves every ai.onnx node (subgraphs included) to `opset`. Subgraphs are shared with the model the
+// caller copied from, so each is cloned before it is touched.
+void set_default_opset(ir::Graph& g, int opset) {
+  for (auto& n : g.nodes) {
+    if (n.domain.empty() && n.op_type.rfind("Hz", 0) != 0) n.opset = opset;
+    for (auto& a : n.attributes) {
+      if (a.g) {
+        a.g = std::make_shared<ir::Graph>(*a.g);
+        set_default_opset(*a.g, opset);
+      }
+      for (auto& sub : a.graphs) {
+        if (!sub) continue;
+        sub = std::make_shared<ir::Graph>(*sub);
+        set_default_opset(*sub, opset);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int64_t min_ir_version_for_opset(int64_t opset) {
@@ -159,8 +178,7 @@ void upgrade_default_opset(ir::Model& model, int64_t target) {
   g.nodes = std::move(nodes);
   ir::finalize_graph(g);
   edit::set_opset(model, "", target);
-  for (auto& n : g.nodes)
-    if (n.domain.empty()) n.opset = static_cast<int>(target);
+  set_default_opset(g, static_cast<int>(target));
   model.ir_version = std::max(model.ir_version, min_ir_version_for_opset(target));
 }
 
