@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds everything, or only the named parts:  scripts/build.sh [release] [asan] [wasm]
+# Builds everything, or only the named parts:  scripts/build.sh [release] [asan] [wasm] [wasm-module]
 #   release: build/native-release  Release ptq_core + the native `ptqscope` tool
 #   asan:    build/native-asan     Debug + ASan/UBSan: ptq_tests (+ ptq_oracle_tests when available)
 #   wasm:    build/wasm            ptqscope.mjs (SINGLE_FILE ES module) + ptq_tests.js (gtest under node)
+#   wasm-module: build/wasm        ptqscope.mjs only (what the CLI and `npm start` need)
 # -j2: the machine has 2 cores shared with other work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +26,8 @@ build_asan() {
   cmake --build build/native-asan -j"$JOBS"
 }
 
-build_wasm() {
-  step "wasm (build/wasm)"
+build_wasm() { # [target]
+  step "wasm (build/wasm${1:+, $1})"
   # Every emcc call needs Debian's node modules; emcmake's default emulator passes a flag Node 20
   # rejects (--experimental-wasm-threads), so name node explicitly.
   export NODE_PATH=/usr/share/nodejs
@@ -35,7 +36,7 @@ build_wasm() {
   # ptq_tests.js is CommonJS, but the repository's package.json says "type": "module": without this
   # marker node (and ctest) would load it as an ES module and fail with "require is not defined".
   echo '{"type":"commonjs"}' > build/wasm/package.json
-  cmake --build build/wasm -j"$JOBS"
+  cmake --build build/wasm -j"$JOBS" ${1:+--target "$1"}
 }
 
 for p in "${parts[@]}"; do
@@ -43,6 +44,7 @@ for p in "${parts[@]}"; do
     release) build_release ;;
     asan) build_asan ;;
     wasm) build_wasm ;;
-    *) echo "build.sh: unknown part '$p' (expected release, asan, wasm)" >&2; exit 2 ;;
+    wasm-module) build_wasm ptqscope_wasm ;;
+    *) echo "build.sh: unknown part '$p' (expected release, asan, wasm, wasm-module)" >&2; exit 2 ;;
   esac
 done

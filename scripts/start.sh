@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 OUT=${PTQSCOPE_OUT:-build/example-out}
 
 bash scripts/setup.sh
-bash scripts/build.sh wasm   # incremental
+bash scripts/build.sh wasm-module   # incremental
 /usr/bin/python3 scripts/fixtures/make_fixtures.py --parts digits
 
 EXAMPLE=.cache/fixtures/digits
