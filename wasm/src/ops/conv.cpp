@@ -17,7 +17,9 @@ namespace ptq::exec {
 
 namespace {
 
+using ops::Plane2D;
 using ops::Spatial;
+using ops::simd::load_every;
 using ops::simd::V4;
 
 struct ConvShape {
@@ -54,27 +56,6 @@ ConvShape conv_shape(const KernelContext& ctx, const Tensor& x, const Tensor& w)
 
 // ---- depthwise -------------------------------------------------------------------------------
 
-// One spatial plane as 2-D (a 1-D conv is a 2-D conv with a single row).
-struct Plane {
-  int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
-};
-
-Plane as_plane(const Spatial& s) {
-  if (s.rank() == 1) return {1, s.in[0], 1, s.out[0], 1, s.kernel[0], 1, s.stride[0], 1, s.dilation[0], 0, s.pad_begin[0]};
-  return {s.in[0],     s.in[1],     s.out[0],       s.out[1],      s.kernel[0],    s.kernel[1],
-          s.stride[0], s.stride[1], s.dilation[0], s.dilation[1], s.pad_begin[0], s.pad_begin[1]};
-}
-
-template <int S>
-V4 load_strided(const float* p) {
-  if constexpr (S == 1) {
-    return ops::simd::load(p);
-  } else {
-    static_assert(S == 2, "vector path for strides 1 and 2");
-    return __builtin_shufflevector(ops::simd::load(p), ops::simd::load(p + 4), 0, 2, 4, 6);
-  }
-}
-
 // dst[q] = bias + sum_t w[t] * src[q*stride + off[t]] for q in [0, count): the depthwise inner loop
 // over a zero-padded plane, so no bounds checks. S is the compile-time stride (1, 2) or 0 for the
 // scalar loop. With S = 2 the vector loads read one element past the last sample; the padded plane
@@ -96,7 +77,7 @@ void depthwise_run(const float* src, const int64_t* off_in, const float* w_in, i
   if constexpr (S != 0) {
     for (; q + 4 <= count; q += 4) {
       V4 a0 = ops::simd::splat(bias);
-      for (int64_t t = 0; t < taps; ++t) a0 += ops::simd::splat(w[t]) * load_strided<S>(src + q * S + off[t]);
+      for (int64_t t = 0; t < taps; ++t) a0 += ops::simd::splat(w[t]) * load_every<S>(src + q * S + off[t]);
       ops::simd::store(dst + q, a0);
     }
   }
@@ -119,9 +100,9 @@ void depthwise3x3_run(const float* src, const int64_t* /*off*/, const float* w, 
   const float* r1 = src + pitch;
   const float* r2 = src + 2 * pitch;
   auto four = [&](int64_t i) {
-    V4 a = vb + w0 * load_strided<S>(r0 + i) + w1 * load_strided<S>(r0 + i + 1) + w2 * load_strided<S>(r0 + i + 2);
-    a += w3 * load_strided<S>(r1 + i) + w4 * load_strided<S>(r1 + i + 1) + w5 * load_strided<S>(r1 + i + 2);
-    a += w6 * load_strided<S>(r2 + i) + w7 * load_strided<S>(r2 + i + 1) + w8 * load_strided<S>(r2 + i + 2);
+    V4 a = vb + w0 * load_every<S>(r0 + i) + w1 * load_every<S>(r0 + i + 1) + w2 * load_every<S>(r0 + i + 2);
+    a += w3 * load_every<S>(r1 + i) + w4 * load_every<S>(r1 + i + 1) + w5 * load_every<S>(r1 + i + 2);
+    a += w6 * load_every<S>(r2 + i) + w7 * load_every<S>(r2 + i + 1) + w8 * load_every<S>(r2 + i + 2);
     return a;
   };
   // One group of 4 outputs at a time, stored before the next group's loads: dst may alias src as
@@ -133,171 +114,136 @@ void depthwise3x3_run(const float* src, const int64_t* /*off*/, const float* w, 
     const float* a = r0 + q * S;
     const float* b = r1 + q * S;
     const float* c = r2 + q * S;
-    dst[q] = bias + w[0] * a[0] + w[1] * a[1] + w[2] * a[2] + (w[3] * b[0] + w[4] * b[1] + w[5] * b[2]) +
-             (w[6] * c[0] + w[7] * c[1] + w[8] * c[2]);
+    float acc = bias + w[0] * a[0] + w[1] * a[1] + w[2] * a[2];  // same association as the vector lanes
+    acc += w[3] * b[0] + w[4] * b[1] + w[5] * b[2];
+    acc += w[6] * c[0] + w[7] * c[1] + w[8] * c[2];
+    dst[q] = acc;
   }
 }
 
 using DepthwiseRunFn = void (*)(const float*, const int64_t*, const float*, int64_t, int64_t, int64_t, int64_t,
                                 float, float*);
 
-DepthwiseRunFn pick_depthwise_run(const Plane& p) {
+DepthwiseRunFn pick_depthwise_run(const Plane2D& p) {
   if (p.kh == 3 && p.kw == 3 && p.dh == 1 && p.dw == 1 && p.sw <= 2) {
     return p.sw == 1 ? &depthwise3x3_run<1> : &depthwise3x3_run<2>;
   }
   return p.sw == 1 ? &depthwise_run<1> : p.sw == 2 ? &depthwise_run<2> : &depthwise_run<0>;
 }
 
-// Depthwise conv of single-channel planes through a zero-padded copy P of the input plane. With a
-// vertical stride of 1 all output rows are computed as one flat run over P (row pitch Wp/stride
-// outputs, of which the first OW are kept), which keeps small planes (7x7, 14x14) vectorised.
+// Depthwise conv of single-channel planes over a zero-padded copy of the input plane.
 class Depthwise {
  public:
-  explicit Depthwise(const Plane& p) : p_(p) {
-    rows_ = (p.OH - 1) * p.sh + (p.kh - 1) * p.dh + 1;
-    wp_ = (p.OW - 1) * p.sw + (p.kw - 1) * p.dw + 1;
-    wp_ = (wp_ + p.sw - 1) / p.sw * p.sw;  // whole output steps per padded row
-    for (int64_t ky = 0; ky < p.kh; ++ky) {
-      for (int64_t kx = 0; kx < p.kw; ++kx) off_.push_back(ky * p.dh * wp_ + kx * p.dw);
-    }
-    run_ = pick_depthwise_run(p);
-  }
+  explicit Depthwise(const Plane2D& p) : plane_(p, 2, 3), run_(pick_depthwise_run(p)) {}
 
-  // Loads input plane x into the padded buffer; then compute() any number of output channels from it.
-  void load(const float* x) {
-    padded_ = ops::gemm_scratch(2, static_cast<size_t>(rows_ * wp_ + 8));
-    // Input rows [0, y1) and columns [0, x1) land at (pt + iy, pl + ix); everything else is zero.
-    const int64_t y1 = std::max<int64_t>(0, std::min(p_.H, rows_ - p_.pt));
-    const int64_t x1 = std::max<int64_t>(0, std::min(p_.W, wp_ - p_.pl));
-    float* const end = padded_ + rows_ * wp_ + 8;
-    float* at = padded_;
-    for (int64_t iy = 0; iy < y1; ++iy) {
-      float* row = padded_ + (iy + p_.pt) * wp_;
-      ops::simd::fill(at, 0.0f, row + p_.pl - at);
-      ops::simd::copy(row + p_.pl, x + iy * p_.W, x1);
-      at = row + p_.pl + x1;
-    }
-    ops::simd::fill(at, 0.0f, end - at);
-  }
+  // Loads an input plane; then compute() any number of output channels from it.
+  void load(const float* x) { plane_.load(x, 0.0f); }
 
   void compute(const float* w, float bias, float* y) const {
-    const int64_t taps = p_.kh * p_.kw;
-    if (p_.sh != 1) {
-      for (int64_t oy = 0; oy < p_.OH; ++oy) {
-        run_(padded_ + oy * p_.sh * wp_, off_.data(), w, taps, p_.sw, wp_, p_.OW, bias, y + oy * p_.OW);
-      }
-      return;
-    }
-    const int64_t pitch = wp_ / p_.sw;
-    const int64_t count = (p_.OH - 1) * pitch + p_.OW;
-    float* flat = ops::gemm_scratch(3, static_cast<size_t>(count));
-    run_(padded_, off_.data(), w, taps, p_.sw, wp_, count, bias, flat);
-    for (int64_t oy = 0; oy < p_.OH; ++oy) ops::simd::copy(y + oy * p_.OW, flat + oy * pitch, p_.OW);
+    const Plane2D& p = plane_.geometry();
+    const std::vector<int64_t>& taps = plane_.tap_offsets();
+    plane_.for_each_run(y, [&](const float* base, int64_t count, float* dst) {
+      run_(base, taps.data(), w, static_cast<int64_t>(taps.size()), p.sw, plane_.pitch(), count, bias, dst);
+    });
   }
 
  private:
-  Plane p_;
-  int64_t rows_ = 0, wp_ = 0;
-  std::vector<int64_t> off_;
-  DepthwiseRunFn run_ = nullptr;
-  float* padded_ = nullptr;
+  ops::PaddedPlane plane_;
+  DepthwiseRunFn run_;
 };
 
 // ---- im2col into packed GEMM panels ------------------------------------------------------------
+
+// Per kernel position r: the input offset of output 0 along each axis, and the outputs whose
+// sample along the last axis is in bounds. Computed once per conv call (no divisions per row).
+struct KernelTap {
+  int64_t offset[8];
+  ops::ValidRange cols;
+};
 
 struct Im2col {
   const float* x;  // first input channel of the group
   const Spatial* sp;
   std::vector<int64_t> in_stride;  // element stride of each spatial axis in one input plane
+  std::vector<KernelTap> taps;     // one per kernel position
+
+  explicit Im2col(const Spatial& s) : x(nullptr), sp(&s), in_stride(s.rank(), 1) {
+    const size_t d = s.rank();
+    for (size_t i = d - 1; i-- > 0;) in_stride[i] = in_stride[i + 1] * s.in[i + 1];
+    taps.resize(static_cast<size_t>(s.kernel_size()));
+    for (size_t t = 0; t < taps.size(); ++t) {
+      int64_t r = static_cast<int64_t>(t);
+      for (size_t i = d; i-- > 0;) {
+        taps[t].offset[i] = (r % s.kernel[i]) * s.dilation[i] - s.pad_begin[i];
+        r /= s.kernel[i];
+      }
+      taps[t].cols = ops::valid_range(taps[t].offset[d - 1], s.stride[d - 1], s.in[d - 1], s.out[d - 1]);
+    }
+  }
 };
 
-// Walks output positions of one im2col row (input channel c, kernel position r) in raster order,
-// tracking the input row they read from: `row` is null while the outer coordinates fall in padding.
-class Im2colCursor {
- public:
-  Im2colCursor(const Im2col& ic, int64_t k, int64_t n0) : s_(*ic.sp), stride_(ic.in_stride) {
-    const size_t d = s_.rank();
-    last_ = d - 1;
-    const int64_t ks = s_.kernel_size();
-    plane_ = ic.x + (k / ks) * s_.in_size();
-    int64_t r = k % ks;
-    for (size_t i = d; i-- > 0;) {
-      offset_[i] = (r % s_.kernel[i]) * s_.dilation[i] - s_.pad_begin[i];
-      r /= s_.kernel[i];
+// Row (channel plane, kernel tap) of the im2col matrix for the nc output positions starting at
+// coordinates o0, built one output-row segment at a time: a zero fill, a copy (or a strided gather)
+// of the in-bounds stretch, and another zero fill.
+void im2col_row(const Im2col& ic, const float* plane, const KernelTap& tap, const int64_t* o0, int64_t nc,
+                float* row) {
+  const Spatial& s = *ic.sp;
+  const size_t last = s.rank() - 1;
+  const int64_t OW = s.out[last], sw = s.stride[last];
+  int64_t o[8];
+  std::copy(o0, o0 + s.rank(), o);
+  for (int64_t done = 0; done < nc;) {
+    const int64_t ox0 = o[last];
+    const int64_t len = std::min(OW - ox0, nc - done);
+    float* dst = row + done;
+    const float* src = plane;
+    for (size_t i = 0; i < last && src; ++i) {
+      const int64_t ii = o[i] * s.stride[i] + tap.offset[i];
+      src = ii >= 0 && ii < s.in[i] ? src + ii * ic.in_stride[i] : nullptr;
     }
-    for (size_t i = d; i-- > 0;) {
-      o_[i] = n0 % s_.out[i];
-      n0 /= s_.out[i];
+    // In-bounds outputs of this segment: [a, b), relative to ox0.
+    const int64_t a = src ? std::clamp(tap.cols.lo, ox0, ox0 + len) - ox0 : len;
+    const int64_t b = src ? std::clamp(tap.cols.hi, ox0 + a, ox0 + len) - ox0 : len;
+    ops::simd::fill(dst, 0.0f, a);
+    if (b > a) {
+      const float* s0 = src + (ox0 + a) * sw + tap.offset[last];
+      if (sw == 1) {
+        ops::simd::copy(dst + a, s0, b - a);
+      } else {
+        for (int64_t j = 0; j < b - a; ++j) dst[a + j] = s0[j * sw];
+      }
     }
-    cols_ = ops::valid_range(offset_[last_], s_.stride[last_], s_.in[last_], s_.out[last_]);
-    locate_row();
-  }
-
-  // Copies 8 consecutive positions with vector loads when they lie in one valid stretch of one row
-  // (stride 1 or 2); returns false, without moving, otherwise.
-  bool try_copy8(float* dst) {
-    const int64_t ox = o_[last_], sw = s_.stride[last_];
-    if (!row_ || ox < cols_.lo || ox + 8 > cols_.hi || ox + 8 > s_.out[last_]) return false;
-    const float* src = row_ + ox * sw + offset_[last_];
-    if (sw == 1) {
-      ops::simd::store(dst, ops::simd::load(src));
-      ops::simd::store(dst + 4, ops::simd::load(src + 4));
-    } else if (sw == 2 && (ox + 7) * 2 + offset_[last_] + 1 < s_.in[last_]) {  // the loads read src[15]
-      ops::simd::store(dst, load_strided<2>(src));
-      ops::simd::store(dst + 4, load_strided<2>(src + 8));
-    } else {
-      return false;
-    }
-    advance(8);
-    return true;
-  }
-
-  float next() {
-    const int64_t ox = o_[last_];
-    const float v = row_ && ox >= cols_.lo && ox < cols_.hi ? row_[ox * s_.stride[last_] + offset_[last_]] : 0.0f;
-    advance(1);
-    return v;
-  }
-
- private:
-  void advance(int64_t n) {
-    o_[last_] += n;
-    if (o_[last_] < s_.out[last_]) return;
-    for (size_t i = last_; i > 0 && o_[i] == s_.out[i]; --i) {
-      o_[i] = 0;
-      ++o_[i - 1];
-    }
-    locate_row();
-  }
-  void locate_row() {
-    row_ = plane_;
-    for (size_t i = 0; i < last_ && row_; ++i) {
-      const int64_t ii = o_[i] * s_.stride[i] + offset_[i];
-      row_ = ii >= 0 && ii < s_.in[i] ? row_ + ii * stride_[i] : nullptr;
+    ops::simd::fill(dst + b, 0.0f, len - b);
+    done += len;
+    o[last] += len;
+    for (size_t i = last; i > 0 && o[i] == s.out[i]; --i) {
+      o[i] = 0;
+      ++o[i - 1];
     }
   }
+}
 
-  const Spatial& s_;
-  const std::vector<int64_t>& stride_;
-  size_t last_ = 0;
-  const float* plane_ = nullptr;
-  const float* row_ = nullptr;
-  int64_t offset_[8] = {};
-  int64_t o_[8] = {};
-  ops::ValidRange cols_{0, 0};
-};
-
-// GemmPackFn: im2col rows [k0, k0+kc) x positions [n0, n0+nc) straight into NR-wide panels.
+// GemmPackFn: im2col rows [k0, k0+kc) x positions [n0, n0+nc) into NR-wide panels.
 void im2col_pack(const void* context, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* dst) {
   static_assert(ops::kGemmNR == 8, "im2col copies 8 positions per panel row");
   const Im2col& ic = *static_cast<const Im2col*>(context);
+  const Spatial& s = *ic.sp;
+  int64_t o0[8];
+  for (size_t i = s.rank(); i-- > 0;) {
+    o0[i] = n0 % s.out[i];
+    n0 /= s.out[i];
+  }
+  const int64_t padded = (nc + 7) / 8 * 8;
+  float* row = ops::gemm_scratch(2, static_cast<size_t>(padded));
+  ops::simd::fill(row + nc, 0.0f, padded - nc);
+  const int64_t ks = static_cast<int64_t>(ic.taps.size()), plane_size = s.in_size();
+  int64_t c = k0 / ks, r = k0 % ks;
   for (int64_t k = 0; k < kc; ++k) {
-    Im2colCursor cur(ic, k0 + k, n0);
-    for (int64_t j = 0; j < nc; j += 8) {
-      float* out = dst + (j / 8) * kc * 8 + k * 8;
-      const int64_t cnt = std::min<int64_t>(8, nc - j);
-      if (cnt == 8 && cur.try_copy8(out)) continue;
-      for (int64_t e = 0; e < 8; ++e) out[e] = e < cnt ? cur.next() : 0.0f;
+    im2col_row(ic, ic.x + c * plane_size, ic.taps[static_cast<size_t>(r)], o0, nc, row);
+    for (int64_t j = 0; j < padded; j += 8) ops::simd::copy(dst + (j / 8) * kc * 8 + k * 8, row + j, 8);
+    if (++r == ks) {
+      r = 0;
+      ++c;
     }
   }
 }
@@ -342,7 +288,7 @@ void conv(KernelContext& ctx) {
   // With many outputs per input plane (a grayscale stem conv, say) the GEMM's register tile reuses
   // each loaded input better than one direct pass per output channel.
   if (cs.Cg == 1 && cs.Mg < 8 && sp.rank() <= 2) {
-    Depthwise dw(as_plane(sp));
+    Depthwise dw(ops::as_plane(sp));
     const int64_t ks = sp.kernel_size();
     for (int64_t n = 0; n < cs.batch; ++n) {
       for (int64_t g = 0; g < cs.group; ++g) {
@@ -366,8 +312,7 @@ void conv(KernelContext& ctx) {
   });
 
   const bool pointwise = is_pointwise(sp);
-  Im2col ic{nullptr, &sp, std::vector<int64_t>(sp.rank(), 1)};
-  for (size_t i = sp.rank() - 1; i-- > 0;) ic.in_stride[i] = ic.in_stride[i + 1] * sp.in[i + 1];
+  Im2col ic(sp);
   for (int64_t n = 0; n < cs.batch; ++n) {
     for (int64_t g = 0; g < cs.group; ++g) {
       const float* xg = xd + (n * cs.C + g * cs.Cg) * in_size;

@@ -1,6 +1,10 @@
 #include "ops/conv_common.h"
 
+#include <algorithm>
 #include <any>
+
+#include "ops/gemm_kernel.h"
+#include "ops/simd.h"
 
 namespace ptq::ops {
 
@@ -116,5 +120,42 @@ const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index
   build(local.data);
   return local.data;
 }
+
+Plane2D as_plane(const Spatial& s) {
+  if (s.rank() == 1) return {1, s.in[0], 1, s.out[0], 1, s.kernel[0], 1, s.stride[0], 1, s.dilation[0], 0, s.pad_begin[0]};
+  return {s.in[0],     s.in[1],     s.out[0],       s.out[1],      s.kernel[0],    s.kernel[1],
+          s.stride[0], s.stride[1], s.dilation[0], s.dilation[1], s.pad_begin[0], s.pad_begin[1]};
+}
+
+PaddedPlane::PaddedPlane(const Plane2D& p, int scratch_slot, int flat_slot)
+    : p_(p), slot_(scratch_slot), flat_slot_(flat_slot) {
+  rows_ = (p.OH - 1) * p.sh + (p.kh - 1) * p.dh + 1;
+  wp_ = (p.OW - 1) * p.sw + (p.kw - 1) * p.dw + 1;
+  wp_ = (wp_ + p.sw - 1) / p.sw * p.sw;  // whole output steps per padded row (flat runs)
+  for (int64_t ky = 0; ky < p.kh; ++ky) {
+    for (int64_t kx = 0; kx < p.kw; ++kx) taps_.push_back(ky * p.dh * wp_ + kx * p.dw);
+  }
+}
+
+void PaddedPlane::load(const float* x, float fill) {
+  // 8 floats of slack: stride-2 vector loads read one element past the last sample they use.
+  const int64_t size = rows_ * wp_ + 8;
+  data_ = gemm_scratch(slot_, static_cast<size_t>(size));
+  // Input rows [0, y1) and columns [0, x1) land at (pt + iy, pl + ix); everything else is `fill`.
+  const int64_t y1 = std::max<int64_t>(0, std::min(p_.H, rows_ - p_.pt));
+  const int64_t x1 = std::max<int64_t>(0, std::min(p_.W, wp_ - p_.pl));
+  float* at = data_;
+  for (int64_t iy = 0; iy < y1; ++iy) {
+    float* row = data_ + (iy + p_.pt) * wp_;
+    simd::fill(at, fill, row + p_.pl - at);
+    simd::copy(row + p_.pl, x + iy * p_.W, x1);
+    at = row + p_.pl + x1;
+  }
+  simd::fill(at, fill, data_ + size - at);
+}
+
+float* PaddedPlane::flat_buffer(int64_t count) const { return gemm_scratch(flat_slot_, static_cast<size_t>(count)); }
+
+void PaddedPlane::copy_row(float* dst, const float* src) const { simd::copy(dst, src, p_.OW); }
 
 }  // namespace ptq::ops

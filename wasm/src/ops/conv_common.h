@@ -69,4 +69,49 @@ inline ValidRange valid_range(int64_t offset, int64_t stride, int64_t in, int64_
   return {lo, hi};
 }
 
+// A 1-D or 2-D spatial geometry as 2-D (a 1-D op is a 2-D op over a single row).
+struct Plane2D {
+  int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl;
+};
+Plane2D as_plane(const Spatial& s);
+
+// One input plane copied into a scratch buffer with `fill` all around (zeros for conv and average
+// pooling, lowest() for max pooling), sized so that every window of the output grid, including
+// ceil_mode overhang, reads inside it: window loops need no bounds checks. Outputs are produced in
+// runs: output q of a run reads P[base + q*sw + tap_offset(ky, kx)]. With a vertical stride of 1 all
+// rows form one flat run (row pitch pitch()/sw outputs, of which the first OW are kept), so small
+// planes (7x7, 14x14) still vectorise; otherwise there is one run per output row.
+class PaddedPlane {
+ public:
+  PaddedPlane(const Plane2D& p, int scratch_slot, int flat_slot);
+  void load(const float* x, float fill);
+  const Plane2D& geometry() const { return p_; }
+  int64_t pitch() const { return wp_; }
+  const std::vector<int64_t>& tap_offsets() const { return taps_; }  // ky*dh*pitch + kx*dw, row-major
+
+  // run(base, count, dst): dst[q] for q < count from P reads at base + q*sw + tap offsets.
+  template <class Run>
+  void for_each_run(float* y, Run&& run) const {
+    if (p_.sh != 1) {
+      for (int64_t oy = 0; oy < p_.OH; ++oy) run(data_ + oy * p_.sh * wp_, p_.OW, y + oy * p_.OW);
+      return;
+    }
+    const int64_t step = wp_ / p_.sw;
+    const int64_t count = (p_.OH - 1) * step + p_.OW;
+    float* flat = flat_buffer(count);
+    run(data_, count, flat);
+    for (int64_t oy = 0; oy < p_.OH; ++oy) copy_row(y + oy * p_.OW, flat + oy * step);
+  }
+
+ private:
+  float* flat_buffer(int64_t count) const;
+  void copy_row(float* dst, const float* src) const;
+
+  Plane2D p_;
+  int slot_, flat_slot_;
+  int64_t rows_ = 0, wp_ = 0;
+  std::vector<int64_t> taps_;
+  float* data_ = nullptr;
+};
+
 }  // namespace ptq::ops

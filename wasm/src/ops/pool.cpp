@@ -1,4 +1,6 @@
 // MaxPool, AveragePool, LpPool (1-3 spatial dims) and GlobalAveragePool / GlobalMaxPool / GlobalLpPool.
+// Float max / average pooling of 1-D and 2-D inputs (the hot case) runs vectorised over a padded
+// copy of each plane; 3-D, LpPool, int8/uint8 and MaxPool with Indices use a generic window loop.
 //
 // Windows follow the ONNX reference (onnx/reference/ops/op_pool_common.py): window o starts at
 // o*stride - pad_begin; padding never contributes to MaxPool (it acts as -inf) and, with ceil_mode,
@@ -15,6 +17,7 @@
 #include "core/half.h"
 #include "exec/registry.h"
 #include "ops/conv_common.h"
+#include "ops/simd.h"
 
 namespace ptq::exec {
 
@@ -122,6 +125,80 @@ void pool_plane(const T* x, const Pool3& g, const PoolOptions& opt, T* y, int64_
   }
 }
 
+// ---- float max / average pooling of 1-D and 2-D inputs: window loops over a padded plane ----------
+
+// dst[q] = max or sum over taps t of base[q*stride + taps[t]], the padded plane supplying lowest()
+// (max) or 0 (sum) outside the input. S = compile-time stride (1, 2) or 0 for the scalar loop.
+template <bool Max, int S>
+void window_run(const float* base, const int64_t* taps, int64_t nt, int64_t stride, int64_t count, float* dst) {
+  using ops::simd::V4;
+  const float init = Max ? std::numeric_limits<float>::lowest() : 0.0f;
+  int64_t q = 0;
+  if constexpr (S != 0) {
+    for (; q + 4 <= count; q += 4) {
+      V4 acc = ops::simd::splat(init);
+      for (int64_t t = 0; t < nt; ++t) {
+        const V4 v = ops::simd::load_every<S>(base + q * S + taps[t]);
+        acc = Max ? ops::simd::max_skip_nan(acc, v) : acc + v;
+      }
+      ops::simd::store(dst + q, acc);
+    }
+  }
+  for (; q < count; ++q) {
+    float acc = init;
+    for (int64_t t = 0; t < nt; ++t) {
+      const float v = base[q * stride + taps[t]];
+      acc = Max ? (v > acc ? v : acc) : acc + v;
+    }
+    dst[q] = acc;
+  }
+}
+
+using WindowRunFn = void (*)(const float*, const int64_t*, int64_t, int64_t, int64_t, float*);
+
+template <bool Max>
+WindowRunFn pick_window_run(int64_t stride) {
+  return stride == 1 ? &window_run<Max, 1> : stride == 2 ? &window_run<Max, 2> : &window_run<Max, 0>;
+}
+
+// Number of in-bounds taps of each output's window along one axis.
+std::vector<int64_t> valid_taps(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
+                                int64_t pad) {
+  std::vector<int64_t> n(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const ops::ValidRange j = ops::valid_range(o * stride - pad, dilation, in, kernel);
+    n[static_cast<size_t>(o)] = j.hi - j.lo;
+  }
+  return n;
+}
+
+void pool_planes_2d(const Tensor& x, const Spatial& s, const PoolOptions& opt, Tensor& y) {
+  const ops::Plane2D p = ops::as_plane(s);
+  ops::PaddedPlane plane(p, 2, 3);
+  const bool max = opt.kind == PoolKind::Max;
+  const WindowRunFn run = max ? pick_window_run<true>(p.sw) : pick_window_run<false>(p.sw);
+  const std::vector<int64_t>& taps = plane.tap_offsets();
+  const std::vector<int64_t> ny = valid_taps(p.H, p.OH, p.kh, p.sh, p.dh, p.pt);
+  const std::vector<int64_t> nx = valid_taps(p.W, p.OW, p.kw, p.sw, p.dw, p.pl);
+  const int64_t planes = x.dim(0) * x.dim(1), in_size = p.H * p.W, out_size = p.OH * p.OW;
+  for (int64_t c = 0; c < planes; ++c) {
+    float* yc = y.mutable_data<float>() + c * out_size;
+    plane.load(x.data<float>() + c * in_size, max ? std::numeric_limits<float>::lowest() : 0.0f);
+    plane.for_each_run(yc, [&](const float* base, int64_t count, float* dst) {
+      run(base, taps.data(), static_cast<int64_t>(taps.size()), p.sw, count, dst);
+    });
+    if (max) continue;
+    for (int64_t oy = 0; oy < p.OH; ++oy) {
+      for (int64_t ox = 0; ox < p.OW; ++ox) {
+        const int64_t n = opt.count_include_pad ? opt.kernel_elems : ny[oy] * nx[ox];
+        yc[oy * p.OW + ox] /= static_cast<float>(n);
+      }
+    }
+  }
+}
+
+// ---- generic path ----------------------------------------------------------------------------------
+
 template <class T>
 void pool_all(const Tensor& x, const Spatial& s, const PoolOptions& opt, Tensor& y, Tensor* indices) {
   const Pool3 g = normalise(s);
@@ -180,7 +257,11 @@ void pool(KernelContext& ctx, PoolKind kind) {
   } else {
     const Tensor x = ops::float_input(ctx, x_in, "X");
     Tensor y(DType::Float, y_shape);
-    pool_all<float>(x, s, opt, y, idx);
+    if (kind != PoolKind::Lp && !idx && s.rank() <= 2 && y.numel() > 0) {
+      pool_planes_2d(x, s, opt, y);
+    } else {
+      pool_all<float>(x, s, opt, y, idx);
+    }
     ctx.outputs[0] = ops::to_dtype(y, dt);
   }
   if (want_indices) ctx.outputs[1] = indices;

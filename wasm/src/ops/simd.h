@@ -18,6 +18,28 @@ inline V4 load(const float* p) {
 inline void store(float* p, V4 v) { std::memcpy(p, &v, sizeof(v)); }
 inline V4 splat(float x) { return V4{x, x, x, x}; }
 
+// Elements p[0], p[S], p[2S], p[3S] for S = 1 or 2. With S = 2 this reads p[7], one element past
+// the last one used: callers keep a float of slack after their data.
+template <int S>
+inline V4 load_every(const float* p) {
+  static_assert(S == 1 || S == 2, "strides 1 and 2 only");
+  if constexpr (S == 1) {
+    return load(p);
+  } else {
+    return __builtin_shufflevector(load(p), load(p + 4), 0, 2, 4, 6);
+  }
+}
+
+// b > a ? b : a, so a NaN in b is skipped (onnxruntime's MaxPool rule): one maxps natively and
+// f32x4.pmax in wasm (pmax(a, b) = a < b ? b : a), where a plain select would take 3 instructions.
+inline V4 max_skip_nan(V4 a, V4 b) {
+#ifdef __wasm_simd128__
+  return __builtin_wasm_pmax_f32x4(a, b);
+#else
+  return b > a ? b : a;
+#endif
+}
+
 // Short copies / fills inline: in wasm, std::copy / std::fill become calls to libc memcpy / memset,
 // whose per-call cost dominates for rows of a few dozen floats (depthwise padding, 7x7 planes).
 inline void copy(float* dst, const float* src, int64_t n) {
