@@ -209,7 +209,6 @@ TEST(HzToQdq, AsymmetricUint8KeepsItsZeroPoint) {
 }
 
 TEST(HzToQdq, GroupedConvTransposeWeightsAreRegroupedAroundQdq) {
-  GTEST_SKIP() << "known bug: ASan reports a heap-use-after-free in hz_to_qdq's regrouped ConvTranspose path (open in the issue note)";
   const ir::Model fm = ModelBuilder()
                            .input("x", DType::Float, {1, 4, 3, 3})
                            .initializer("W", random_tensor({4, 3, 2, 2}, 5))
