@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <any>
 #include <random>
 #include <vector>
@@ -52,15 +53,16 @@ std::vector<float> naive_conv(const ConvCase& cc, const std::vector<float>& x, c
   const std::vector<int64_t> in(cc.x.begin() + 2, cc.x.end()), ks(cc.w.begin() + 2, cc.w.end()), out = cc.out();
   const int64_t in_size = numel_of(in), k_size = numel_of(ks), out_size = numel_of(out);
   std::vector<float> y(static_cast<size_t>(N * M * out_size));
+  std::vector<int64_t> o(r), k(r);
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t m = 0; m < M; ++m) {
       const int64_t g = m / Mg;
-      std::vector<int64_t> o(r, 0);
+      std::fill(o.begin(), o.end(), 0);
       int64_t oi = 0;
       do {
         double acc = cc.bias ? b[m] : 0.0;
         for (int64_t c = 0; c < Cg; ++c) {
-          std::vector<int64_t> k(r, 0);
+          std::fill(k.begin(), k.end(), 0);
           int64_t ki = 0;
           do {
             int64_t xi = 0;

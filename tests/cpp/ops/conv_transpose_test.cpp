@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -39,14 +40,15 @@ std::vector<float> naive_transpose(const TCase& t, const std::vector<float>& x, 
   const std::vector<int64_t> in(t.x.begin() + 2, t.x.end()), ks(t.w.begin() + 2, t.w.end());
   const int64_t in_size = numel_of(in), k_size = numel_of(ks), out_size = numel_of(t.out);
   std::vector<double> y(static_cast<size_t>(N * M * out_size), 0.0);
+  std::vector<int64_t> i(r), k(r);
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t c = 0; c < C; ++c) {
       const int64_t g = c / Cg;
-      std::vector<int64_t> i(r, 0);
+      std::fill(i.begin(), i.end(), 0);
       int64_t ii = 0;
       do {
         for (int64_t m = 0; m < Mg; ++m) {
-          std::vector<int64_t> k(r, 0);
+          std::fill(k.begin(), k.end(), 0);
           int64_t ki = 0;
           do {
             int64_t oi = 0;
