@@ -1,0 +1,71 @@
+// The app's one observable store (brief, Contract 3). Keys used across the app:
+//   graph            graphJson object (docs/graph-schema.md) of the loaded model, or null
+//   modelBytes       Uint8Array of the loaded .onnx
+//   modelName        its file name
+//   calibrationFiles [{path: '<input>/<file>.npy', bytes}] of the calibration_data folder, or null
+//   selection        node name | null (the sidebar shows it)
+//   picked           Set of node names (multi-select; replace the Set, do not mutate it in place)
+//   heat             { values: Map<nodeName, {value, color, label}>, legend: {title, direction, domain} } | null
+//   focus            node name to centre in the graph view (set it again to re-centre)
+//   results          merged result object
+//   error            message for the banner | null; the page stays usable
+//   status           short progress text ('Loading model…') | null
+// Listeners get (value, previous, key). `set` notifies even when the value is identical so that
+// re-setting 'focus' to the same node re-centres it; use `update` to notify only on change.
+
+export function createStore(initial = {}) {
+  const values = new Map(Object.entries(initial));
+  const listeners = new Map();
+
+  function on(key, fn) {
+    if (!listeners.has(key)) listeners.set(key, new Set());
+    listeners.get(key).add(fn);
+    return () => listeners.get(key).delete(fn);
+  }
+
+  function set(key, value) {
+    const previous = values.get(key);
+    values.set(key, value);
+    for (const fn of [...(listeners.get(key) ?? []), ...(listeners.get('*') ?? [])]) {
+      try {
+        fn(value, previous, key);
+      } catch (err) {
+        // One broken listener (e.g. a panel) must not stop the others nor the caller.
+        console.error(`state listener for '${key}' failed:`, err);
+        if (key !== 'error') set('error', `Internal error while updating '${key}': ${err.message}`);
+      }
+    }
+  }
+
+  return {
+    get: (key) => values.get(key),
+    set,
+    update(key, value) {
+      if (values.get(key) !== value) set(key, value);
+    },
+    on,
+    // Several keys at once, then listeners in the given order.
+    setMany(entries) {
+      for (const [k, v] of Object.entries(entries)) set(k, v);
+    },
+    keys: () => [...values.keys()],
+  };
+}
+
+export const DEFAULTS = Object.freeze({
+  graph: null,
+  modelBytes: null,
+  modelName: null,
+  calibrationFiles: null,
+  selection: null,
+  picked: new Set(),
+  heat: null,
+  focus: null,
+  results: null,
+  error: null,
+  status: null,
+});
+
+// The app-wide store (main.mjs and every panel share it).
+export const state = createStore({ ...DEFAULTS, picked: new Set() });
+export default state;
