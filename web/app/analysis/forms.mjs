@@ -1,0 +1,113 @@
+// The panels' form fields per analysis (option names of the python API) and a tiny DOM form builder.
+import { METRICS, NODE_TYPES } from './requests.mjs';
+
+const metric = (name = 'metric', label = 'Metric') => ({ name, label, type: 'select', options: METRICS });
+const dataNum = { name: 'data_num', label: 'data_num', type: 'number', value: '1', min: 1, placeholder: 'all', hint: 'empty = all samples' };
+const sampleSelection = { name: 'sample_selection', label: 'Samples', type: 'select', options: ['last', 'first'], hint: 'last = the original\'s rule (§2.3)' };
+const nodes = (name, label, extra = {}) => ({ name, label, type: 'nodes', ...extra });
+
+const sweep = [
+  { name: 'node_type', label: 'node_type', type: 'select', options: NODE_TYPES, value: 'activation' },
+  { name: 'metrics', label: 'Metrics', type: 'multi', options: METRICS, value: ['cosine-similarity'] },
+  dataNum,
+  sampleSelection,
+  nodes('output_node', 'output_node', { hint: 'empty = graph outputs' }),
+  { name: 'use_picked', label: 'Only the nodes picked on the graph (interested_nodes)', type: 'checkbox' },
+];
+
+export const FORMS = {
+  sensitivity: sweep,
+  leave_one_out: sweep,
+  acc_error: [
+    nodes('quantize_node', 'quantize_node', { topk: true, hint: 'names, or weight / activation' }),
+    nodes('non_quantize_node', 'non_quantize_node', { topk: true }),
+    { name: 'topk', label: 'k (top-k of the sensitivity table)', type: 'number', value: '5', min: 1 },
+    metric(),
+    { name: 'average_mode', label: 'average_mode (running mean)', type: 'checkbox' },
+  ],
+  distribution: [nodes('nodes_list', 'nodes_list', { topk: true })],
+  channelwise: [
+    nodes('nodes_list', 'nodes_list (calibration nodes)', { topk: true }),
+    { name: 'axis', label: 'axis', type: 'number', placeholder: 'node default' },
+  ],
+  stat_info: [nodes('nodes_list', 'nodes_list', { hint: 'empty = every calibration node' })],
+  sensitivity_analysis: [
+    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: '0.999', step: 'any' },
+    dataNum,
+    nodes('sensitive_nodes', 'sensitive_nodes', { hint: 'empty = pick from the node ranking' }),
+  ],
+  runall: [
+    { name: 'node_type', label: 'node_type', type: 'select', options: ['', ...NODE_TYPES], labels: { '': 'weight + activation' } },
+    { name: 'ns_metrics', label: 'ns_metrics', type: 'multi', options: METRICS, value: ['cosine-similarity'] },
+    dataNum,
+    metric('ae_metric', 'ae_metric'),
+    { name: 'average_mode', label: 'average_mode', type: 'checkbox' },
+    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: '0.999', step: 'any' },
+  ],
+};
+
+function el(doc, tag, attrs = {}, ...children) {
+  const e = doc.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'text') e.textContent = v;
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+export { el };
+
+// Builds the fields into `form`; `actions.picked(name)` / `actions.topk(name)` fill node lists.
+export function buildForm(form, fields, actions) {
+  const doc = form.ownerDocument;
+  for (const f of fields) {
+    const id = `ptq-${form.dataset.analysis}-${f.name}`;
+    const row = el(doc, 'div', { class: `ptq-field ptq-field-${f.type}` });
+    if (f.type === 'checkbox') {
+      row.append(el(doc, 'label', { for: id }, el(doc, 'input', { type: 'checkbox', id, name: f.name, checked: f.value }), doc.createTextNode(` ${f.label}`)));
+    } else {
+      row.append(el(doc, 'label', { for: id, text: f.label }));
+      if (f.type === 'select') {
+        const sel = el(doc, 'select', { id, name: f.name });
+        for (const o of f.options) sel.append(el(doc, 'option', { value: o, text: f.labels?.[o] ?? o, selected: o === (f.value ?? f.options[0]) }));
+        row.append(sel);
+      } else if (f.type === 'multi') {
+        const box = el(doc, 'span', { class: 'ptq-multi', id });
+        for (const o of f.options) {
+          box.append(el(doc, 'label', {}, el(doc, 'input', { type: 'checkbox', name: f.name, value: o, checked: f.value?.includes(o) }), doc.createTextNode(` ${o} `)));
+        }
+        row.append(box);
+      } else {
+        row.append(el(doc, 'input', {
+          id, name: f.name, type: f.type === 'number' ? 'number' : 'text', value: f.value ?? '',
+          placeholder: f.placeholder, min: f.min, step: f.step,
+        }));
+        if (f.type === 'nodes') {
+          const pick = el(doc, 'button', { type: 'button', class: 'ptq-use-picked', text: '← picked', title: 'the nodes picked on the graph (Ctrl/Shift+click)' });
+          pick.addEventListener('click', () => actions.picked(f.name));
+          row.append(pick);
+          if (f.topk) {
+            const top = el(doc, 'button', { type: 'button', class: 'ptq-use-topk', text: '← top-k', title: 'the k most sensitive items of the sensitivity table' });
+            top.addEventListener('click', () => actions.topk(f.name));
+            row.append(top);
+          }
+        }
+      }
+    }
+    if (f.hint) row.append(el(doc, 'small', { class: 'ptq-hint', text: f.hint }));
+    form.append(row);
+  }
+}
+
+// The form's values: multi → array of checked values, checkbox → boolean, others → string.
+export function readForm(form, fields) {
+  const out = {};
+  for (const f of fields) {
+    if (f.type === 'multi') out[f.name] = [...form.querySelectorAll(`input[name="${f.name}"]:checked`)].map((i) => i.value);
+    else if (f.type === 'checkbox') out[f.name] = Boolean(form.querySelector(`input[name="${f.name}"]`)?.checked);
+    else out[f.name] = form.querySelector(`[name="${f.name}"]`)?.value ?? '';
+  }
+  return out;
+}

@@ -1,0 +1,111 @@
+// The "Analyses" dock panel: one tab per analysis (+ Run all), its form, Run / Cancel, a progress bar
+// with ETA, and the analysis' results (tables and charts) as they stream in.
+import { ANALYSES, buildRequest, runAllOptions, topK } from './requests.mjs';
+import { FORMS, buildForm, el, readForm } from './forms.mjs';
+import { progressText, formatDuration } from './runner.mjs';
+import { renderResultView } from './views.mjs';
+
+const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
+
+export function mountAnalysesPanel(root, state, runner) {
+  const doc = root.ownerDocument;
+  let current = 'sensitivity';
+  const forms = new Map();
+
+  const tabs = el(doc, 'nav', { class: 'ptq-analysis-tabs', role: 'tablist' });
+  const formHost = el(doc, 'div', { class: 'ptq-analysis-forms' });
+  const runBtn = el(doc, 'button', { type: 'button', class: 'ptq-run', text: 'Run' });
+  const cancelBtn = el(doc, 'button', { type: 'button', class: 'ptq-cancel', text: 'Cancel', disabled: true });
+  const bar = el(doc, 'progress', { class: 'ptq-progress', max: 1, value: 0 });
+  const barText = el(doc, 'span', { class: 'ptq-progress-text', 'aria-live': 'polite' });
+  const output = el(doc, 'div', { class: 'ptq-analysis-output' });
+  root.append(el(doc, 'div', { class: 'ptq-analyses' },
+    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, runBtn, cancelBtn, bar, barText), output));
+
+  const actions = (form) => ({
+    picked(name) {
+      form.querySelector(`[name="${name}"]`).value = [...(state.get('picked') ?? [])].join(', ');
+    },
+    topk(name) {
+      const k = Number(form.querySelector('[name="topk"]')?.value) || 5;
+      const result = state.get('results');
+      const type = ['activation', 'weight', 'node'].find((t) => result?.sensitivity?.[t]);
+      if (!type) {
+        state.set('error', 'top-k: run a sensitivity analysis first (its most sensitive items fill this list)');
+        return;
+      }
+      form.querySelector(`[name="${name}"]`).value = topK(result, type, k).join(', ');
+    },
+  });
+
+  for (const tab of TABS) {
+    const b = el(doc, 'button', { type: 'button', role: 'tab', 'data-analysis': tab.id, text: tab.title });
+    b.addEventListener('click', () => select(tab.id));
+    tabs.append(b);
+    const form = el(doc, 'form', { class: 'ptq-analysis-form', 'data-analysis': tab.id, hidden: true });
+    form.addEventListener('submit', (e) => { e.preventDefault(); start(); });
+    buildForm(form, FORMS[tab.id], actions(form));
+    formHost.append(form);
+    forms.set(tab.id, form);
+  }
+
+  function select(id) {
+    current = id;
+    for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.analysis === id));
+    for (const [fid, f] of forms) f.hidden = fid !== id;
+    drawOutput();
+  }
+
+  function drawOutput() {
+    output.replaceChildren();
+    renderResultView(output, current, state.get('results'), state);
+  }
+
+  async function start() {
+    const form = forms.get(current);
+    const values = readForm(form, FORMS[current]);
+    let kind = 'analysis';
+    let payload;
+    try {
+      if (current === 'runall') {
+        kind = 'runall';
+        payload = runAllOptions(values);
+      } else {
+        payload = buildRequest(current, values, state.get('picked'));
+      }
+    } catch (err) {
+      state.set('error', err.message);
+      return;
+    }
+    try {
+      await runner.run(kind, payload, TABS.find((t) => t.id === current).title);
+    } catch {
+      // runner put the message in state 'error' (the banner)
+    }
+  }
+
+  runBtn.addEventListener('click', start);
+  cancelBtn.addEventListener('click', () => runner.cancel());
+
+  runner.on((ev) => {
+    if (ev.type === 'start') {
+      runBtn.disabled = true;
+      cancelBtn.disabled = false;
+      bar.removeAttribute('value'); // indeterminate until the first progress
+      barText.textContent = `${ev.label}: starting…`;
+    } else if (ev.type === 'progress') {
+      bar.max = ev.total || 1;
+      bar.value = ev.done;
+      barText.textContent = progressText(ev);
+    } else if (ev.type === 'done' || ev.type === 'error') {
+      runBtn.disabled = false;
+      cancelBtn.disabled = true;
+      bar.value = ev.type === 'done' && !ev.cancelled ? bar.max : bar.value || 0;
+      barText.textContent = ev.type === 'error' ? `${ev.label}: failed`
+        : `${ev.label}: ${ev.cancelled ? 'cancelled' : 'done'} in ${formatDuration(ev.elapsedMs)}`;
+    }
+  });
+
+  state.on('results', () => drawOutput());
+  select(current);
+}

@@ -1,0 +1,115 @@
+// Analysis requests (Contract 1) from the panels' form values (pure).
+// Option names are the python API's (reference §3–§8).
+
+export const ANALYSES = [
+  { id: 'sensitivity', title: 'Sensitivity' },
+  { id: 'acc_error', title: 'Accumulated error' },
+  { id: 'distribution', title: 'Distributions' },
+  { id: 'channelwise', title: 'Channel box plots' },
+  { id: 'stat_info', title: 'Calibration stat info' },
+  { id: 'sensitivity_analysis', title: 'Sensitivity analysis' },
+  { id: 'leave_one_out', title: 'Leave-one-out' },
+];
+
+export const METRICS = ['cosine-similarity', 'mse', 'mre', 'sqnr', 'chebyshev'];
+export const NODE_TYPES = ['node', 'weight', 'activation'];
+
+// "" / undefined → null (the option's default); "3" → 3.
+function intOrNull(v) {
+  if (v === '' || v === null || v === undefined) return null;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`data_num must be a positive integer or empty for all samples (got '${v}')`);
+  return n;
+}
+
+function list(v) {
+  if (v === null || v === undefined) return [];
+  if (v instanceof Set) return [...v];
+  if (Array.isArray(v)) return v;
+  return String(v).split(/[,;\s]+/).filter(Boolean);
+}
+
+function orNull(names) {
+  return names.length ? names : null;
+}
+
+// form: the panel's values; picked: the graph's multi-selection (Set of node names).
+export function buildRequest(analysis, form = {}, picked = new Set()) {
+  const pickedList = [...picked];
+  switch (analysis) {
+    case 'sensitivity':
+    case 'leave_one_out': {
+      const metrics = list(form.metrics);
+      return {
+        analysis,
+        options: {
+          node_type: form.node_type ?? 'activation',
+          metrics: metrics.length ? metrics : ['cosine-similarity'],
+          data_num: intOrNull(form.data_num ?? 1),
+          sample_selection: form.sample_selection ?? 'last',
+          output_node: orNull(list(form.output_node)),
+          interested_nodes: form.use_picked && pickedList.length ? pickedList : null,
+        },
+      };
+    }
+    case 'acc_error': {
+      const quantize = list(form.quantize_node);
+      const nonQuantize = list(form.non_quantize_node);
+      if (!quantize.length && !nonQuantize.length) {
+        throw new Error("accumulated error: set 'quantize_node' or 'non_quantize_node' (pick nodes on the graph, use the top-k of the sensitivity table, or type weight / activation)");
+      }
+      return {
+        analysis,
+        options: {
+          quantize_node: orNull(quantize),
+          non_quantize_node: orNull(nonQuantize),
+          metric: form.metric ?? 'cosine-similarity',
+          average_mode: Boolean(form.average_mode),
+        },
+      };
+    }
+    case 'distribution':
+    case 'stat_info':
+    case 'channelwise': {
+      const nodes = list(form.nodes_list ?? pickedList);
+      if (!nodes.length && analysis !== 'stat_info') {
+        throw new Error(`${analysis}: pick nodes on the graph (or type their names) first`);
+      }
+      const options = { nodes_list: orNull(nodes) };
+      if (analysis === 'channelwise' && form.axis !== '' && form.axis !== undefined && form.axis !== null) {
+        options.axis = Number(form.axis);
+      }
+      return { analysis, options };
+    }
+    case 'sensitivity_analysis':
+      return {
+        analysis,
+        options: {
+          pick_threshold: Number(form.pick_threshold ?? 0.999),
+          data_num: intOrNull(form.data_num ?? 1),
+          sensitive_nodes: orNull(list(form.sensitive_nodes ?? [])),
+        },
+      };
+    default:
+      throw new Error(`unknown analysis '${analysis}'`);
+  }
+}
+
+// The first k items of a sensitivity table (its sorted order), e.g. for the accumulated-error sets.
+export function topK(result, nodeType, k) {
+  const order = result?.sensitivity_order?.[nodeType] ?? Object.keys(result?.sensitivity?.[nodeType] ?? {});
+  return order.slice(0, Math.max(0, k));
+}
+
+// Options of runAll (§8.4) from the Run-all form.
+export function runAllOptions(form = {}) {
+  const metrics = list(form.ns_metrics);
+  return {
+    ns_metrics: metrics.length ? metrics : ['cosine-similarity'],
+    node_type: form.node_type || null,
+    data_num: intOrNull(form.data_num ?? 1),
+    ae_metric: form.ae_metric ?? 'cosine-similarity',
+    average_mode: Boolean(form.average_mode),
+    pick_threshold: Number(form.pick_threshold ?? 0.999),
+  };
+}

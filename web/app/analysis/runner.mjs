@@ -1,0 +1,145 @@
+// Runs analyses for the page (env-neutral; the pipeline and the worker spawner are injected so the
+// same code runs under Vitest with Node workers). One pool per loaded model + data: it is made on the
+// first run and dropped when state 'modelBytes' or 'calibrationFiles' change. Rows stream into state
+// 'results' as items finish (throttled), the merged document replaces them at the end.
+import { applyItemEvent, combineResults } from './results.mjs';
+
+const STREAM_INTERVAL_MS = 150;
+
+export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoolSize() }) {
+  let pool = null;
+  let running = null; // {controller, label}
+  const listeners = new Set();
+
+  const emit = (ev) => listeners.forEach((fn) => fn(ev));
+
+  function dropPool() {
+    pool?.terminate?.();
+    pool = null;
+  }
+  const offs = ['modelBytes', 'calibrationFiles'].map((k) => state.on(k, (v, prev) => {
+    if (v !== prev) {
+      cancel();
+      dropPool();
+    }
+  }));
+
+  async function ensurePool() {
+    if (pool) return pool;
+    const model = state.get('modelBytes');
+    const files = state.get('calibrationFiles');
+    if (!model) throw new Error('no model loaded: open a calibrated .onnx first');
+    if (!files?.length) throw new Error('no calibration data: open the calibration_data folder (or a .zip of it) first');
+    pool = await pipeline.createPool({ size, spawn, model, files });
+    return pool;
+  }
+
+  // A streaming view of state 'results' while `run` is in flight.
+  function streamer(base) {
+    let partial = null;
+    let timer = null;
+    const flush = () => {
+      timer = null;
+      if (partial) state.set('results', combineResults(base, partial));
+    };
+    return {
+      item(ev) {
+        partial = applyItemEvent(partial, ev);
+        timer ??= setTimeout(flush, STREAM_INTERVAL_MS);
+      },
+      stop() {
+        if (timer) clearTimeout(timer);
+        timer = null;
+      },
+      get partial() {
+        return partial;
+      },
+    };
+  }
+
+  // kind: 'analysis' (request) or 'runall' (options). Resolves to the final document (also put in
+  // state 'results'), or null when cancelled before any item finished.
+  async function run(kind, payload, label = kind === 'runall' ? 'Run all' : payload.analysis) {
+    if (running) throw new Error(`'${running.label}' is still running: cancel it first`);
+    const controller = new AbortController();
+    running = { controller, label };
+    const base = state.get('results');
+    const stream = streamer(base);
+    const started = Date.now();
+    emit({ type: 'start', label });
+    try {
+      const p = await ensurePool();
+      const hooks = {
+        signal: controller.signal,
+        onItem: (ev) => {
+          stream.item(ev);
+          emit({ type: 'item', event: ev });
+        },
+        onProgress: (done, total, etaMs) => emit({ type: 'progress', done, total, etaMs, elapsedMs: Date.now() - started }),
+      };
+      const result = kind === 'runall'
+        ? await pipeline.runAll(p, payload, hooks)
+        : await pipeline.runAnalysis(p, payload, hooks);
+      stream.stop();
+      const doc = typeof result === 'string' ? JSON.parse(result) : result;
+      if (doc) state.set('results', combineResults(base, doc));
+      emit({ type: 'done', label, cancelled: Boolean(doc?.cancelled || controller.signal.aborted), elapsedMs: Date.now() - started });
+      return doc;
+    } catch (err) {
+      stream.stop();
+      if (controller.signal.aborted) {
+        // Keep what finished: the rows streamed so far, marked cancelled.
+        if (stream.partial) state.set('results', combineResults(base, { ...stream.partial, cancelled: true }));
+        emit({ type: 'done', label, cancelled: true, elapsedMs: Date.now() - started });
+        return null;
+      }
+      // A worker that failed is not trusted with the next run.
+      dropPool();
+      emit({ type: 'error', label, message: err?.message ?? String(err) });
+      state.set('error', `${label}: ${err?.message ?? err}`);
+      throw err;
+    } finally {
+      running = null;
+    }
+  }
+
+  function cancel() {
+    running?.controller.abort();
+  }
+
+  return {
+    run,
+    cancel,
+    get running() {
+      return running?.label ?? null;
+    },
+    on(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    dispose() {
+      cancel();
+      dropPool();
+      offs.forEach((off) => off());
+    },
+  };
+}
+
+function defaultPoolSize() {
+  const cores = typeof navigator !== 'undefined' && navigator.hardwareConcurrency ? navigator.hardwareConcurrency : 2;
+  return Math.max(1, Math.min(4, cores - 1 || 1));
+}
+
+// "1 min 5 s", "12 s", "<1 s".
+export function formatDuration(ms) {
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  const s = Math.round(ms / 1000);
+  if (s < 1) return '<1 s';
+  if (s < 60) return `${s} s`;
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+export function progressText({ done, total, etaMs }) {
+  const eta = done < total && Number.isFinite(etaMs) ? ` · ETA ${formatDuration(etaMs)}` : '';
+  return `${done} / ${total} items${eta}`;
+}

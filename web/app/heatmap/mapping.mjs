@@ -1,0 +1,134 @@
+// Result rows → per-node heat values (pure; no DOM). Weight/activation rows are keyed by calibration
+// node; their value is shown on the normal nodes that consume that calibration node's output
+// (cali_normal_map, reference §1.9: graphJson `calibration.consumers`, else the row's `node` column).
+import { toNumber, formatValue } from '../../charts/format.mjs';
+import { METRIC_DIRECTION } from '../../charts/heat_scale.mjs';
+
+// Which way is "worse" (reference §4, the chart package's table); false for non-metric columns.
+export function worseIsLower(metric) {
+  return METRIC_DIRECTION[metric] === 'lower';
+}
+
+// Non-finite numbers are strings in the result JSON; the chart package parses and prints them.
+export { toNumber, formatValue };
+
+// The views of the heatmap toggle and where their rows live in the result document.
+export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out'];
+
+// {section, nodeType, rows, order} for a view, or null when the result has no such table.
+export function viewTable(result, view) {
+  if (!result) return null;
+  if (view === 'leave_one_out') {
+    const loo = result.leave_one_out ?? {};
+    const nodeType = ['node', 'activation', 'weight', 'tae'].find((t) => loo[t]) ?? Object.keys(loo)[0];
+    if (!nodeType) return null;
+    return { section: 'leave_one_out', nodeType, rows: loo[nodeType], order: result.leave_one_out_order?.[nodeType] };
+  }
+  const rows = result.sensitivity?.[view];
+  if (!rows) return null;
+  return { section: 'sensitivity', nodeType: view, rows, order: result.sensitivity_order?.[view] };
+}
+
+// The metric columns of a table: every key of its rows except the extra columns (§3.3 step 6).
+const EXTRA_COLUMNS = new Set(['node', 'threshold', 'qtype']);
+export function metricColumns(rows) {
+  const cols = [];
+  for (const row of Object.values(rows ?? {})) {
+    for (const k of Object.keys(row)) if (!EXTRA_COLUMNS.has(k) && !cols.includes(k)) cols.push(k);
+  }
+  return cols;
+}
+
+export function orderedItems(table) {
+  const keys = Object.keys(table.rows);
+  if (!table.order) return keys;
+  const seen = new Set(table.order);
+  return [...table.order.filter((k) => k in table.rows), ...keys.filter((k) => !seen.has(k))];
+}
+
+// name → graph node, built once per graph.
+const nodeIndexCache = new WeakMap();
+export function nodeIndex(graph) {
+  if (!graph) return new Map();
+  let idx = nodeIndexCache.get(graph);
+  if (!idx) {
+    idx = new Map((graph.nodes ?? []).map((n) => [n.name, n]));
+    nodeIndexCache.set(graph, idx);
+  }
+  return idx;
+}
+
+// The graph nodes an item's value is drawn on. Interested-node groups are keyed "A+B".
+export function targetsOfItem(item, row, graph) {
+  const idx = nodeIndex(graph);
+  const names = idx.has(item) ? [item] : item.split('+').filter((n) => idx.has(n));
+  const out = new Set();
+  for (const name of names.length ? names : [item]) {
+    out.add(name);
+    const cal = idx.get(name)?.calibration;
+    const consumers = cal?.consumers?.length
+      ? cal.consumers
+      : cal && typeof row?.node === 'string' && row.node ? row.node.split(';') : [];
+    for (const c of consumers) out.add(c);
+  }
+  return [...out];
+}
+
+// Per node: the worst value of `metric` over the items mapped onto it, with every contributing item.
+// Returns Map<nodeName, {value, items: [{item, value}]}>.
+export function nodeValues(result, graph, { view = 'node', metric } = {}) {
+  const table = viewTable(result, view);
+  const out = new Map();
+  if (!table) return out;
+  const m = metric ?? metricColumns(table.rows)[0];
+  if (!m) return out;
+  const lowerWorse = worseIsLower(m);
+  const worse = (a, b) => {
+    if (Number.isNaN(a)) return false;
+    if (Number.isNaN(b)) return true;
+    return lowerWorse ? a < b : a > b;
+  };
+  for (const item of orderedItems(table)) {
+    const row = table.rows[item];
+    if (!row || !(m in row)) continue;
+    const value = toNumber(row[m]);
+    for (const target of targetsOfItem(item, row, graph)) {
+      const cur = out.get(target);
+      if (!cur) out.set(target, { value, items: [{ item, value }] });
+      else {
+        cur.items.push({ item, value });
+        if (worse(value, cur.value)) cur.value = value;
+      }
+    }
+  }
+  return out;
+}
+
+// Hover text: the metric and the value of every item shown on the node.
+export function heatLabel(metric, entry, nodeName) {
+  const lines = entry.items.map(({ item, value }) =>
+    item === nodeName ? `${metric}: ${formatValue(value)}` : `${metric}: ${formatValue(value)} (${item})`);
+  return lines.join('\n');
+}
+
+// The value of state 'heat' (Contract 3): colours from the chart package's heat scale.
+// `heatScale(metric, values) -> {color(v), legend}` is passed in so this module stays pure.
+export function buildHeat(result, graph, { view = 'node', metric } = {}, heatScale) {
+  const table = viewTable(result, view);
+  if (!table) return null;
+  const m = metric ?? metricColumns(table.rows)[0];
+  const values = nodeValues(result, graph, { view, metric: m });
+  if (!values.size) return null;
+  const finite = [...values.values()].map((e) => e.value).filter(Number.isFinite);
+  const scale = heatScale(m, finite);
+  const heat = new Map();
+  for (const [name, entry] of values) {
+    heat.set(name, {
+      value: entry.value,
+      color: scale.color(entry.value),
+      label: heatLabel(m, entry, name),
+    });
+  }
+  const title = `${view === 'leave_one_out' ? `leave-one-out (${table.nodeType})` : `${view} sensitivity`}: ${m}`;
+  return { values: heat, legend: { ...scale.legend, title, view, metric: m } };
+}
