@@ -1,0 +1,131 @@
+// Accumulated error curves (reference §5.5): one line per model variant over the compared tensors
+// (x = node index), y = the figure's metric (or its running mean in average mode, as computed by the
+// core). Non-finite points (+inf kept in place by the core, NaN) are gaps in the line.
+import { scaleLinear, line } from 'd3';
+import { chartRoot, background } from './svg.mjs';
+import { drawAxes, drawTitle, drawLegend, legendWidth, seriesColor, tickTexts, maxTextWidth } from './axes.mjs';
+import { toNumber, formatValue, r2 } from './format.mjs';
+
+// The figures of a result document (docs/result-schema.md `acc_error`), curves resolved:
+// [{prefix, metric, average_mode, file_name, curves: [{name (= label), key, x, y}]}].
+// Figures list curves by key into result.acc_error (or inline as {name, x, y}).
+export function accErrorFigures(result) {
+  const curves = result.acc_error || {};
+  return (result.acc_error_figures || []).map((f) => ({
+    ...f,
+    curves: (f.curves || []).map((c) => {
+      if (typeof c !== 'string') return c;
+      const curve = curves[c];
+      if (!curve) throw new Error(`acc_error_figures: curve "${c}" of figure "${f.prefix}" is not in acc_error`);
+      return { ...curve, name: curve.label ?? c, key: c };
+    }),
+  }));
+}
+
+// Y label: the metric, marked when the values are running means (§5.4 average_mode).
+export const accErrorYLabel = (figure) => (figure.average_mode ? `${figure.metric} (running mean)` : figure.metric);
+
+function yDomain(curves) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const c of curves) for (const v of c.values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (lo === Infinity) return [0, 1];
+  if (lo === hi) { const pad = Math.abs(lo) * 0.01 || 1; return [lo - pad, hi + pad]; }
+  return [lo, hi];
+}
+
+/**
+ * renderAccError(target, figure, options) -> {svg, series, setVisible(name, visible), showCrosshair(index|null)}
+ * figure: {prefix|title, metric, average_mode, curves: [{name, x: [tensor], y: [number|"inf"|"nan"]}]}
+ * options: width (800), height (600), interactive (true: legend toggles, crosshair, click),
+ *   onFocus(nodeName, {tensor, index, curve}) on click, nodeOf(tensor) -> node name (default: tensor),
+ *   hidden: iterable of curve names drawn hidden.
+ */
+export function renderAccError(target, figure, options = {}) {
+  const width = options.width ?? 800;
+  const height = options.height ?? 600;
+  const interactive = options.interactive ?? true;
+  const nodeOf = options.nodeOf || ((t) => t);
+  const curves = (figure.curves || []).map((c, i) => ({
+    name: c.name, x: c.x || [], values: (c.y || []).map(toNumber), color: seriesColor(i),
+  }));
+  const n = curves.reduce((m, c) => Math.max(m, c.values.length), 0);
+  const tensors = curves.find((c) => c.x.length === n)?.x || [];
+
+  const y = scaleLinear().domain(yDomain(curves)).nice();
+  const legendW = legendWidth(curves.map((c) => c.name));
+  const left = 30 + maxTextWidth(tickTexts(y, 8));
+  const svg = chartRoot(target, width, height, 'acc-error');
+  background(svg, width, height);
+  const top = drawTitle(svg, figure.title ?? figure.prefix, width / 2) + 8;
+  const margin = { top, right: legendW + 16, bottom: 48, left: left + 14 };
+  const w = Math.max(40, width - margin.left - margin.right);
+  const h = Math.max(40, height - margin.top - margin.bottom);
+  const x = scaleLinear().domain([0, Math.max(1, n - 1)]).range([0, w]);
+  y.range([h, 0]);
+
+  const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);
+  const xTicks = x.ticks(10).filter(Number.isInteger);
+  drawAxes(g, x, y, w, h, {
+    xLabel: 'node index', yLabel: accErrorYLabel(figure), xTickValues: xTicks, xFormat: (v) => String(v),
+    yTicks: 8, yLabelOffset: left, grid: true,
+  });
+
+  const path = line().defined((d) => Number.isFinite(d[1])).x((d) => r2(x(d[0]))).y((d) => r2(y(d[1])));
+  const hidden = new Set(options.hidden || []);
+  const lines = g.append('g').attr('class', 'series');
+  for (const c of curves) {
+    lines.append('path').attr('class', 'curve').attr('data-series', c.name).attr('fill', 'none')
+      .attr('stroke', c.color).attr('stroke-width', 1.5)
+      .attr('display', hidden.has(c.name) ? 'none' : null)
+      .attr('d', path(c.values.map((v, i) => [i, v])) || '');
+  }
+
+  const setVisible = (name, visible) => {
+    if (visible) hidden.delete(name); else hidden.add(name);
+    lines.selectAll('path.curve').filter(function () { return this.getAttribute('data-series') === name; })
+      .attr('display', visible ? null : 'none');
+    svg.selectAll('.legend-item').filter(function () { return this.getAttribute('data-series') === name; })
+      .attr('opacity', visible ? null : 0.4);
+  };
+  drawLegend(svg, curves.map((c) => ({ name: c.name, color: c.color })), width - legendW - 8, margin.top + 6, {
+    onToggle: interactive ? (name) => setVisible(name, hidden.has(name)) : undefined,
+  });
+  for (const name of hidden) setVisible(name, false);
+
+  // Crosshair: vertical rule at the nearest index, with the tensor, its node and every visible value.
+  let showCrosshair = () => {};
+  if (interactive && n > 0) {
+    const cross = g.append('g').attr('class', 'crosshair').attr('display', 'none').attr('pointer-events', 'none');
+    const rule = cross.append('line').attr('y1', 0).attr('y2', h).attr('stroke', '#555').attr('stroke-dasharray', '3,3');
+    const label = cross.append('text').attr('class', 'crosshair-label').attr('y', 12).attr('font-size', 11);
+    showCrosshair = (index) => {
+      if (index === null || index === undefined || index < 0 || index >= n) { cross.attr('display', 'none'); return; }
+      const px = r2(x(index));
+      cross.attr('display', null);
+      rule.attr('x1', px).attr('x2', px);
+      const tensor = tensors[index] ?? String(index);
+      const node = nodeOf(tensor);
+      const rows = [`#${index} ${tensor}${node && node !== tensor ? ` (${node})` : ''}`];
+      for (const c of curves) if (!hidden.has(c.name)) rows.push(`${c.name}: ${formatValue(c.values[index])}`);
+      const anchorEnd = px > w / 2;
+      label.attr('text-anchor', anchorEnd ? 'end' : 'start').selectAll('tspan').remove();
+      rows.forEach((r, i) => label.append('tspan').attr('x', anchorEnd ? px - 6 : px + 6).attr('dy', i === 0 ? 0 : '1.2em').text(r));
+    };
+    const indexAt = (event) => {
+      const rect = overlay.node().getBoundingClientRect();
+      const px = (event.clientX - rect.left) * (w / (rect.width || w));
+      return Math.max(0, Math.min(n - 1, Math.round(x.invert(px))));
+    };
+    const overlay = g.append('rect').attr('class', 'overlay').attr('width', w).attr('height', h)
+      .attr('fill', 'none').attr('pointer-events', 'all')
+      .on('mousemove', (event) => showCrosshair(indexAt(event)))
+      .on('mouseleave', () => showCrosshair(null))
+      .on('click', (event) => {
+        const index = indexAt(event);
+        const tensor = tensors[index];
+        if (options.onFocus && tensor !== undefined) options.onFocus(nodeOf(tensor), { tensor, index });
+      });
+  }
+  return { svg: svg.node(), series: curves.map((c) => c.name), setVisible, showCrosshair };
+}

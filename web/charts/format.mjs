@@ -1,0 +1,52 @@
+// Number parsing and formatting shared by every chart, table and the report.
+// The result schema writes non-finite numbers as the strings "inf", "-inf" and "nan".
+
+const NON_FINITE = { inf: Infinity, '+inf': Infinity, '-inf': -Infinity, nan: NaN };
+
+// A schema number (number or "inf"/"-inf"/"nan") as a JS number; null/undefined/other strings -> NaN.
+export function toNumber(v) {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') {
+    const key = v.trim().toLowerCase();
+    if (key in NON_FINITE) return NON_FINITE[key];
+    const n = Number(key);
+    return key !== '' && !Number.isNaN(n) ? n : NaN;
+  }
+  return NaN;
+}
+
+export const isFiniteNumber = (v) => Number.isFinite(toNumber(v));
+
+// Text of a value for tables and tooltips: non-finite as the schema spells it, numbers with at
+// most `digits` significant digits (shortest form), strings as they are.
+export function formatValue(v, digits = 6) {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string' && !(v.trim().toLowerCase() in NON_FINITE)) return v;
+  const n = toNumber(v);
+  if (Number.isNaN(n)) return 'nan';
+  if (n === Infinity) return 'inf';
+  if (n === -Infinity) return '-inf';
+  if (Number.isInteger(n) && Math.abs(n) < 1e15) return String(n);
+  const s = n.toPrecision(digits);
+  // Drop trailing zeros of the mantissa: "0.998100" -> "0.9981", "1.20000e-5" -> "1.2e-5".
+  return s.replace(/(\.\d*?)0+(e|$)/, '$1$2').replace(/\.(e|$)/, '$1');
+}
+
+// Coordinates in the SVG are rounded to 2 decimals: identical text for identical input and small
+// files (a histogram has 1024 bars per series).
+export const r2 = (v) => Math.round(v * 100) / 100;
+
+// A deterministic text width estimate (DejaVu Sans averages ~0.6 em per character), so browser,
+// linkedom and resvg lay out identically; no getBBox.
+export function textWidth(text, fontSize = 11) {
+  return String(text).length * fontSize * 0.6;
+}
+
+// Truncates long labels from the left, keeping the distinctive end of node names.
+export function ellipsize(text, maxChars) {
+  const s = String(text);
+  return s.length <= maxChars ? s : `…${s.slice(s.length - maxChars + 1)}`;
+}
+
+// File-name-safe form of a chart name ('/' becomes '_' as in the original's file names).
+export const safeName = (name) => String(name).replace(/[/\\]/g, '_');

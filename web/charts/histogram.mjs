@@ -1,0 +1,133 @@
+// Distribution histograms (reference §6.2): the core's 1024-bin counts per series (float / quantized /
+// error, in the original's colours and drawing order), the threshold as a red dashed vertical line and
+// max |x| as a blue upward triangle at (max_abs, 0). x "data range", y "Total number of data".
+import { scaleLinear, scaleLog } from 'd3';
+import { chartRoot, background } from './svg.mjs';
+import { drawAxes, drawTitle, drawLegend, legendWidth, tickTexts, maxTextWidth } from './axes.mjs';
+import { toNumber, formatValue, r2 } from './format.mjs';
+
+export const THRESHOLD_COLOR = '#ff0000';
+export const MAX_ABS_COLOR = '#0000FF';
+
+function xDomain(plot, series) {
+  let lo = Infinity;
+  let hi = -Infinity;
+  const take = (v) => { if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } };
+  for (const s of series) { take(s.edges[0]); take(s.edges[s.edges.length - 1]); }
+  take(toNumber(plot.threshold));
+  take(toNumber(plot.max_abs));
+  if (lo === Infinity) return [0, 1];
+  return lo === hi ? [lo - 0.5, hi + 0.5] : [lo, hi];
+}
+
+// The bars of one series as a single path: one closed rectangle per non-empty bin.
+function barsPath(s, x, y, base) {
+  let d = '';
+  for (let i = 0; i < s.counts.length; i++) {
+    const c = s.counts[i];
+    if (!(c > 0)) continue;
+    d += `M${r2(x(s.edges[i]))},${base}V${r2(y(c))}H${r2(x(s.edges[i + 1]))}V${base}Z`;
+  }
+  return d;
+}
+
+/**
+ * renderHistogram(target, plot, options) -> {svg, series, setVisible(label, visible), binAt(label, value)}
+ * plot: a `distribution` entry {title, threshold|null, max_abs, histograms: [{label, color, edges, counts,
+ *   zeros_excluded, non_finite}]} (numbers may be "inf"/"nan" strings).
+ * options: width (640), height (480), logY (false), interactive (true: legend toggles, bin read-out),
+ *   hidden: iterable of series labels drawn hidden.
+ */
+export function renderHistogram(target, plot, options = {}) {
+  const width = options.width ?? 640;
+  const height = options.height ?? 480;
+  const interactive = options.interactive ?? true;
+  const series = (plot.histograms || []).map((hst) => ({
+    name: hst.label, color: hst.color, edges: (hst.edges || []).map(toNumber), counts: (hst.counts || []).map(Number),
+    zeros: Number(hst.zeros_excluded || 0), nonFinite: Number(hst.non_finite || 0),
+  }));
+  const maxCount = series.reduce((m, s) => s.counts.reduce((a, c) => Math.max(a, c), m), 0);
+  const logY = !!options.logY;
+  const y = logY ? scaleLog().domain([0.5, Math.max(1, maxCount)]).nice() : scaleLinear().domain([0, Math.max(1, maxCount)]).nice();
+  const threshold = toNumber(plot.threshold);
+  const maxAbs = toNumber(plot.max_abs);
+  const legendItems = series.map((s) => ({ name: s.name, color: s.color, mark: 'rect' }));
+  if (Number.isFinite(threshold)) legendItems.push({ name: 'threshold', label: `threshold ${formatValue(threshold)}`, color: THRESHOLD_COLOR, mark: 'dashed' });
+  if (Number.isFinite(maxAbs)) legendItems.push({ name: 'max_abs', label: `max |x| ${formatValue(maxAbs)}`, color: MAX_ABS_COLOR, mark: 'triangle' });
+
+  const yFormat = logY ? (v) => (Math.log10(v) % 1 === 0 ? formatValue(v) : '') : undefined;
+  const left = 30 + maxTextWidth(tickTexts(y, 6, yFormat));
+  const legendW = legendWidth(legendItems.map((i) => i.label ?? i.name));
+  const notes = series.filter((s) => s.zeros > 0 || s.nonFinite > 0)
+    .map((s) => `${s.name}: ${s.zeros} zeros${s.nonFinite ? `, ${s.nonFinite} non-finite` : ''} not counted`);
+
+  const svg = chartRoot(target, width, height, 'histogram');
+  background(svg, width, height);
+  const top = drawTitle(svg, plot.title, width / 2) + 8;
+  const margin = { top, right: legendW + 16, bottom: 48 + notes.length * 13, left: left + 14 };
+  const w = Math.max(40, width - margin.left - margin.right);
+  const h = Math.max(40, height - margin.top - margin.bottom);
+  const x = scaleLinear().domain(xDomain(plot, series)).range([0, w]);
+  y.range([h, 0]);
+  const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);
+  drawAxes(g, x, y, w, h, { xLabel: 'data range', yLabel: 'Total number of data', xTicks: 6, yTicks: 6,
+    yFormat, yLabelOffset: left });
+
+  // Drawing order of the original: threshold line, the series in order, then the marker.
+  const marks = g.append('g').attr('class', 'marks');
+  if (Number.isFinite(threshold)) {
+    const tx = r2(x(threshold));
+    marks.append('line').attr('class', 'threshold').attr('data-series', 'threshold').attr('x1', tx).attr('x2', tx)
+      .attr('y1', 0).attr('y2', h).attr('stroke', THRESHOLD_COLOR).attr('stroke-width', 1.5).attr('stroke-dasharray', '6,4');
+  }
+  const hidden = new Set(options.hidden || []);
+  for (const s of series) {
+    marks.append('path').attr('class', 'bars').attr('data-series', s.name).attr('fill', s.color)
+      .attr('display', hidden.has(s.name) ? 'none' : null).attr('d', barsPath(s, x, y, r2(h)));
+  }
+  if (Number.isFinite(maxAbs)) {
+    const mx = r2(x(maxAbs));
+    marks.append('path').attr('class', 'max-abs').attr('data-series', 'max_abs').attr('fill', MAX_ABS_COLOR)
+      .attr('d', `M${mx},${r2(h - 9)}L${r2(mx + 5)},${r2(h)}L${r2(mx - 5)},${r2(h)}Z`);
+  }
+  notes.forEach((t, i) => g.append('text').attr('class', 'note').attr('font-size', 10).attr('fill', '#555')
+    .attr('x', 0).attr('y', h + 50 + i * 13).text(t));
+
+  const setVisible = (name, visible) => {
+    if (visible) hidden.delete(name); else hidden.add(name);
+    marks.selectAll('[data-series]').filter(function () { return this.getAttribute('data-series') === name; })
+      .attr('display', visible ? null : 'none');
+    svg.selectAll('.legend-item').filter(function () { return this.getAttribute('data-series') === name; })
+      .attr('opacity', visible ? null : 0.4);
+  };
+  drawLegend(svg, legendItems, width - legendW - 8, margin.top + 6, {
+    onToggle: interactive ? (name) => setVisible(name, hidden.has(name)) : undefined,
+  });
+
+  // The bin of a series containing `value` (half-open bins, the last one closed, as numpy).
+  const binAt = (name, value) => {
+    const s = series.find((e) => e.name === name);
+    if (!s || s.counts.length === 0) return null;
+    const last = s.counts.length - 1;
+    if (!(value >= s.edges[0] && value <= s.edges[last + 1])) return null;
+    let lo = 0;
+    let hi = last;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (s.edges[mid] <= value) lo = mid; else hi = mid - 1; }
+    return { index: lo, from: s.edges[lo], to: s.edges[lo + 1], count: s.counts[lo] };
+  };
+  if (interactive) {
+    const readout = g.append('text').attr('class', 'readout').attr('x', w).attr('y', -4).attr('text-anchor', 'end').attr('font-size', 10);
+    g.append('rect').attr('class', 'overlay').attr('width', w).attr('height', h).attr('fill', 'none').attr('pointer-events', 'all')
+      .on('mousemove', function (event) {
+        const rect = this.getBoundingClientRect();
+        const v = x.invert((event.clientX - rect.left) * (w / (rect.width || w)));
+        const parts = series.filter((s) => !hidden.has(s.name)).map((s) => {
+          const b = binAt(s.name, v);
+          return b ? `${s.name}: ${b.count}` : null;
+        }).filter(Boolean);
+        readout.text(`x ${formatValue(v, 4)}  ${parts.join('  ')}`);
+      })
+      .on('mouseleave', () => readout.text(''));
+  }
+  return { svg: svg.node(), series: series.map((s) => s.name), setVisible, binAt };
+}

@@ -1,0 +1,179 @@
+// The sensitivity table (reference §3.5 columns): one row per item, extra columns (node, threshold,
+// qtype) then the metrics. Pure helpers (rows, sort, filter, top-k, CSV, static HTML) plus an
+// interactive HTML table: click a header to sort by it, filter by text, top-k, click a row to focus.
+import { toNumber, formatValue } from './format.mjs';
+import { METRIC_DIRECTION } from './heat_scale.mjs';
+
+export const ITEM_COLUMN = 'Node';
+const EXTRA_ORDER = ['node', 'threshold', 'qtype'];
+const TEXT_COLUMNS = [ITEM_COLUMN, 'node', 'qtype'];
+export const isNumericColumn = (column) => !TEXT_COLUMNS.includes(column);
+
+/**
+ * sensitivityTable(section, order, {metrics}) -> {columns, rows}
+ * section: result.sensitivity[nodeType] (or leave_one_out[...]): {item: {metric: v, node, threshold, qtype}}.
+ * order: result.sensitivity_order[nodeType] (the core's ranking; the object's key order otherwise).
+ * columns: ["Node", extra columns present, metrics (first-seen order, or options.metrics)];
+ * rows: [{item, rank (0-based core order), cells: {column: value}}].
+ */
+export function sensitivityTable(section, order, { metrics } = {}) {
+  const items = order && order.length ? order : Object.keys(section || {});
+  const extras = [];
+  const seenMetrics = [];
+  for (const item of items) {
+    for (const key of Object.keys(section[item] || {})) {
+      if (EXTRA_ORDER.includes(key)) { if (!extras.includes(key)) extras.push(key); } else if (!seenMetrics.includes(key)) seenMetrics.push(key);
+    }
+  }
+  extras.sort((a, b) => EXTRA_ORDER.indexOf(a) - EXTRA_ORDER.indexOf(b));
+  const columns = [ITEM_COLUMN, ...extras, ...(metrics || seenMetrics)];
+  const rows = items.map((item, rank) => {
+    const r = section[item];
+    if (!r) throw new Error(`sensitivity table: item "${item}" of the order list has no row`);
+    const cells = { [ITEM_COLUMN]: item };
+    for (const c of columns.slice(1)) cells[c] = Array.isArray(r[c]) ? r[c].join(', ') : r[c];
+    return { item, rank, cells };
+  });
+  return { columns, rows };
+}
+
+// Sort direction of a column: metrics most sensitive first (cosine/sqnr ascending, mse/mre/chebyshev
+// descending, §3.4); other columns ascending. `descending` flips it.
+export function defaultDescending(column) {
+  return METRIC_DIRECTION[column] === 'higher';
+}
+
+// Rows sorted by `column` (NaN and missing values last in either direction; ties keep core order).
+export function sortRows(rows, column, descending = defaultDescending(column)) {
+  const numeric = isNumericColumn(column);
+  const key = (r) => (numeric ? toNumber(r.cells[column]) : r.cells[column]);
+  return [...rows].sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    const xMissing = x === undefined || x === null || (numeric && Number.isNaN(x));
+    const yMissing = y === undefined || y === null || (numeric && Number.isNaN(y));
+    if (xMissing || yMissing) return xMissing === yMissing ? a.rank - b.rank : xMissing ? 1 : -1;
+    let c = numeric ? (x < y ? -1 : x > y ? 1 : 0) : String(x).localeCompare(String(y));
+    if (descending) c = -c;
+    return c || a.rank - b.rank;
+  });
+}
+
+// Rows whose item or node column contains `text` (case-insensitive).
+export function filterRows(rows, text) {
+  const t = String(text || '').trim().toLowerCase();
+  if (!t) return rows;
+  return rows.filter((r) => String(r.item).toLowerCase().includes(t) || String(r.cells.node ?? '').toLowerCase().includes(t));
+}
+
+export const topK = (rows, k) => (k > 0 ? rows.slice(0, k) : rows);
+
+// RFC 4180 CSV: header line then one line per row; fields with a comma, quote or line break are
+// quoted with doubled quotes; numbers as shortest round-trip text, non-finite as inf/-inf/nan.
+export function toCsv({ columns, rows }) {
+  const field = (v) => {
+    let s;
+    if (v === null || v === undefined) s = '';
+    else if (typeof v === 'number') s = Number.isFinite(v) ? String(v) : formatValue(v);
+    else s = String(v);
+    return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  const lines = [columns.map(field).join(',')];
+  for (const r of rows) lines.push(columns.map((c) => field(r.cells[c])).join(','));
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+const escapeHtml = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+
+// Static HTML text of the table (for the report); numbers shown with `digits` significant digits and
+// the exact value in data-value for sorting.
+export function tableHtml({ columns, rows }, { caption, digits = 6 } = {}) {
+  const head = columns.map((c) => `<th data-column="${escapeHtml(c)}"${METRIC_DIRECTION[c] ? ` data-worse="${METRIC_DIRECTION[c]}"` : ''}>${escapeHtml(c)}</th>`).join('');
+  const body = rows.map((r) => `<tr data-item="${escapeHtml(r.item)}">${columns.map((c) => {
+    const v = r.cells[c];
+    if (v === undefined || v === null) return '<td></td>';
+    if (!isNumericColumn(c)) return `<td>${escapeHtml(v)}</td>`;
+    return `<td class="num" data-value="${escapeHtml(String(v))}">${escapeHtml(formatValue(v, digits))}</td>`;
+  }).join('')}</tr>`).join('\n');
+  return `<table class="ptq-table sensitivity-table">${caption ? `<caption>${escapeHtml(caption)}</caption>` : ''}<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+}
+
+/**
+ * renderSensitivityTable(container, table, options) -> {element, state(), sortBy(column, descending?),
+ *   setFilter(text), setTopK(k), visibleRows(), csv()}
+ * table: sensitivityTable(...) output. options: sortBy, descending, filter, topK, digits (6),
+ *   onFocus(item, row) on row click, controls (true: filter box and top-k field above the table).
+ */
+export function renderSensitivityTable(container, table, options = {}) {
+  const doc = container.ownerDocument;
+  const el = (tag, attrs = {}, text) => {
+    const e = doc.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const st = { sortBy: options.sortBy ?? null, descending: options.descending, filter: options.filter ?? '', topK: options.topK ?? 0 };
+  const root = el('div', { class: 'ptq-sensitivity' });
+  container.appendChild(root);
+  let filterInput = null;
+  let topInput = null;
+  if (options.controls ?? true) {
+    const bar = el('div', { class: 'controls' });
+    filterInput = el('input', { type: 'search', placeholder: 'filter nodes', class: 'filter', value: st.filter });
+    topInput = el('input', { type: 'number', min: '0', class: 'top-k', title: 'top k (0 = all)', value: String(st.topK) });
+    bar.append(filterInput, el('label', {}, ' top '), topInput);
+    root.appendChild(bar);
+    filterInput.addEventListener('input', () => api.setFilter(filterInput.value));
+    topInput.addEventListener('input', () => api.setTopK(Number(topInput.value) || 0));
+  }
+  const tableEl = el('table', { class: 'ptq-table sensitivity-table' });
+  const thead = el('thead');
+  const headRow = el('tr');
+  for (const c of table.columns) {
+    const th = el('th', { 'data-column': c, 'data-worse': METRIC_DIRECTION[c], tabindex: '0' }, c);
+    th.addEventListener('click', () => api.sortBy(c, st.sortBy === c ? !st.descending : undefined));
+    headRow.appendChild(th);
+  }
+  thead.appendChild(headRow);
+  const tbody = el('tbody');
+  tableEl.append(thead, tbody);
+  root.appendChild(tableEl);
+
+  const visibleRows = () => {
+    const sorted = st.sortBy ? sortRows(table.rows, st.sortBy, st.descending) : table.rows;
+    return topK(filterRows(sorted, st.filter), st.topK);
+  };
+  const draw = () => {
+    for (const th of headRow.children) {
+      const c = th.getAttribute('data-column');
+      if (c === st.sortBy) th.setAttribute('aria-sort', st.descending ? 'descending' : 'ascending');
+      else th.removeAttribute('aria-sort');
+    }
+    while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+    for (const r of visibleRows()) {
+      const tr = el('tr', { 'data-item': r.item });
+      for (const c of table.columns) {
+        const v = r.cells[c];
+        const num = isNumericColumn(c) && v !== undefined && v !== null;
+        tr.appendChild(el('td', num ? { class: 'num' } : {}, num ? formatValue(v, options.digits ?? 6) : formatValue(v ?? '')));
+      }
+      if (options.onFocus) tr.addEventListener('click', () => options.onFocus(r.item, r));
+      tbody.appendChild(tr);
+    }
+  };
+  const api = {
+    element: root,
+    state: () => ({ ...st }),
+    sortBy(column, descending) {
+      st.sortBy = column;
+      st.descending = descending ?? defaultDescending(column);
+      draw();
+    },
+    setFilter(text) { st.filter = text; draw(); },
+    setTopK(k) { st.topK = k; draw(); },
+    visibleRows,
+    csv: () => toCsv({ columns: table.columns, rows: visibleRows() }),
+  };
+  if (st.sortBy) st.descending = st.descending ?? defaultDescending(st.sortBy);
+  draw();
+  return api;
+}
