@@ -3,6 +3,8 @@
 import { accErrorFigures, renderAccError } from '../../charts/acc_error.mjs';
 import { renderHistogram } from '../../charts/histogram.mjs';
 import { renderBoxplot } from '../../charts/boxplot.mjs';
+import { renderSensitivityAnalysis } from '../../charts/sensitivity_analysis.mjs';
+import { renderStatInfo } from '../../charts/stat_info.mjs';
 import { safeName } from '../../charts/format.mjs';
 import { orderedItems } from '../heatmap/mapping.mjs';
 
@@ -10,7 +12,7 @@ function stem(fileName) {
   return safeName(String(fileName).replace(/\.png$/i, ''));
 }
 
-// kind: 'acc_error' | 'distribution' | 'channelwise'; `name` is the node/calibration item (or the
+// kind: 'acc_error' | 'distribution' | 'channelwise' | 'stat_info' | 'sensitivity_analysis'; `name` is the node/calibration item (or the
 // figure prefix) the chart belongs to, `nodes` the graph nodes it is about (for the sidebar).
 export function chartList(result, graph) {
   const charts = [];
@@ -38,6 +40,22 @@ export function chartList(result, graph) {
       kind: 'channelwise', name: key, nodes: [key], title: `${key} box plot`,
       file: `channelwise_distribution/${stem(plot.file_name ?? `${key}_boxplot`)}`,
       render: (target, options = {}) => renderBoxplot(target, { name: key, ...plot }, options),
+    });
+  }
+  for (const type of ['weight', 'feature']) {
+    const curves = result.stat_info_curves?.[type];
+    if (!curves?.nodes?.length) continue;
+    charts.push({
+      kind: 'stat_info', name: type, nodes: [], title: `${type} calibration nodes`, file: `stat_info/${type}_stat_info`,
+      render: (target, options = {}) => renderStatInfo(target, curves, { tensorType: type, ...options }),
+    });
+  }
+  const sa = result.sensitivity_analysis;
+  if (sa?.x?.length) {
+    charts.push({
+      kind: 'sensitivity_analysis', name: 'partial_quantization', nodes: [], title: 'Partial Quantization Analysis',
+      file: `sensitivity_analysis/${stem(sa.file_name ?? 'partial_quantization')}`,
+      render: (target, options = {}) => renderSensitivityAnalysis(target, sa, options),
     });
   }
   return charts;

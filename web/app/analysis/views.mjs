@@ -1,11 +1,29 @@
-// The results of one analysis in the Analyses panel: tables for the sweeps and stat info, the
-// chart modules for curves, histograms and box plots.
+// The results of one analysis in the Analyses panel: the chart package's sensitivity table for the
+// sweeps and stat info, its chart modules for curves, histograms and box plots.
 import { el } from './forms.mjs';
-import { renderSectionTable } from './table.mjs';
 import { chartList } from './charts.mjs';
-import { formatValue } from '../heatmap/mapping.mjs';
+import { renderSensitivityTable, sensitivityTable } from '../../charts/sensitivity_table.mjs';
+import { targetsOfItem } from '../heatmap/mapping.mjs';
 
-const CHART_KINDS = { acc_error: 'acc_error', distribution: 'distribution', channelwise: 'channelwise' };
+// Sweep / chart kinds shown under each analysis tab.
+const CHART_KINDS = {
+  acc_error: ['acc_error'], distribution: ['distribution'], channelwise: ['channelwise'],
+  stat_info: ['stat_info'], sensitivity_analysis: ['sensitivity_analysis'],
+};
+
+// A calibration item: the sidebar shows it, the view centres its (first) consumer, which is drawn
+// even when calibration nodes are edge badges.
+export function focusItem(state, item, row) {
+  const [self, consumer] = targetsOfItem(item, row, state.get('graph'));
+  state.set('selection', self ?? item);
+  state.set('focus', consumer ?? self ?? item);
+}
+
+function table(container, title, rows, order, state) {
+  const doc = container.ownerDocument;
+  container.append(el(doc, 'h4', { class: 'ptq-table-title', text: title }));
+  renderSensitivityTable(container, sensitivityTable(rows, order), { onFocus: (item) => focusItem(state, item, rows[item]) });
+}
 
 export function renderResultView(container, analysis, result, state) {
   const doc = container.ownerDocument;
@@ -15,53 +33,27 @@ export function renderResultView(container, analysis, result, state) {
     const sections = Object.entries(result[analysis] ?? {});
     if (!sections.length) return empty(`No ${analysis.replace(/_/g, '-')} results yet.`);
     for (const [nodeType, rows] of sections) {
-      renderSectionTable(container, {
-        title: `${analysis === 'leave_one_out' ? 'leave-one-out' : 'sensitivity'}: ${nodeType}${result.cancelled ? ' (cancelled)' : ''}`,
-        keyHeader: nodeType, rows, order: result[`${analysis}_order`]?.[nodeType],
-      }, state);
+      const name = analysis === 'leave_one_out' ? 'leave-one-out' : 'sensitivity';
+      table(container, `${name}: ${nodeType}${result.cancelled ? ' (cancelled: items finished so far)' : ''}`, rows, result[`${analysis}_order`]?.[nodeType], state);
     }
     return;
   }
-  if (analysis === 'stat_info') {
-    if (!result.stat_info) return empty('No stat info yet.');
-    const rows = Object.fromEntries(Object.entries(result.stat_info).map(([k, r]) => [k, statInfoRow(r)]));
-    renderSectionTable(container, { title: 'calibration nodes stat info', keyHeader: 'Node', rows, order: result.stat_info_order }, state);
-    return;
-  }
-  if (analysis === 'sensitivity_analysis') {
-    const sa = result.sensitivity_analysis;
-    if (!sa) return empty('No sensitivity analysis yet.');
-    const rows = {};
-    (sa.x ?? []).forEach((x, i) => {
-      rows[x] = { cumulative: sa.cumulative?.[i], 'per-node': i > 0 ? sa.per_node?.[i - 1] : null, qtype: sa.qtype };
-    });
-    renderSectionTable(container, { title: 'partial quantization (cumulative / per node, cosine)', keyHeader: 'node', rows, order: sa.x }, state);
-    return;
+  if (analysis === 'stat_info' && result.stat_info) {
+    const names = ['Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
+    const rows = Object.fromEntries(Object.entries(result.stat_info).map(([k, r]) =>
+      [k, Array.isArray(r.cells) ? Object.fromEntries(names.map((n, i) => [n, r.cells[i]])) : r]));
+    table(container, 'calibration nodes stat info', rows, result.stat_info_order, state);
   }
   if (analysis === 'runall') {
     const parts = ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis'].filter((k) => result[k]);
     return empty(parts.length ? `Results: ${parts.join(', ')} (see each tab; export them from the Export panel).` : 'No results yet.');
   }
-  const kind = CHART_KINDS[analysis];
-  const charts = chartList(result, state.get('graph')).filter((c) => c.kind === kind);
-  if (!charts.length) return empty('No charts yet.');
+  const kinds = CHART_KINDS[analysis] ?? [];
+  const charts = chartList(result, state.get('graph')).filter((c) => kinds.includes(c.kind));
+  if (!charts.length && !(analysis === 'stat_info' && result.stat_info)) return empty('No charts yet.');
   for (const chart of charts) {
     const fig = el(doc, 'figure', { class: 'ptq-chart-figure', 'data-kind': chart.kind, 'data-name': chart.name });
     container.append(fig);
-    chart.render(fig, {
-      onFocus: (node) => { state.set('selection', node); state.set('focus', node); },
-      onChannel: () => {},
-    });
+    chart.render(fig, { onFocus: (node) => { state.set('selection', node); state.set('focus', node); } });
   }
-}
-
-// The visualize=True cells when present (the original's table), else the raw lists shortened.
-function statInfoRow(r) {
-  const names = ['Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
-  if (Array.isArray(r.cells)) return Object.fromEntries(names.map((n, i) => [n, r.cells[i]]));
-  const short = (v) => (Array.isArray(v) ? `${formatValue(v[0])}${v.length > 1 ? ',...' : ''}` : v);
-  return {
-    Tensor_type: r.tensor_type, Granularity: r.granularity, Thresholds: short(r.thresholds), Scales: short(r.scales),
-    Max_vals: short(r.max_vals), Min_nz_vals: short(r.min_nz_vals),
-  };
 }
