@@ -8,6 +8,7 @@ import { modelExplorerNodeData } from './model_explorer.mjs';
 import { netronAttachment } from './netron.mjs';
 import { chartSvgFiles, chartPngFiles } from './charts.mjs';
 import { download, zipFiles } from './download.mjs';
+import { buildReport } from '../../report/report.mjs';
 
 const JSON_TYPE = 'application/json';
 
@@ -18,7 +19,7 @@ function baseName(st) {
 // A plain result document: the streaming marker dropped.
 export function resultDocument(result) {
   const { partial, ...doc } = result ?? {};
-  return doc;
+  return { schema: 'ptqscope.result', version: 1, ...doc };
 }
 
 export const EXPORTS = [
@@ -33,6 +34,11 @@ export const EXPORTS = [
   },
   { id: 'svg', label: 'Charts SVG (.zip)', run: (doc, st, r) => download(doc, `${baseName(st)}.charts-svg.zip`, zipFiles(chartSvgFiles(doc, r, st.get('graph'))), 'application/zip') },
   { id: 'png', label: 'Charts PNG (.zip)', run: async (doc, st, r) => download(doc, `${baseName(st)}.charts-png.zip`, zipFiles(await chartPngFiles(doc, r, st.get('graph'))), 'application/zip') },
+  {
+    id: 'report', label: 'HTML report',
+    run: (doc, st, r) => download(doc, `${baseName(st)}.report.html`,
+      buildReport(resultDocument(r), { title: `ptqscope report — ${st.get('modelName') ?? 'model'}`, document: doc }), 'text/html'),
+  },
   {
     id: 'model-explorer', label: 'Model Explorer node data',
     run: (doc, st, r) => {
