@@ -3,7 +3,7 @@
 // core). Non-finite points (+inf kept in place by the core, NaN) are gaps in the line.
 import { scaleLinear, line } from 'd3';
 import { chartRoot, background } from './svg.mjs';
-import { drawAxes, drawTitle, drawLegend, legendWidth, seriesColor, tickTexts, maxTextWidth } from './axes.mjs';
+import { drawAxes, drawTitle, drawLegend, legendWidth, seriesColor, tickTexts, maxTextWidth, isolatedDots } from './axes.mjs';
 import { toNumber, formatValue, r2 } from './format.mjs';
 
 // The figures of a result document (docs/result-schema.md `acc_error`), curves resolved:
@@ -79,11 +79,16 @@ export function renderAccError(target, figure, options = {}) {
       .attr('stroke', c.color).attr('stroke-width', 1.5)
       .attr('display', hidden.has(c.name) ? 'none' : null)
       .attr('d', path(c.values.map((v, i) => [i, v])) || '');
+    const dots = isolatedDots(c.values, (i) => x(i), (v) => y(v));
+    if (dots) {
+      lines.append('path').attr('class', 'isolated').attr('data-series', c.name).attr('fill', c.color)
+        .attr('display', hidden.has(c.name) ? 'none' : null).attr('d', dots);
+    }
   }
 
   const setVisible = (name, visible) => {
     if (visible) hidden.delete(name); else hidden.add(name);
-    lines.selectAll('path.curve').filter(function () { return this.getAttribute('data-series') === name; })
+    lines.selectAll('path[data-series]').filter(function () { return this.getAttribute('data-series') === name; })
       .attr('display', visible ? null : 'none');
     svg.selectAll('.legend-item').filter(function () { return this.getAttribute('data-series') === name; })
       .attr('opacity', visible ? null : 0.4);

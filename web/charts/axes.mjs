@@ -104,3 +104,16 @@ function drawSwatch(e, mark, color) {
 export const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
   '#7f7f7f', '#bcbd22', '#17becf'];
 export const seriesColor = (i) => PALETTE[i % PALETTE.length];
+
+// Finite points with no finite neighbour draw no line segment; they get a dot instead (a path of
+// small circles), so a value between two gaps stays visible. px(i), py(v) map to pixels.
+export function isolatedDots(values, px, py, r = 2) {
+  const ok = (i) => i >= 0 && i < values.length && Number.isFinite(values[i]);
+  let d = '';
+  for (let i = 0; i < values.length; i++) {
+    if (!ok(i) || ok(i - 1) || ok(i + 1)) continue;
+    const [cx, cy] = [Math.round(px(i) * 100) / 100, Math.round(py(values[i]) * 100) / 100];
+    d += `M${cx - r},${cy}a${r},${r} 0 1,0 ${2 * r},0a${r},${r} 0 1,0 ${-2 * r},0`;
+  }
+  return d;
+}

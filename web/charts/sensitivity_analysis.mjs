@@ -3,7 +3,7 @@
 // sensitivities (green x markers at the sensitive nodes). Non-finite points are gaps / left out.
 import { scalePoint, scaleLinear, line } from 'd3';
 import { chartRoot, background } from './svg.mjs';
-import { drawAxes, drawTitle, drawLegend, legendWidth, tickTexts, maxTextWidth } from './axes.mjs';
+import { drawAxes, drawTitle, drawLegend, legendWidth, tickTexts, maxTextWidth, isolatedDots } from './axes.mjs';
 import { toNumber, r2, ellipsize } from './format.mjs';
 
 export const BASELINE_COLOR = '#0000ff';
@@ -57,6 +57,8 @@ export function renderSensitivityAnalysis(target, data, options = {}) {
   const path = line().defined((d) => Number.isFinite(d[1])).x((d) => r2(x(d[0]))).y((d) => r2(y(d[1])));
   marks.append('path').attr('class', 'cumulative').attr('fill', 'none').attr('stroke', CUMULATIVE_COLOR).attr('stroke-width', 1.5)
     .attr('d', path(cumulative.map((v, i) => [i, v])) || '');
+  const dots = isolatedDots(cumulative, (i) => x(i), (v) => y(v));
+  if (dots) marks.append('path').attr('class', 'cumulative-isolated').attr('fill', CUMULATIVE_COLOR).attr('d', dots);
   let xs = '';
   perNode.forEach((v, k) => {
     if (!Number.isFinite(v) || k + 1 >= names.length) return;
