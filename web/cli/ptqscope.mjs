@@ -4,6 +4,12 @@
 import { EXIT_BAD_INPUT, EXIT_FAILURE, isInputError } from './lib/errors.mjs';
 
 const COMMANDS = {
+  'get-sensitivity-of-nodes': () => import('./commands/get-sensitivity-of-nodes.mjs'),
+  'plot-acc-error': () => import('./commands/plot-acc-error.mjs'),
+  'plot-distribution': () => import('./commands/plot-distribution.mjs'),
+  'get-channelwise-data-distribution': () => import('./commands/get-channelwise-data-distribution.mjs'),
+  'sensitivity-analysis': () => import('./commands/sensitivity-analysis.mjs'),
+  runall: () => import('./commands/runall.mjs'),
   run: () => import('./commands/run.mjs'),
 };
 
@@ -34,6 +40,7 @@ async function main(argv) {
     if (isInputError(err)) {
       console.error(`ptqscope ${name}: error: ${err.message}`);
       if (err.showUsage) console.error(command.usage);
+      if (err.helpHint) console.error(`Try 'ptqscope ${name} -h' for help.`);
       return EXIT_BAD_INPUT;
     }
     if (err?.name === 'SetupError') console.error(`ptqscope ${name}: ${err.message}`);

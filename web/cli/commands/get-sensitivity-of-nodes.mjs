@@ -1,0 +1,48 @@
+// `ptqscope get-sensitivity-of-nodes MODEL_OR_FILE CALIBRATED_DATA [-m METRICS] [-o OUTPUT_NODE]
+//   [-n node|weight|activation] [-d DATA_NUM] [-v BOOL] [-i INTERESTED_NODES]` — hmct-debugger's
+// sub-command (reference §3, §9.2): prints nothing unless `-v True` (then the §3.5 table), writes no
+// file except with --json.
+import { parseClick, clickUsage } from '../lib/click.mjs';
+import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { asList } from '../lib/keep_list.mjs';
+import { formatVerboseTable, orderedRows } from '../../pipeline/tables.mjs';
+
+export const SPEC = {
+  positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
+  options: [
+    listOption('metrics', ['-m', '--metrics'], 'metric or list: cosine-similarity, mse, mre, sqnr, chebyshev', { default: 'cosine-similarity' }),
+    listOption('output_node', ['-o', '--output_node'], 'compare the outputs of this node (or list) instead of the model outputs'),
+    { name: 'node_type', flags: ['-n', '--node_type'], choices: ['node', 'weight', 'activation'], default: 'node', help: 'items to measure' },
+    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: 1, help: 'number of samples (the last ones in file-name order)' },
+    { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the sensitivity table' },
+    listOption('interested_nodes', ['-i', '--interested_nodes'], 'only these nodes (names, calibration-node names or nested lists)'),
+    { name: 'sample_selection', flags: ['--sample_selection'], choices: ['last', 'first', 'all'], default: 'last',
+      help: 'which data_num samples: the last (as the original), the first, or all' },
+    ...COMMON_OPTIONS,
+  ],
+};
+
+export const summary = 'sensitivity of every node / weight / activation calibration node (hmct-debugger compatible)';
+export const usage = clickUsage('get-sensitivity-of-nodes', SPEC, summary);
+
+export function requestOptions(o) {
+  return {
+    node_type: o.node_type, metrics: asList(o.metrics), output_node: asList(o.output_node), data_num: o.data_num,
+    sample_selection: o.sample_selection, interested_nodes: o.interested_nodes,
+  };
+}
+
+export async function main(argv, { log = console.log } = {}) {
+  const { options: o, positionals } = parseClick(argv, SPEC);
+  await analysisMain(o, positionals, async (ctx) => {
+    const doc = await runWithProgress(ctx, 'sensitivity', requestOptions(o), {
+      progress: ctx.progress, label: `Start calculating ${o.node_type} sensitivity...`,
+    });
+    if (o.verbose) {
+      const t = o.node_type;
+      log(formatVerboseTable(t, orderedRows(doc.sensitivity[t], doc.sensitivity_order?.[t]), asList(o.metrics)));
+    }
+    return doc;
+  });
+  return 0;
+}

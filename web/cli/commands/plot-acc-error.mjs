@@ -1,0 +1,34 @@
+// `ptqscope plot-acc-error MODEL_OR_FILE CALIBRATED_DATA [-q QUANTIZE_NODE] [-nq NON_QUANTIZE_NODE]
+// [-m METRIC] [-a BOOL] [-s SAVE_DIR]` — hmct-debugger's sub-command (reference §5, §9.2): one chart
+// per model set (<prefix>_<metric>.svg / .png, average_ prefixed in average mode).
+import { parseClick, clickUsage } from '../lib/click.mjs';
+import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { writeCharts } from '../lib/charts.mjs';
+
+export const SPEC = {
+  positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
+  options: [
+    { name: 'save_dir', flags: ['-s', '--save_dir'], default: './debug_result/', help: 'where the charts go' },
+    listOption('quantize_node', ['-q', '--quantize_node'], "nodes to quantize alone (list, nested list, or 'weight' / 'activation')"),
+    listOption('non_quantize_node', ['-nq', '--non_quantize_node'], 'nodes to leave unquantized (list or nested list)'),
+    { name: 'metric', flags: ['-m', '--metric'], default: 'cosine-similarity', help: 'metric of the curves' },
+    { name: 'average_mode', flags: ['-a', '--average_mode'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'running mean of the curves' },
+    ...COMMON_OPTIONS,
+  ],
+};
+
+export const summary = 'accumulated error curves of partially quantized models (hmct-debugger compatible)';
+export const usage = clickUsage('plot-acc-error', SPEC, summary);
+
+export async function main(argv) {
+  const { options: o, positionals } = parseClick(argv, SPEC);
+  await analysisMain(o, positionals, async (ctx) => {
+    const doc = await runWithProgress(ctx, 'acc_error', {
+      quantize_node: o.quantize_node, non_quantize_node: o.non_quantize_node, metric: o.metric, average_mode: o.average_mode,
+    }, { progress: ctx.progress, label: 'Start ploting accumulate error...' });
+    for (const m of doc.acc_error_messages ?? []) if (!m.startsWith('Start ')) ctx.progress.message(m);
+    await writeCharts(doc, o.save_dir);
+    return doc;
+  });
+  return 0;
+}

@@ -1,0 +1,96 @@
+// `ptqscope runall MODEL_OR_FILE CALIBRATED_DATA [options]` — hmct-debugger's runall (reference §8.4,
+// §9.2): node sensitivity, data distribution, channel-wise box plots, accumulated error and the
+// sensitivity analysis, in that order, into the original's tree under SAVE_DIR:
+//   node_sensitivity/sensitivity_of_<type>.log   (§8.3 text)
+//   data_distribution/, channelwise_distribution/, accumulate_error/, sensitivity_analysis/  (.svg + .png)
+// plus SAVE_DIR/results.json (every section, docs/result-schema.md) and SAVE_DIR/report.html.
+// Sub-directories are joined as paths (the original concatenates strings, so its save_dir needed a
+// trailing '/').
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseClick, clickUsage } from '../lib/click.mjs';
+import { COMMON_OPTIONS, analysisMain, listOption, writeJson } from '../lib/analysis.mjs';
+import { writeCharts } from '../lib/charts.mjs';
+import { runAll, STAGE_DIRS } from '../../pipeline/runall.mjs';
+import { formatVerboseTable } from '../../pipeline/tables.mjs';
+import { asList } from '../lib/keep_list.mjs';
+import { calibrationSetResolver } from '../../pipeline/relations.mjs';
+
+export const SPEC = {
+  positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
+  options: [
+    { name: 'save_dir', flags: ['-s', '--save_dir'], default: './debug_result/', help: 'the result tree' },
+    listOption('ns_metrics', ['-nm', '--ns_metrics'], 'node sensitivity metric(s)', { default: 'cosine-similarity' }),
+    listOption('output_node', ['-o', '--output_node'], 'compare the outputs of this node (or list)'),
+    listOption('node_type', ['-nt', '--node_type'], 'node, weight or activation; a list such as [weight,activation] (default) runs each'),
+    { name: 'data_num', flags: ['-dn', '--data_num'], type: 'int', default: 1, help: 'number of samples for the sensitivities' },
+    { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the sensitivity tables' },
+    listOption('interested_nodes', ['-i', '--interested_nodes'], 'only these nodes in the sensitivity step'),
+    listOption('dis_nodes_list', ['-dnl', '--dis_nodes_list'], 'nodes for the distribution plots (default: the top-5 of each ranking)'),
+    listOption('cw_nodes_list', ['-cn', '--cw_nodes_list'], 'calibration nodes for the box plots (default: the same)'),
+    { name: 'axis', flags: ['-a', '--axis'], type: 'int', default: null, help: 'channel axis of the box plots' },
+    listOption('quantize_node', ['-qn', '--quantize_node'], "accumulated error: nodes to quantize (default ['weight','activation'])"),
+    listOption('non_quantize_node', ['-nqn', '--non_quantize_node'], 'accumulated error: nodes to leave unquantized'),
+    { name: 'ae_metric', flags: ['-am', '--ae_metric'], default: 'cosine-similarity', help: 'accumulated error metric' },
+    { name: 'average_mode', flags: ['-avm', '--average_mode'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'running mean of the curves' },
+    { name: 'pick_threshold', flags: ['-pt', '--pick_threshold'], type: 'float', default: 0.999, help: 'sensitive nodes: cosine <= this' },
+    listOption('sensitive_nodes', ['-sn', '--sensitive_nodes'], 'the sensitive nodes of the sensitivity analysis'),
+    { name: 'png', flags: ['--png'], type: 'bool', default: true, metavar: 'BOOLEAN', help: 'also write each chart as .png' },
+    ...COMMON_OPTIONS,
+  ],
+};
+
+export const summary = 'every analysis in the original order, into the debug_result/ tree (hmct-debugger compatible)';
+export const usage = clickUsage('runall', SPEC, summary);
+
+const STAGE_LABELS = {
+  sensitivity: (t) => `Start calculating ${t} sensitivity...`,
+  distribution: () => 'Start getting data distribution...',
+  channelwise: () => 'Start getting channelwise data distribution...',
+  acc_error: () => 'Start ploting accumulate error...',
+  sensitivity_analysis: () => 'Start analyzing node sensitivity...',
+};
+
+// Writes SAVE_DIR/report.html when web/report is there (it is optional for the rest of runall).
+async function writeReport(result, saveDir) {
+  let report;
+  try {
+    report = await import('../../report/report.mjs');
+  } catch {
+    return null;
+  }
+  const html = await report.renderReport(result);
+  const file = path.join(saveDir, 'report.html');
+  fs.writeFileSync(file, html);
+  return file;
+}
+
+export async function main(argv, { log = console.log } = {}) {
+  const { options: o, positionals } = parseClick(argv, SPEC);
+  const saveDir = o.save_dir;
+  await analysisMain(o, positionals, async (ctx) => {
+    const { progress } = ctx;
+    const graph = JSON.parse((await ctx.pool.request({ type: 'graph' })).json);
+    const out = await runAll(ctx.pool, o, {
+      modelFile: ctx.modelFile,
+      calibrationSetOf: calibrationSetResolver(graph),
+      onStage: (stage, t) => progress.stage(STAGE_LABELS[stage](t)),
+      onProgress: (done, total, eta) => progress.update(done, total, eta),
+    });
+    progress.end();
+    for (const m of out.messages) progress.message(m);
+    const dir = (stage) => path.join(saveDir, STAGE_DIRS[stage]);
+    fs.mkdirSync(dir('sensitivity'), { recursive: true });
+    for (const l of out.logs) {
+      fs.writeFileSync(path.join(dir('sensitivity'), l.file_name), l.text);
+      if (o.verbose) log(formatVerboseTable(l.nodeType, l.rows, asList(o.ns_metrics)));
+    }
+    for (const stage of ['distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']) {
+      await writeCharts(out.docs[stage], dir(stage), { png: o.png });
+    }
+    writeJson(path.join(saveDir, 'results.json'), out.result);
+    await writeReport(out.result, saveDir);
+    return out.result;
+  });
+  return 0;
+}

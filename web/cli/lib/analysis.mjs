@@ -1,0 +1,82 @@
+// What every analysis subcommand shares: our options beside the original's (--json, --quiet,
+// --workers), the worker pool on the wasm core, loading the model and data once per worker, running
+// a request with progress on stderr, and writing the result document.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createPool } from '../../pipeline/pool.mjs';
+import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
+import { runAnalysis } from '../../pipeline/sweep.mjs';
+import { parseClickInt } from './click.mjs';
+import { UsageError, SetupError } from './errors.mjs';
+import { readCalibrationFolder, readModelFile } from './files.mjs';
+import { keepListFormat } from './keep_list.mjs';
+import { createProgress } from './progress.mjs';
+import { wasmModulePath } from './wasm.mjs';
+
+export const defaultWorkers = () => Math.max(1, Math.min(8, os.availableParallelism?.() ?? os.cpus().length));
+
+function parseWorkers(n) {
+  if (!(n >= 1 && n <= 64)) throw new Error(`must be between 1 and 64 (got ${n})`);
+  return n;
+}
+
+// ptqscope's own options, accepted by every analysis subcommand.
+export const COMMON_OPTIONS = [
+  { name: 'json', flags: ['--json'], metavar: 'FILE', help: 'write the result document (docs/result-schema.md) to FILE' },
+  { name: 'quiet', flags: ['--quiet'], flag: true, help: 'no progress on stderr' },
+  { name: 'workers', flags: ['--workers', '--threads'], type: 'int', parse: parseWorkers, metavar: 'N',
+    help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()})` },
+];
+
+// A list argument in the original's keep_list_format syntax (§9.1).
+export const listOption = (name, flags, help, extra = {}) => ({ name, flags, type: 'str', parse: keepListFormat, help, ...extra });
+
+// Loads the model and calibration data into a fresh pool. The caller closes the pool.
+export async function openAnalysis(modelPath, dataDir, options) {
+  const model = readModelFile(modelPath);
+  const files = readCalibrationFolder(dataDir);
+  const wasmPath = wasmModulePath();
+  if (!fs.existsSync(wasmPath)) {
+    throw new SetupError(`${wasmPath} not found: build it first with \`npm run build\` (or scripts/build.sh wasm)`);
+  }
+  const pool = createPool({ size: options.workers ?? defaultWorkers(), spawn: () => spawnNodeWorker(wasmPath) });
+  try {
+    const loaded = await pool.load({ model, files, modelName: modelPath, dataName: dataDir });
+    return { pool, ...loaded, modelFile: path.basename(modelPath) };
+  } catch (err) {
+    pool.close();
+    throw err;
+  }
+}
+
+// Runs one request with a progress bar; returns the result document.
+export async function runWithProgress(ctx, analysis, options, { progress, label }) {
+  progress.stage(label);
+  const doc = await runAnalysis(ctx.pool, { analysis, options, model_file: ctx.modelFile }, {
+    onProgress: (done, total, eta) => progress.update(done, total, eta),
+  });
+  progress.end();
+  return doc;
+}
+
+export function writeJson(file, doc) {
+  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(doc, null, 1)}\n`);
+}
+
+// The common skeleton of an analysis subcommand: parse, open, run `body(ctx)` -> document, --json.
+export async function analysisMain(opts, positionals, body) {
+  const [modelPath, dataDir] = positionals;
+  const progress = createProgress({ quiet: opts.quiet });
+  const ctx = await openAnalysis(modelPath, dataDir, opts);
+  try {
+    const doc = await body({ ...ctx, progress });
+    if (opts.json) writeJson(opts.json, doc);
+    return doc;
+  } finally {
+    ctx.pool.close();
+  }
+}
+
+export { UsageError, parseClickInt };

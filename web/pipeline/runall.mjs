@@ -1,0 +1,153 @@
+// runall (reference §8.4) on a worker pool, in the original's order:
+//   1. node sensitivity (weight then activation by default; top 5 of each -> nodes_list)
+//   2. data distribution of dis_nodes_list or nodes_list
+//   3. channel-wise box plots of cw_nodes_list or nodes_list
+//   4. accumulated error (quantize_node = ['weight', 'activation'] when neither list is given)
+//   5. sensitivity analysis (sensitive nodes picked from a `node` ranking with cosine <= pick_threshold)
+// Returns every stage's result document, the combined document (one result-schema document with all
+// sections), the .log files of step 1 (§8.3 text) and the charts to draw (see chartsOf).
+//
+// Deliberate differences from the original (docs/compatibility.md): lists are de-duplicated keeping
+// their first-occurrence order (the original goes through a Python set); dis_nodes_list is used
+// parsed (the original's CLI passes it on unparsed, so a bracketed list fails).
+import { runAnalysis } from './sweep.mjs';
+import { formatSensitivityLog, orderedRows } from './tables.mjs';
+
+export const DEFAULT_RUNALL_OPTIONS = {
+  ns_metrics: ['cosine-similarity'], output_node: null, node_type: null, data_num: 1, verbose: false,
+  interested_nodes: null, dis_nodes_list: null, cw_nodes_list: null, axis: null, quantize_node: null,
+  non_quantize_node: null, ae_metric: 'cosine-similarity', average_mode: false, pick_threshold: 0.999,
+  sensitive_nodes: null,
+};
+
+// The result directory of each stage (runall's save_dir + "<dir>/").
+export const STAGE_DIRS = {
+  sensitivity: 'node_sensitivity',
+  distribution: 'data_distribution',
+  channelwise: 'channelwise_distribution',
+  acc_error: 'accumulate_error',
+  sensitivity_analysis: 'sensitivity_analysis',
+};
+
+const NODE_TYPES = ['node', 'weight', 'activation'];
+
+export function inputError(message) {
+  return Object.assign(new Error(message), { name: 'PtqError' });
+}
+
+const asList = (v) => (v === null || v === undefined ? null : Array.isArray(v) ? v : [v]);
+const unique = (list) => [...new Set(list)];
+const flat = (list) => (list ?? []).flat(Infinity);
+
+// The checks runall makes before running anything (§8.4 "Checks first").
+export function checkRunallOptions(o) {
+  for (const t of asList(o.node_type) ?? []) {
+    if (!NODE_TYPES.includes(t)) throw inputError(`node_type:${t} is unavailable.`);
+  }
+  if (flat(asList(o.non_quantize_node)).some((n) => n === 'weight' || n === 'activation')) {
+    throw inputError("In acc_error section, cannot set 'non_quantize_node' to 'weight' or 'activation'.");
+  }
+}
+
+// Combines documents of several analyses into one: top-level section keys are disjoint except
+// `sensitivity` / `sensitivity_order` (keyed by node type), `options` and `timings_ms`, merged one level.
+export function combineDocuments(docs) {
+  const out = {};
+  for (const doc of docs) {
+    for (const [k, v] of Object.entries(doc)) {
+      if (k === 'sweep') continue;
+      const both = out[k] && typeof out[k] === 'object' && !Array.isArray(out[k]) && v && typeof v === 'object' && !Array.isArray(v);
+      if (k === 'cancelled') out[k] = Boolean(out[k] || v);
+      else out[k] = both ? { ...out[k], ...v } : v;
+    }
+  }
+  return out;
+}
+
+// The charts a document holds: [{stage, kind, key, file_name, data}] with the stage's directory.
+export function chartsOf(doc) {
+  const charts = [];
+  for (const fig of doc.acc_error_figures ?? []) {
+    charts.push({ stage: 'acc_error', kind: 'acc_error', key: fig.prefix, file_name: fig.file_name,
+      data: { figure: fig, curves: fig.curves.map((c) => doc.acc_error[c]) } });
+  }
+  for (const section of ['distribution', 'channelwise']) {
+    for (const key of doc[`${section}_order`] ?? Object.keys(doc[section] ?? {})) {
+      const data = doc[section][key];
+      charts.push({ stage: section, kind: section, key, file_name: data.file_name, data });
+    }
+  }
+  if (doc.sensitivity_analysis) {
+    charts.push({ stage: 'sensitivity_analysis', kind: 'sensitivity_analysis', key: 'partial_quantization',
+      file_name: doc.sensitivity_analysis.file_name, data: doc.sensitivity_analysis });
+  }
+  return charts;
+}
+
+// §1.9 get_calibration_by_node from a sensitivity `node` document is not available in the result, so
+// the caller passes `calibrationSetOf(name) -> [calibration node names]` (the CLI builds it from the
+// graph); without it, node names are kept as they are.
+export async function runAll(pool, userOptions, hooks = {}) {
+  const o = { ...DEFAULT_RUNALL_OPTIONS, ...userOptions };
+  checkRunallOptions(o);
+  const { signal, onStage, onProgress, onItem, modelFile, calibrationSetOf } = hooks;
+  const run = (analysis, options) => runAnalysis(pool, { analysis, options, ...(modelFile ? { model_file: modelFile } : {}) },
+    { signal, onProgress, onItem });
+  const docs = {};
+  const logs = [];
+  const messages = [];
+
+  // 1. node sensitivity
+  const multi = o.node_type === null || Array.isArray(o.node_type);
+  const types = o.node_type === null ? ['weight', 'activation'] : asList(o.node_type);
+  let nodesList = [];
+  const sensitivityDocs = [];
+  for (const t of types) {
+    onStage?.('sensitivity', t);
+    const doc = await run('sensitivity', {
+      node_type: t, metrics: asList(o.ns_metrics), output_node: asList(o.output_node), data_num: o.data_num,
+      interested_nodes: o.interested_nodes,
+    });
+    sensitivityDocs.push(doc);
+    const rows = orderedRows(doc.sensitivity[t], doc.sensitivity_order?.[t]);
+    logs.push({ stage: 'sensitivity', file_name: `sensitivity_of_${t}.log`, text: formatSensitivityLog(t, rows, asList(o.ns_metrics)), nodeType: t, rows });
+    const top = rows.slice(0, 5).map(([k]) => k);
+    if (multi) nodesList.push(...top);
+    else nodesList = t === 'node' && calibrationSetOf ? unique(top.flatMap((n) => calibrationSetOf(n))) : unique(top);
+  }
+  docs.sensitivity = combineDocuments(sensitivityDocs);
+
+  // 2. data distribution, 3. channel-wise
+  onStage?.('distribution');
+  docs.distribution = await run('distribution', { nodes_list: asList(o.dis_nodes_list) ?? nodesList });
+  onStage?.('channelwise');
+  docs.channelwise = await run('channelwise', { nodes_list: asList(o.cw_nodes_list) ?? nodesList, axis: o.axis });
+
+  // 4. accumulated error
+  onStage?.('acc_error');
+  const bothNone = o.quantize_node === null && o.non_quantize_node === null;
+  docs.acc_error = await run('acc_error', {
+    quantize_node: bothNone ? ['weight', 'activation'] : o.quantize_node, non_quantize_node: o.non_quantize_node,
+    metric: o.ae_metric, average_mode: o.average_mode,
+  });
+
+  // 5. sensitivity analysis
+  let sensitive = asList(o.sensitive_nodes);
+  const nodeRows = logs.find((l) => l.nodeType === 'node')?.rows;
+  if (!sensitive && o.node_type === 'node' && asList(o.ns_metrics).includes('cosine-similarity') && nodeRows) {
+    sensitive = nodeRows.filter(([, r]) => typeof r['cosine-similarity'] === 'number' && r['cosine-similarity'] <= o.pick_threshold)
+      .map(([k]) => k);
+    if (!sensitive.length) {
+      messages.push('pick_threshold is too small, there is no sensitive node that meets the requirements, please increase pick_threshold.');
+      sensitive = null;
+    }
+  }
+  onStage?.('sensitivity_analysis');
+  docs.sensitivity_analysis = await run('sensitivity_analysis', {
+    pick_threshold: o.pick_threshold, data_num: o.data_num, sensitive_nodes: sensitive,
+  });
+
+  const result = combineDocuments([docs.sensitivity, docs.distribution, docs.channelwise, docs.acc_error, docs.sensitivity_analysis]);
+  if (messages.length) result.runall_messages = messages;
+  return { docs, result, logs, messages, charts: chartsOf(result) };
+}

@@ -1,0 +1,72 @@
+// The two text tables of the original, from a result's sensitivity section:
+//  - formatSensitivityLog: runall's sensitivity_of_<type>.log (reference §8.3, save_node_sensitivity);
+//  - formatVerboseTable: get_sensitivity_of_nodes(verbose=True) (reference §3.5, print_info_dict).
+// Both: columns left-aligned and padded to width + 2, names longer than 50 shown as "..." + last 47.
+import { numpyFloat32Str, pyFloatRepr, pyRound } from './pyformat.mjs';
+
+const NAME_CAP = 50;
+const shortName = (name) => (name.length > NAME_CAP ? `...${name.slice(-47)}` : name);
+const pad = (text, width) => text.padEnd(width);
+
+// Rows in ranking order: [[item, row], ...] of result.sensitivity[type] following *_order when given.
+export function orderedRows(table, order) {
+  const keys = order ?? Object.keys(table);
+  return keys.map((k) => [k, table[k]]);
+}
+
+// The metric columns of a row set, in first-seen order (extra columns excluded).
+export function metricColumns(rows, metrics) {
+  const seen = [];
+  for (const [, row] of rows) for (const k of Object.keys(row)) if (metrics.includes(k) && !seen.includes(k)) seen.push(k);
+  return seen;
+}
+
+// §8.3. Widths use numpy's str of the float32 value, cells Python's repr of it as a double (so long
+// values overflow narrow columns, exactly as the original writes them).
+export function formatSensitivityLog(title, rows, metrics) {
+  const columns = metricColumns(rows, metrics);
+  const nameWidth = Math.min(NAME_CAP, Math.max(4, ...rows.map(([k]) => k.length)));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map(([, r]) => numpyFloat32Str(r[c]).length)));
+  const headLength = nameWidth + 2 + widths.reduce((a, w) => a + w + 2, 0);
+  const e = Math.trunc((headLength - title.length) / 2);
+  const lines = [
+    '='.repeat(Math.max(0, e)) + title + '='.repeat(Math.max(0, e)),
+    pad('Node', nameWidth + 2) + columns.map((c, j) => pad(c, widths[j] + 2)).join(''),
+    '-'.repeat(headLength),
+  ];
+  for (const [k, r] of rows) {
+    lines.push(pad(shortName(k), nameWidth + 2) + columns.map((c, j) => pad(pyFloatRepr(Math.fround(toNum(r[c]))), widths[j] + 2)).join(''));
+  }
+  return lines.map((l) => `${l}\n`).join('');
+}
+
+function toNum(v) {
+  return v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v === 'nan' || v == null ? NaN : v;
+}
+
+// §3.5 cell text: metrics as repr(round(float(v), 5)); threshold already rounded; strings as is.
+function verboseCell(column, value, metrics) {
+  if (metrics.includes(column)) return pyFloatRepr(pyRound(toNum(value), 5));
+  if (typeof value === 'number' || value === 'inf' || value === '-inf' || value === 'nan') return pyFloatRepr(toNum(value));
+  if (value === null || value === undefined) return 'None';
+  return String(value);
+}
+
+// §3.5: description line (empty), title bar "node sensitivity" (the extra '=' on the right), header
+// (first column named after node_type), dashes, rows. Extra columns node/threshold/qtype first.
+export function formatVerboseTable(nodeType, rows, metrics) {
+  const extras = ['node', 'threshold', 'qtype'].filter((c) => rows.some(([, r]) => c in r));
+  const columns = [...extras, ...metricColumns(rows, metrics)];
+  const cells = rows.map(([k, r]) => [shortName(k), ...columns.map((c) => verboseCell(c, r[c], metrics))]);
+  const headers = [nodeType, ...columns];
+  const widths = headers.map((h, j) => {
+    const w = Math.max(h.length, ...cells.map((row) => row[j].length));
+    return j === 0 ? Math.min(NAME_CAP, Math.max(10, ...rows.map(([k]) => k.length))) : w;
+  });
+  const headLength = widths.reduce((a, w) => a + w + 2, 0);
+  const title = 'node sensitivity';
+  const left = Math.max(0, Math.floor((headLength - title.length) / 2));
+  const right = Math.max(0, headLength - title.length - left);
+  const line = (row) => row.map((t, j) => pad(t, widths[j] + 2)).join('');
+  return ['', '='.repeat(left) + title + '='.repeat(right), line(headers), '-'.repeat(headLength), ...cells.map(line)].join('\n');
+}
