@@ -1,0 +1,32 @@
+// The plugin bundle's entry (dist/plugin/ptqscope-plugin.js): the browser implementations of the
+// plugin's dependencies, then start once Netron has created window.__view__.
+import { startWhenReady } from './plugin.mjs';
+import { createStore, DEFAULTS } from '../web/app/state.mjs';
+import * as pipeline from '../web/app/analysis/pipeline.mjs';
+import { heatScale } from '../web/charts/heat_scale.mjs';
+import { renderHeatLegend } from '../web/charts/legend.mjs';
+import { renderNodeSection } from '../web/app/heatmap/sidebar.mjs';
+import { filesFromDataTransfer, filesFromFileList } from '../web/app/open/sources.mjs';
+
+// A worker *file* next to this script, not an inlined blob: a blob/data worker inherits Netron's CSP
+// (script-src 'self'), which forbids both the blob URL and compiling WebAssembly.
+let count = 0;
+const spawn = () => new Worker(new URL('../web/app/analysis/worker.mjs', import.meta.url),
+  { type: 'module', name: `ptqscope-plugin-${++count}` });
+
+const deps = {
+  state: createStore({ ...DEFAULTS, picked: new Set() }),
+  pipeline,
+  spawn,
+  heatScale,
+  renderLegend: renderHeatLegend,
+  sections: () => [{ id: 'analysis-results', title: 'Analysis results', render: renderNodeSection }],
+  readDrop: filesFromDataTransfer,
+  readPicked: filesFromFileList,
+};
+
+// window.__ptqscope__: the plugin's handle (its store and runner), for debugging and the tests.
+window.__ptqscope__ = startWhenReady(window, deps).then((plugin) => {
+  window.__ptqscope__ = plugin;
+  return plugin;
+});

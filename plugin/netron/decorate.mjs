@@ -1,0 +1,96 @@
+// Restyles Netron's rendered nodes (never relayouts them): heat colour on the header path, a
+// readable text colour, a tooltip, and the category class of horizon ops whose schema Netron lacks.
+// Netron's fill comes from its stylesheet, so only an inline `style.fill` wins over it (recorded).
+// Every change is marked with data-ptq-* attributes so it is idempotent and can be undone.
+import { color as d3color } from 'd3';
+import { headerGroup, headerPath, headerText, hasClass, graphNodeElements } from './contract.mjs';
+import { horizonCategory } from './metadata.mjs';
+
+const MARK = 'data-ptq-heat';
+const CATEGORY_MARK = 'data-ptq-category';
+const TITLE_CLASS = 'ptq-heat-title';
+
+// Black or white, whichever reads better on `fill` (WCAG relative luminance).
+export function textColorFor(fill) {
+  const c = d3color(fill)?.rgb();
+  if (!c) return null;
+  const lin = (v) => {
+    const s = v / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  const l = 0.2126 * lin(c.r) + 0.7152 * lin(c.g) + 0.0722 * lin(c.b);
+  return l > 0.179 ? '#000000' : '#ffffff';
+}
+
+function setTitle(path, label) {
+  const doc = path.ownerDocument;
+  let title = [...path.children].find((c) => hasClass(c, TITLE_CLASS));
+  if (!label) {
+    title?.remove();
+    return;
+  }
+  if (!title) {
+    title = doc.createElementNS('http://www.w3.org/2000/svg', 'title');
+    title.setAttribute('class', TITLE_CLASS);
+    path.appendChild(title);
+  }
+  title.textContent = label;
+}
+
+function clearNode(el) {
+  const path = headerPath(el);
+  if (path) {
+    path.style.removeProperty('fill');
+    setTitle(path, null);
+  }
+  headerText(el)?.style.removeProperty('fill');
+  el.removeAttribute(MARK);
+}
+
+// Colours the nodes of `heat.values` (Map<name, {color, label}>) found in `elements`
+// (Map<name, element>, nodes.mjs) and clears our colour from every other node. Returns the count
+// of coloured nodes. Cheap when nothing changed (each node compares its mark first).
+export function applyHeat(doc, heat, elements) {
+  const wanted = new Map();
+  for (const [name, entry] of heat?.values ?? []) {
+    const el = elements.get(name);
+    if (el && entry?.color) wanted.set(el, entry);
+  }
+  for (const el of graphNodeElements(doc)) {
+    if (el.hasAttribute(MARK) && !wanted.has(el)) clearNode(el);
+  }
+  for (const [el, entry] of wanted) {
+    const key = `${entry.color}|${entry.label ?? ''}`;
+    if (el.getAttribute(MARK) === key) continue;
+    const path = headerPath(el);
+    if (!path) continue;
+    path.style.setProperty('fill', entry.color);
+    const text = textColorFor(entry.color);
+    if (text) headerText(el)?.style.setProperty('fill', text);
+    setTitle(path, entry.label);
+    el.setAttribute(MARK, key);
+  }
+  return wanted.size;
+}
+
+export const clearHeat = (doc) => applyHeat(doc, null, new Map());
+
+// Fallback for a Netron whose onnx-metadata.json lacks our horizon schemas: give the header of each
+// horizon op the category class its schema would have produced. `opTypes`: Map<name, op_type>.
+export function applyCategories(elements, opTypes) {
+  let n = 0;
+  for (const [name, el] of elements) {
+    const category = horizonCategory(opTypes.get(name));
+    const header = category && headerGroup(el);
+    if (!header || [...header.classList].some((c) => c.startsWith('node-item-type-'))) continue;
+    header.classList.add(`node-item-type-${category.toLowerCase()}`);
+    header.setAttribute(CATEGORY_MARK, '');
+    n++;
+  }
+  return n;
+}
+
+// How many of this render's nodes carry our colour (tests, status line).
+export function coloredCount(doc) {
+  return graphNodeElements(doc).filter((el) => el.hasAttribute(MARK)).length;
+}

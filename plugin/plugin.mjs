@@ -1,0 +1,135 @@
+// Wires the plugin into a Netron page. Environment-neutral: everything that needs a bundler or a
+// browser (worker spawning, the pipeline, chart modules, file readers) comes in through `deps`, so the
+// tests run it against the recorded Netron DOM under linkedom with Node workers.
+//
+// Order of events: probe the page (fail soft: a banner, nothing else) → wrap Netron's metadata asset
+// loader → panel → capture the files Netron opens → model bytes + graphJson into the store → the web
+// app's heat controller turns results into state 'heat' → every (re-)render of Netron gets the colours.
+import { probePage, probeRender, nodesGroup, pageBusy } from './netron/contract.mjs';
+import { nodeElementMap, elementNodeName } from './netron/nodes.mjs';
+import { applyHeat, applyCategories } from './netron/decorate.mjs';
+import { observeGraph } from './netron/observe.mjs';
+import { captureModelFiles } from './netron/capture.mjs';
+import { wrapMetadataAsset } from './netron/metadata.mjs';
+import { showBanner } from './ui/banner.mjs';
+import { mountPanel, PANEL_ID } from './ui/panel.mjs';
+import { injectStyle } from './ui/style.mjs';
+import { createAnalysisRunner } from '../web/app/analysis/runner.mjs';
+import { createHeatController } from '../web/app/heatmap/controller.mjs';
+import { loadGraphInWorker } from './graph_loader.mjs';
+
+const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null, picked: new Set(), error: null };
+
+/**
+ * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
+ * deps: state (a web/app/state.mjs store), pipeline ({createPool, runAnalysis, runAll}), spawn()
+ * (a Worker-like analysis worker), heatScale, renderLegend, sections() (per-node chart sections),
+ * readDrop(dataTransfer), readPicked(fileList), poolSize?.
+ */
+export function installPlugin(win, deps) {
+  const doc = win.document;
+  const problems = probePage(win);
+  if (problems.length) {
+    showBanner(doc, 'this page does not look like the Netron 9.x the plugin was built for, so the plugin is off. Netron itself is unchanged.', problems);
+    return { ok: false, problems };
+  }
+  const { state } = deps;
+  const metadataWrapped = wrapMetadataAsset(win.__view__.host);
+
+  const runner = createAnalysisRunner({ state, pipeline: deps.pipeline, spawn: deps.spawn, ...(deps.poolSize ? { size: deps.poolSize } : {}) });
+  const heat = createHeatController(state, deps.heatScale);
+  injectStyle(doc);
+  const panel = mountPanel(doc, { state, runner, renderLegend: deps.renderLegend, sections: deps.sections, readDrop: deps.readDrop, readPicked: deps.readPicked });
+
+  // --- the model Netron opens ---
+  let openCount = 0;
+  const stopCapture = captureModelFiles(win, async ({ name, file, onnx }) => {
+    const ticket = ++openCount;
+    runner.cancel();
+    state.setMany({ ...RESET_ON_OPEN, modelName: name, modelBytes: null });
+    if (!onnx) {
+      state.set('status', `${name} is not an ONNX model: PTQ analyses need a calibrated .onnx.`);
+      return;
+    }
+    try {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      if (ticket !== openCount) return; // another file was opened meanwhile
+      state.setMany({ modelBytes: bytes, status: `Reading ${name}…` });
+      const graph = await loadGraphInWorker(deps.spawn, bytes, name);
+      if (ticket !== openCount) return;
+      state.setMany({ graph, status: null });
+    } catch (err) {
+      if (ticket === openCount) state.setMany({ status: null, error: `${name}: ${err.message}` });
+    }
+  }, { skip: (e) => !!e.target?.closest?.(`#${PANEL_ID}`) });
+
+  // --- colours on every render, selection from Netron's `select` class ---
+  let broken = false;
+  const decorate = () => {
+    if (broken || !nodesGroup(doc)) return;
+    const renderProblems = pageBusy(doc) ? [] : probeRender(doc);
+    if (renderProblems.length) {
+      broken = true;
+      showBanner(doc, 'Netron rendered this graph differently from the Netron 9.x the plugin knows, so it stopped colouring nodes. Netron itself is unchanged.', renderProblems);
+      return;
+    }
+    const graph = state.get('graph');
+    const elements = nodeElementMap(doc, graph);
+    applyHeat(doc, state.get('heat'), elements);
+    if (graph && !metadataActive(doc, elements, graph)) {
+      applyCategories(elements, new Map(graph.nodes.map((n) => [n.name, n.op_type])));
+    }
+  };
+  const observer = observeGraph(win, {
+    onRender: decorate,
+    onSelect: (el) => {
+      const name = el ? elementNodeName(el, doc, state.get('graph')) : null;
+      if (name !== state.get('selection')) state.set('selection', name);
+    },
+  });
+  const offs = ['heat', 'graph'].map((k) => state.on(k, () => observer.refresh()));
+  observer.refresh();
+
+  return {
+    ok: true,
+    state,
+    runner,
+    panel,
+    metadataWrapped,
+    decorate,
+    dispose() {
+      stopCapture();
+      observer.disconnect();
+      offs.forEach((off) => off());
+      heat.dispose();
+      runner.dispose();
+      panel.dispose();
+    },
+  };
+}
+
+// True when Netron already styles horizon ops from a schema (our metadata entries are installed):
+// then the category-class fallback is not needed.
+function metadataActive(doc, elements, graph) {
+  const hz = graph.nodes.find((n) => n.domain === 'horizon' && elements.has(n.name));
+  if (!hz) return true;
+  const header = [...elements.get(hz.name).children].find((c) => c.classList?.contains('node-item'));
+  return !!header && [...header.classList].some((c) => c.startsWith('node-item-type-') && !header.hasAttribute('data-ptq-category'));
+}
+
+// Waits (without blocking Netron) until Netron's load handler created window.__view__, then installs.
+// Gives up after `timeoutMs` with the banner.
+export function startWhenReady(win, deps, { timeoutMs = 8000, intervalMs = 50 } = {}) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const attempt = () => {
+      if (win.__view__ || Date.now() - started >= timeoutMs) {
+        resolve(installPlugin(win, deps));
+        return;
+      }
+      win.setTimeout(attempt, intervalMs);
+    };
+    if (win.document.readyState === 'complete') attempt();
+    else win.addEventListener('load', attempt, { once: true });
+  });
+}

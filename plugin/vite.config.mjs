@@ -1,0 +1,36 @@
+// Builds the Netron plugin: dist/plugin/ptqscope-plugin.js (an ES module loaded with one
+// <script type="module"> tag) plus its analysis worker (with the wasm core embedded) under
+// dist/plugin/ptqscope-plugin/. Separate from the web app's vite.config.mjs. Run: npm run plugin:build
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ASSETS = 'ptqscope-plugin';
+
+export default defineConfig({
+  root,
+  publicDir: false,
+  base: './', // assets resolved next to the script, wherever Netron is served
+  logLevel: 'warn',
+  build: {
+    outDir: path.join(root, 'dist/plugin'),
+    emptyOutDir: true,
+    target: 'es2022',
+    modulePreload: false, // no polyfill script: one entry file, one worker file
+    assetsInlineLimit: 0,
+    reportCompressedSize: false,
+    rollupOptions: {
+      input: { 'ptqscope-plugin': path.join(root, 'plugin/entry.mjs') },
+      output: {
+        entryFileNames: '[name].js',
+        chunkFileNames: `${ASSETS}/[name]-[hash].js`,
+        assetFileNames: `${ASSETS}/[name]-[hash][extname]`,
+      },
+    },
+  },
+  worker: {
+    format: 'es',
+    rollupOptions: { output: { entryFileNames: `${ASSETS}/[name]-[hash].js`, chunkFileNames: `${ASSETS}/[name]-[hash].js` } },
+  },
+});
