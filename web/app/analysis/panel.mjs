@@ -87,16 +87,22 @@ export function mountAnalysesPanel(root, state, runner) {
   runBtn.addEventListener('click', start);
   cancelBtn.addEventListener('click', () => runner.cancel());
 
+  let stage = null;
   runner.on((ev) => {
+    if (ev.type === 'stage') stage = ev.stage;
     if (ev.type === 'start') {
+      stage = null;
       runBtn.disabled = true;
       cancelBtn.disabled = false;
       bar.removeAttribute('value'); // indeterminate until the first progress
       barText.textContent = `${ev.label}: starting…`;
+    } else if (ev.type === 'stage') {
+      bar.removeAttribute('value');
+      barText.textContent = `${ev.label}: ${ev.stage}${ev.detail ? ` (${ev.detail})` : ''}…`;
     } else if (ev.type === 'progress') {
       bar.max = ev.total || 1;
       bar.value = ev.done;
-      barText.textContent = progressText(ev);
+      barText.textContent = `${stage ? `${stage}: ` : ''}${progressText(ev)}`;
     } else if (ev.type === 'done' || ev.type === 'error') {
       runBtn.disabled = false;
       cancelBtn.disabled = true;

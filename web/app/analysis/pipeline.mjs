@@ -1,7 +1,9 @@
 // The page's view of web/pipeline: a pool that is loaded with the model and calibration files when
-// made, runAnalysis, and runAll (§8.4).
+// made, runAnalysis, and runAll (§8.4) returning its combined result document.
 import { createPool as makePool } from '../../pipeline/pool.mjs';
 import { runAnalysis } from '../../pipeline/sweep.mjs';
+import { runAll as runAllStages } from '../../pipeline/runall.mjs';
+import { calibrationSetResolver } from '../../pipeline/relations.mjs';
 
 export { runAnalysis };
 
@@ -16,6 +18,10 @@ export async function createPool({ size, spawn, model, files, modelName }) {
   return { ...pool, terminate: pool.close };
 }
 
-export async function runAll() {
-  throw new Error('Run all is not available in this build yet (web/pipeline has no runAll)');
+// hooks: the runner's (signal, onItem, onProgress, onStage) plus `graph` for node_type=node's
+// calibration sets.
+export async function runAll(pool, options, { graph, ...hooks } = {}) {
+  const calibrationSetOf = graph ? calibrationSetResolver(graph) : undefined;
+  const { result } = await runAllStages(pool, options, { ...hooks, calibrationSetOf });
+  return result;
 }

@@ -22,6 +22,8 @@ export function combineResults(prev, next) {
       out[key] = value;
     }
   }
+  // A finished document replaces a streamed one: the streaming marker goes.
+  if (!next.partial) delete out.partial;
   return out;
 }
 

@@ -30,7 +30,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     const files = state.get('calibrationFiles');
     if (!model) throw new Error('no model loaded: open a calibrated .onnx first');
     if (!files?.length) throw new Error('no calibration data: open the calibration_data folder (or a .zip of it) first');
-    pool = await pipeline.createPool({ size, spawn, model, files });
+    pool = await pipeline.createPool({ size, spawn, model, files, modelName: state.get('modelName') ?? undefined });
     return pool;
   }
 
@@ -76,6 +76,8 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
           emit({ type: 'item', event: ev });
         },
         onProgress: (done, total, etaMs) => emit({ type: 'progress', done, total, etaMs, elapsedMs: Date.now() - started }),
+        onStage: (stage, detail) => emit({ type: 'stage', label, stage, detail }),
+        graph: state.get('graph'),
       };
       const result = kind === 'runall'
         ? await pipeline.runAll(p, payload, hooks)
