@@ -104,11 +104,10 @@ export function nodeValues(result, graph, { view = 'node', metric } = {}) {
   return out;
 }
 
-// Hover text: the metric and the value of every item shown on the node.
-export function heatLabel(metric, entry, nodeName) {
-  const lines = entry.items.map(({ item, value }) =>
-    item === nodeName ? `${metric}: ${formatValue(value)}` : `${metric}: ${formatValue(value)} (${item})`);
-  return lines.join('\n');
+// Hover text (the graph view prefixes the legend title, which names the metric): the value of every
+// item shown on the node, with the item's name when it is not the node itself.
+export function heatLabel(entry, nodeName) {
+  return entry.items.map(({ item, value }) => (item === nodeName ? formatValue(value) : `${formatValue(value)} (${item})`)).join('\n');
 }
 
 // The value of state 'heat' (Contract 3): colours from the chart package's heat scale.
@@ -126,7 +125,7 @@ export function buildHeat(result, graph, { view = 'node', metric } = {}, heatSca
     heat.set(name, {
       value: entry.value,
       color: scale.color(entry.value),
-      label: heatLabel(m, entry, name),
+      label: heatLabel(entry, name),
     });
   }
   const title = `${view === 'leave_one_out' ? `leave-one-out (${table.nodeType})` : `${view} sensitivity`}: ${m}`;
