@@ -1,0 +1,109 @@
+import { describe, it, expect } from 'vitest';
+import { renderHistogram, THRESHOLD_COLOR, MAX_ABS_COLOR } from '../../../web/charts/histogram.mjs';
+import { renderIn, texts, tickPositions } from './util.mjs';
+
+// Hand-made bins: 4 bins over [0, 2] and an error histogram over [-0.5, 0.5].
+const plot = {
+  kind: 'node_output', title: 'Conv_2 output:317 distribution\ncosine-similarity:0.99812',
+  threshold: 1.5, max_abs: 1.8, cosine: 0.99812,
+  histograms: [
+    { label: 'Before calibration', color: '#99ffbb', edges: [0, 0.5, 1, 1.5, 2], counts: [3, 0, 5, 1], zeros_excluded: 2, non_finite: 0 },
+    { label: 'After calibration', color: '#FA8072', edges: [0, 0.5, 1, 1.5, 2], counts: [2, 1, 4, 2], zeros_excluded: 0, non_finite: 0 },
+    { label: 'Quantization error distribution', color: '#33A1C9', edges: [-0.5, 0, 0.5], counts: [6, 3], zeros_excluded: 0, non_finite: 1 },
+  ],
+};
+
+// Pixel of data value v on the x axis, interpolated from the axis' own tick marks.
+function xPixel(svg, v) {
+  const t = Object.entries(tickPositions(svg, 'axis-x')).map(([l, p]) => [Number(l.replace('−', '-')), p]);
+  const [[a, pa], [b, pb]] = [t[0], t[t.length - 1]];
+  return pa + ((v - a) * (pb - pa)) / (b - a);
+}
+
+describe('renderHistogram', () => {
+  it('has the title lines, axis labels and legend of §6.2', () => {
+    const { svg } = renderIn(renderHistogram, plot);
+    expect(texts(svg, '.title tspan')).toEqual(['Conv_2 output:317 distribution', 'cosine-similarity:0.99812']);
+    expect(texts(svg, '.axis-label-x')).toEqual(['data range']);
+    expect(texts(svg, '.axis-label-y')).toEqual(['Total number of data']);
+    expect(texts(svg, '.legend-item text')).toEqual(['Before calibration', 'After calibration', 'Quantization error distribution',
+      'threshold 1.5', 'max |x| 1.8']);
+  });
+
+  it('draws one bar path per series in drawing order with the original colours, one bar per non-empty bin', () => {
+    const { svg } = renderIn(renderHistogram, plot);
+    const bars = [...svg.querySelectorAll('path.bars')];
+    expect(bars.map((b) => b.getAttribute('fill'))).toEqual(['#99ffbb', '#FA8072', '#33A1C9']);
+    expect(bars.map((b) => (b.getAttribute('d').match(/Z/g) || []).length)).toEqual([3, 4, 2]);
+    // drawing order: threshold line, the series, then the max-abs marker
+    const marks = [...svg.querySelector('.marks').children].map((e) => e.getAttribute('class'));
+    expect(marks).toEqual(['threshold', 'bars', 'bars', 'bars', 'max-abs']);
+  });
+
+  it('puts bar edges, the threshold line and the max |x| triangle at their x values', () => {
+    const { svg } = renderIn(renderHistogram, plot);
+    const line = svg.querySelector('line.threshold');
+    expect(line.getAttribute('stroke')).toBe(THRESHOLD_COLOR);
+    expect(line.getAttribute('stroke-dasharray')).toBeTruthy();
+    expect(Number(line.getAttribute('x1'))).toBeCloseTo(xPixel(svg, 1.5), 1);
+    const tri = svg.querySelector('path.max-abs');
+    expect(tri.getAttribute('fill')).toBe(MAX_ABS_COLOR);
+    const apex = /^M([-\d.]+),/.exec(tri.getAttribute('d'));
+    expect(Number(apex[1])).toBeCloseTo(xPixel(svg, 1.8), 1);
+    // bin 2 of "Before calibration" ([1, 1.5], count 5) is its second drawn bar (bin 1 is empty)
+    const third = svg.querySelector('path.bars').getAttribute('d').split('M')[2];
+    const nums = third.match(/-?[\d.]+/g).map(Number);
+    expect(nums[0]).toBeCloseTo(xPixel(svg, 1), 1);
+    expect(nums[3]).toBeCloseTo(xPixel(svg, 1.5), 1);
+    // count 5 is the tallest bar: its top is the y pixel of 5 on the y axis
+    const yt = tickPositions(svg, 'axis-y');
+    expect(nums[2]).toBeCloseTo(yt['0'] + (5 * (yt['5'] - yt['0'])) / 5, 1);
+  });
+
+  it('extends the x range to the threshold and the marker', () => {
+    const { svg } = renderIn(renderHistogram, { ...plot, threshold: 3, max_abs: -1 });
+    const xt = Object.keys(tickPositions(svg, 'axis-x')).map((l) => Number(l.replace('−', '-')));
+    expect(Math.min(...xt)).toBeLessThanOrEqual(-1);
+    expect(Math.max(...xt)).toBeGreaterThanOrEqual(3);
+  });
+
+  it('has no threshold line for null / non-finite thresholds', () => {
+    for (const threshold of [null, 'nan', 'inf']) {
+      const { svg } = renderIn(renderHistogram, { ...plot, threshold });
+      expect(svg.querySelector('line.threshold')).toBe(null);
+    }
+  });
+
+  it('notes excluded zeros and non-finite values', () => {
+    const { svg } = renderIn(renderHistogram, plot);
+    expect(texts(svg, 'text.note')).toEqual(['Before calibration: 2 zeros not counted',
+      'Quantization error distribution: 0 zeros, 1 non-finite not counted']);
+  });
+
+  it('log-y puts powers of ten on the axis and keeps count-1 bars visible', () => {
+    const counts = [1, 10, 100, 1000];
+    const { svg } = renderIn(renderHistogram, { title: 't', threshold: null, max_abs: 2,
+      histograms: [{ label: 'Input data distribution', color: '#99ffbb', edges: [0, 0.5, 1, 1.5, 2], counts }] }, { logY: true });
+    const labels = texts(svg, '.axis-y .tick text').filter(Boolean);
+    expect(labels).toEqual(expect.arrayContaining(['1', '10', '100', '1000']));
+    const yt = tickPositions(svg, 'axis-y');
+    const d = svg.querySelector('path.bars').getAttribute('d');
+    const tops = d.split('M').slice(1).map((s) => Number(/V([-\d.]+)/.exec(s)[1]));
+    counts.forEach((c, i) => expect(tops[i]).toBeCloseTo(yt[String(c)], 1));
+    const base = Number(/,([-\d.]+)V/.exec(d)[1]);
+    expect(base).toBeGreaterThan(tops[0]);
+  });
+
+  it('finds the bin of a value like numpy (half-open, last closed) and toggles series', () => {
+    const { chart, svg } = renderIn(renderHistogram, plot);
+    expect(chart.binAt('Before calibration', 0.5)).toMatchObject({ index: 1, count: 0 });
+    expect(chart.binAt('Before calibration', 2)).toMatchObject({ index: 3, count: 1 });
+    expect(chart.binAt('Before calibration', 2.01)).toBe(null);
+    chart.setVisible('After calibration', false);
+    expect(svg.querySelector('path.bars[data-series="After calibration"]').getAttribute('display')).toBe('none');
+  });
+
+  it('is deterministic', () => {
+    expect(renderIn(renderHistogram, plot).text).toBe(renderIn(renderHistogram, plot).text);
+  });
+});
