@@ -145,7 +145,11 @@ export function createPool({ size, spawn }) {
     const msg = { type: 'load', model, files, modelName, dataName };
     loadMsg = msg;
     try {
-      const [first] = await Promise.all(slots.map((slot) => ready(slot)));
+      // Wait for every worker (even after a failure) so that none is left mid-load.
+      const settled = await Promise.allSettled(slots.map((slot) => ready(slot)));
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const first = settled[0].value;
       return { summary: first.summary, data: first.data };
     } catch (err) {
       if (loadMsg === msg) loadMsg = null;
