@@ -1,0 +1,43 @@
+// Web Worker holding one wasm Session for the viewer: parses the model (graphJson, summary) and
+// validates calibration data (the core's dtype/shape/NaN checks). Analyses run in H5's own pool.
+// Messages: {id, type: 'load', model: Uint8Array} -> {id, summary, graph}
+//           {id, type: 'data', files: [{path, bytes}]} -> {id, sampleCount, sampleNames}
+import createPtqModule from '../../../build/wasm/ptqscope.mjs';
+
+let session = null;
+const ready = createPtqModule().then((ptq) => {
+  session = new ptq.Session();
+  return ptq;
+});
+
+function plainSummary(s) {
+  // Float32Array thresholds survive structured clone; everything else is plain already.
+  return s;
+}
+
+const handlers = {
+  async load({ model }) {
+    await ready;
+    const summary = plainSummary(session.loadModel(model));
+    // A model that loads but cannot be drawn is still usable by the analyses: report, do not fail.
+    if (typeof session.graphJson !== 'function') {
+      return { summary, graph: null, graphError: 'this build of ptqscope.mjs has no Session.graphJson(): rebuild the wasm module (scripts/build.sh wasm-module)' };
+    }
+    return { summary, graph: JSON.parse(session.graphJson()) };
+  },
+  async data({ files }) {
+    await ready;
+    const { sampleCount, sampleNames } = session.loadCalibrationData(files);
+    return { sampleCount, sampleNames: [...sampleNames] };
+  },
+};
+
+self.onmessage = async ({ data }) => {
+  try {
+    const handler = handlers[data.type];
+    if (!handler) throw new Error(`engine worker: unknown message type '${data.type}'`);
+    self.postMessage({ id: data.id, ...(await handler(data)) });
+  } catch (err) {
+    self.postMessage({ id: data.id, error: err?.message ?? String(err), errorName: err?.name });
+  }
+};

@@ -1,0 +1,192 @@
+// graphJson (docs/graph-schema.md) -> the view model the renderer and the layout worker use:
+// plain data, no DOM (Netron's model/view split). HzCalibration nodes are either collapsed into
+// badges (on the edge they quantize, or on the initializer row of the node whose weight they
+// quantize) or kept as nodes.
+import { categoryOf } from './categories.mjs';
+
+export const CALIBRATION_OP = 'HzCalibration';
+export const isCalibration = (node) => node.op_type === CALIBRATION_OP;
+
+// Input names of common ops (ONNX schemas), for the initializer rows; other ops show the index.
+const INPUT_NAMES = {
+  Conv: ['X', 'W', 'B'], ConvTranspose: ['X', 'W', 'B'], Gemm: ['A', 'B', 'C'], MatMul: ['A', 'B'],
+  BatchNormalization: ['X', 'scale', 'B', 'input_mean', 'input_var'], Add: ['A', 'B'], Sub: ['A', 'B'],
+  Mul: ['A', 'B'], Div: ['A', 'B'], Pow: ['X', 'Y'], Reshape: ['data', 'shape'], PRelu: ['X', 'slope'],
+  Clip: ['input', 'min', 'max'], Resize: ['X', 'roi', 'scales', 'sizes'], Pad: ['data', 'pads', 'constant_value'],
+  Slice: ['data', 'starts', 'ends', 'axes', 'steps'], Gather: ['data', 'indices'], Expand: ['input', 'shape'],
+  Unsqueeze: ['data', 'axes'], Squeeze: ['data', 'axes'], Concat: [], HzPreprocess: ['X', 'W', 'B'],
+  QuantizeLinear: ['x', 'y_scale', 'y_zero_point'], DequantizeLinear: ['x', 'x_scale', 'x_zero_point'],
+  LayerNormalization: ['X', 'Scale', 'B'], InstanceNormalization: ['input', 'scale', 'B'],
+};
+
+// Attributes worth showing inside the node box (the sidebar shows all of them).
+const KEY_ATTRIBUTES = ['kernel_shape', 'strides', 'pads', 'dilations', 'group', 'axis', 'axes', 'perm', 'to', 'mode',
+  'alpha', 'epsilon', 'transA', 'transB', 'keepdims', 'split'];
+const MAX_ATTRIBUTE_ROWS = 3;
+
+export function formatDims(dims) {
+  if (dims == null) return '?';
+  return dims.map((d) => (d === -1 || d == null ? '?' : String(d))).join('×');
+}
+
+export function formatValue(value) {
+  if (value == null) return '';
+  if (Array.isArray(value)) return value.map(formatValue).join(', ');
+  if (typeof value === 'object') {
+    if (value.graph) return 'graph';
+    if (value.dims) return `${value.dtype ?? ''}⟨${formatDims(value.dims)}⟩`;
+    return JSON.stringify(value);
+  }
+  if (typeof value === 'number' && !Number.isInteger(value)) return String(Math.round(value * 1e6) / 1e6);
+  return String(value);
+}
+
+function keyAttributeRows(node) {
+  const rows = [];
+  for (const name of KEY_ATTRIBUTES) {
+    if (!(name in (node.attributes ?? {}))) continue;
+    const text = formatValue(node.attributes[name]);
+    if (text.length > 28 || rows.length >= MAX_ATTRIBUTE_ROWS) continue;
+    if (name === 'group' && node.attributes[name] === 1) continue;
+    rows.push({ kind: 'attribute', name, value: text });
+  }
+  return rows;
+}
+
+// Estimated text width for 11px sans-serif (layout runs before anything is drawn, also in Node).
+export const textWidth = (text) => Math.ceil(String(text).length * 6.4);
+
+export const HEADER_HEIGHT = 22;
+export const ROW_HEIGHT = 15;
+
+function sizeOf(vnode) {
+  const widths = [textWidth(vnode.title) + 16];
+  for (const r of vnode.rows) widths.push(textWidth(`${r.name} ${r.value}`) + (r.badge ? textWidth(r.badge.text) + 14 : 0) + 16);
+  vnode.width = Math.max(40, ...widths);
+  vnode.height = HEADER_HEIGHT + vnode.rows.length * ROW_HEIGHT + (vnode.rows.length ? 4 : 0);
+}
+
+export function badgeOf(cali) {
+  const c = cali.calibration ?? {};
+  const on = c.switch === undefined ? true : c.switch === true || c.switch === 'ON';
+  return { node: cali.name, qtype: c.qtype ?? 'int8', on, kind: c.kind ?? '', text: `${c.qtype ?? 'int8'}${on ? '' : ' off'}` };
+}
+
+// Builds { nodes, edges, byName, calibrationOf, stats }. options.showCalibration keeps HzCalibration
+// nodes as nodes; otherwise they become badges.
+export function buildViewModel(graph, { showCalibration = false } = {}) {
+  const values = graph.values ?? {};
+  const nodesByName = new Map(graph.nodes.map((n) => [n.name, n]));
+  const collapse = !showCalibration;
+  const isInit = (t) => Boolean(values[t]?.initializer);
+
+  // Collapsed mode: tensor aliases (calibration output -> its input) and the badges riding on them.
+  const alias = new Map();
+  const badgesOn = new Map(); // tensor as consumed (the calibration output) -> [badge]
+  if (collapse) {
+    for (const n of graph.nodes) {
+      if (!isCalibration(n) || !n.inputs[0] || !n.outputs[0]) continue;
+      alias.set(n.outputs[0], n.inputs[0]);
+      badgesOn.set(n.outputs[0], [badgeOf(n)]);
+    }
+  }
+  // Follows chains of calibration nodes; collects their badges in data-flow order.
+  const resolve = (tensor) => {
+    const badges = [];
+    let t = tensor;
+    const seen = new Set();
+    while (alias.has(t) && !seen.has(t)) {
+      seen.add(t);
+      badges.unshift(...(badgesOn.get(t) ?? []));
+      t = alias.get(t);
+    }
+    return { tensor: t, badges };
+  };
+
+  const vnodes = [];
+  const byName = new Map();
+  const add = (v) => {
+    sizeOf(v);
+    vnodes.push(v);
+    byName.set(v.id, v);
+  };
+  const inputIds = new Map();
+  for (const v of graph.inputs ?? []) {
+    if (isInit(v.name)) continue;
+    const id = `input:${v.name}`;
+    inputIds.set(v.name, id);
+    add({ id, kind: 'input', name: v.name, title: v.name, opType: '', category: 'input', rows: [], tensor: v.name });
+  }
+
+  const producerOf = new Map(); // tensor -> view node id
+  for (const [name, id] of inputIds) producerOf.set(name, id);
+  const calibrationOf = new Map(); // normal node name -> [calibration node names it reads through]
+  for (const n of graph.nodes) {
+    if (collapse && isCalibration(n)) continue;
+    const rows = [];
+    const names = INPUT_NAMES[n.op_type] ?? [];
+    n.inputs.forEach((t, i) => {
+      if (!t) return;
+      const r = resolve(t);
+      if (r.badges.length) {
+        if (!calibrationOf.has(n.name)) calibrationOf.set(n.name, []);
+        calibrationOf.get(n.name).push(...r.badges.map((b) => b.node));
+      }
+      if (!isInit(r.tensor)) return;
+      const dims = values[r.tensor]?.dims;
+      rows.push({ kind: 'initializer', name: names[i] ?? String(i), value: `⟨${formatDims(dims)}⟩`, tensor: r.tensor, badge: r.badges[0] ?? null });
+    });
+    rows.push(...keyAttributeRows(n));
+    const v = {
+      id: n.name, kind: 'node', name: n.name, title: n.op_type, opType: n.op_type, domain: n.domain ?? '',
+      category: categoryOf(n.op_type), rows, calibration: isCalibration(n),
+    };
+    add(v);
+    for (const t of n.outputs) if (t) producerOf.set(t, v.id);
+  }
+  const outputIds = new Map();
+  for (const v of graph.outputs ?? []) {
+    const id = `output:${v.name}`;
+    outputIds.set(v.name, id);
+    add({ id, kind: 'output', name: v.name, title: v.name, opType: '', category: 'output', rows: [], tensor: v.name });
+  }
+
+  // Edges: one per (producer, consumer, tensor), the tensor as the consumer reads it after aliasing.
+  const edges = [];
+  const edgeKeys = new Set();
+  const addEdge = (from, to, consumed) => {
+    const { tensor, badges } = resolve(consumed);
+    const source = producerOf.get(tensor);
+    if (!source || isInit(tensor)) return;
+    const key = `${source}\u0000${to}\u0000${tensor}`;
+    if (edgeKeys.has(key)) return;
+    edgeKeys.add(key);
+    const info = values[tensor] ?? {};
+    edges.push({
+      id: `edge:${edges.length}`, from: source, to, tensor, consumed, dtype: info.dtype ?? '', dims: info.dims ?? null,
+      label: formatDims(info.dims), badges,
+    });
+  };
+  for (const n of graph.nodes) {
+    if (collapse && isCalibration(n)) continue;
+    for (const t of n.inputs) if (t) addEdge(null, n.name, t);
+  }
+  for (const [name, id] of outputIds) addEdge(null, id, name);
+
+  const calibrationCount = graph.nodes.filter(isCalibration).length;
+  return {
+    nodes: vnodes, edges, byName, calibrationOf, showCalibration,
+    stats: { nodes: graph.nodes.length, calibration: calibrationCount, shown: vnodes.length, edges: edges.length,
+      badges: new Set([...edges.flatMap((e) => e.badges), ...vnodes.flatMap((v) => v.rows.filter((r) => r.badge).map((r) => r.badge))]
+        .map((b) => b.node)).size },
+  };
+}
+
+// The view node that shows a graph node: itself, or (collapsed) the node a calibration badge sits on.
+export function viewNodeFor(model, graph, nodeName) {
+  if (model.byName.has(nodeName)) return model.byName.get(nodeName);
+  const node = graph.nodes.find((n) => n.name === nodeName);
+  if (!node || !isCalibration(node)) return null;
+  for (const [consumer, calis] of model.calibrationOf) if (calis.includes(nodeName)) return model.byName.get(consumer);
+  return null;
+}

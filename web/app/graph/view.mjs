@@ -1,0 +1,348 @@
+// The graph view: SVG drawing of the view model, D3 zoom/pan, fit, search, selection, heat colours.
+// Layout happens once per model (or calibration toggle) in a worker; drawing is chunked over animation
+// frames so that 3,000+ node graphs never block the page; zooming only changes one transform (and a
+// level-of-detail class when crossing a threshold), never the layout.
+import { select, zoom as d3zoom, zoomIdentity, line, curveBasis } from 'd3';
+import { buildViewModel, viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, textWidth } from './model.mjs';
+import { searchGraph } from './search.mjs';
+import { layout as layoutInWorker, layoutWorker } from './workers.mjs';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const CHUNK = 400; // nodes (or edges) drawn per animation frame
+const LOD_SCALE = 0.35; // below this zoom, text is hidden
+
+const el = (name, attrs = {}, parent = null) => {
+  const e = document.createElementNS(SVG_NS, name);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+};
+const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
+const edgePath = line().x((p) => p.x).y((p) => p.y).curve(curveBasis);
+
+// Rounded-top rectangle for a node header.
+function headerPath(w, h, r, roundBottom) {
+  const b = roundBottom ? r : 0;
+  return `M0,${r}a${r},${r} 0 0 1 ${r},-${r}h${w - 2 * r}a${r},${r} 0 0 1 ${r},${r}v${h - r - b}` +
+    (b ? `a${b},${b} 0 0 1 -${b},${b}h-${w - 2 * b}a${b},${b} 0 0 1 -${b},-${b}z` : `h-${w}z`);
+}
+
+export function createGraphView(container, state, { setStatus = () => {} } = {}) {
+  container.classList.add('graph');
+  container.innerHTML = `
+    <svg class="graph-canvas" tabindex="0" aria-label="model graph">
+      <defs><marker id="ptq-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto">
+        <path d="M0,0L10,5L0,10z"/></marker></defs>
+      <g class="viewport"><g class="edges"></g><g class="edge-labels"></g><g class="nodes"></g></g>
+    </svg>
+    <div class="graph-toolbar">
+      <button type="button" data-act="zoom-in" title="Zoom in (+)">+</button>
+      <button type="button" data-act="zoom-out" title="Zoom out (-)">−</button>
+      <button type="button" data-act="fit" title="Fit to screen (F or 0)">Fit</button>
+      <button type="button" data-act="search" title="Search nodes, tensors, op types (Ctrl+F)">Search</button>
+      <label title="Show HzCalibration nodes as nodes instead of badges (C)"><input type="checkbox" data-act="calibration"> calibration nodes</label>
+    </div>
+    <div class="graph-search" hidden>
+      <input type="search" placeholder="node, tensor or op type" aria-label="search the graph">
+      <ul class="graph-search-results"></ul>
+    </div>
+    <div class="graph-legend" hidden></div>`;
+  const svg = container.querySelector('svg');
+  const viewport = svg.querySelector('.viewport');
+  const layers = { edges: svg.querySelector('.edges'), labels: svg.querySelector('.edge-labels'), nodes: svg.querySelector('.nodes') };
+  const searchBox = container.querySelector('.graph-search');
+  const searchInput = searchBox.querySelector('input');
+  const searchResults = searchBox.querySelector('ul');
+  const calibrationToggle = container.querySelector('[data-act=calibration]');
+
+  let model = null; // view model
+  let graph = null; // graphJson
+  let positions = null; // layout result
+  let elements = new Map(); // view node id -> <g>
+  let badgeElements = new Map(); // calibration node name -> [badge <g>]
+  let generation = 0; // bumps on every new graph / toggle; stale async work stops
+  let lod = false;
+
+  const zoomBehavior = d3zoom().scaleExtent([0.02, 4]).on('zoom', (ev) => {
+    viewport.setAttribute('transform', ev.transform.toString());
+    const low = ev.transform.k < LOD_SCALE;
+    if (low !== lod) {
+      lod = low;
+      svg.classList.toggle('lod-low', low);
+    }
+  });
+  const svgSel = select(svg).call(zoomBehavior).on('dblclick.zoom', null);
+
+  const size = () => ({ w: svg.clientWidth || 800, h: svg.clientHeight || 600 });
+  function fit(animate = true) {
+    if (!positions) return;
+    const { w, h } = size();
+    const k = Math.min(2, 0.95 * Math.min(w / Math.max(positions.width, 1), h / Math.max(positions.height, 1)));
+    const t = zoomIdentity.translate((w - positions.width * k) / 2, Math.max(10, (h - positions.height * k) / 2)).scale(k);
+    (animate ? svgSel.transition().duration(300) : svgSel).call(zoomBehavior.transform, t);
+  }
+  function centreOn(id, animate = true) {
+    const p = positions?.nodes[id];
+    if (!p) return false;
+    const { w, h } = size();
+    const current = svg.__zoom?.k ?? 1;
+    const k = Math.max(current, 0.8);
+    const t = zoomIdentity.translate(w / 2 - p.x * k, h / 2 - p.y * k).scale(k);
+    (animate ? svgSel.transition().duration(300) : svgSel).call(zoomBehavior.transform, t);
+    return true;
+  }
+
+  function drawNode(v) {
+    const p = positions.nodes[v.id];
+    const g = el('g', {
+      class: `node node-${v.kind}${v.category ? ` node-cat-${v.category}` : ''}${v.calibration ? ' node-calibration' : ''}`,
+      transform: `translate(${p.x - v.width / 2},${p.y - v.height / 2})`,
+    });
+    g.dataset.name = v.name;
+    g.dataset.id = v.id;
+    el('title', {}, g).textContent = v.kind === 'node' ? `${v.name}\n${v.domain ? `${v.domain}::` : ''}${v.opType}` : v.name;
+    el('rect', { class: 'node-body', width: v.width, height: v.height, rx: 5, ry: 5 }, g);
+    el('path', { class: 'node-header', d: headerPath(v.width, HEADER_HEIGHT, 5, v.rows.length === 0) }, g);
+    el('text', { class: 'node-title', x: 8, y: 15 }, g).textContent = v.title;
+    v.rows.forEach((r, i) => {
+      const y = HEADER_HEIGHT + 12 + i * ROW_HEIGHT;
+      const t = el('text', { class: `node-row node-row-${r.kind}`, x: 8, y }, g);
+      el('tspan', { class: 'row-name' }, t).textContent = `${r.name} `;
+      el('tspan', {}, t).textContent = r.value;
+      if (r.badge) drawBadge(g, r.badge, v.width - textWidth(r.badge.text) - 14, y - 10);
+    });
+    layers.nodes.appendChild(g);
+    elements.set(v.id, g);
+  }
+
+  function drawBadge(parent, badge, x, y) {
+    const w = textWidth(badge.text) + 10;
+    const g = el('g', { class: `badge badge-${badge.kind || 'unknown'}${badge.on ? '' : ' badge-off'}`, transform: `translate(${x},${y})` }, parent);
+    g.dataset.calibration = badge.node;
+    el('title', {}, g).textContent = `${badge.node}\n${badge.kind || 'calibration'} · ${badge.qtype} · switch ${badge.on ? 'ON' : 'OFF'}`;
+    el('rect', { width: w, height: 13, rx: 6.5, ry: 6.5 }, g);
+    el('text', { x: w / 2, y: 10 }, g).textContent = badge.text;
+    if (!badgeElements.has(badge.node)) badgeElements.set(badge.node, []);
+    badgeElements.get(badge.node).push(g);
+    return g;
+  }
+
+  function drawEdge(e, points) {
+    if (!points) return;
+    const d = edgePath(points);
+    const title = `${e.tensor}${e.consumed !== e.tensor ? ` → ${e.consumed}` : ''}\n${e.dtype}[${e.dims ? e.dims.join(',') : '?'}]`;
+    const hit = el('path', { class: 'edge-hit', d }, layers.edges);
+    el('title', {}, hit).textContent = title;
+    el('path', { class: 'edge', d, 'marker-end': 'url(#ptq-arrow)' }, layers.edges);
+    const mid = points[Math.floor(points.length / 2)];
+    let x = mid.x + 4;
+    if (e.badges.length) {
+      for (const b of e.badges) x += drawBadge(layers.labels, b, x, mid.y - 9).getBBox?.().width + 3 || textWidth(b.text) + 13;
+    }
+    if (e.label) {
+      const t = el('text', { class: 'edge-label', x: x + 2, y: mid.y + 3 }, layers.labels);
+      t.textContent = e.label;
+      el('title', {}, t).textContent = title;
+    }
+  }
+
+  async function render(gen) {
+    for (const layer of Object.values(layers)) layer.replaceChildren();
+    elements = new Map();
+    badgeElements = new Map();
+    container.dataset.state = 'drawing';
+    fit(false);
+    for (let i = 0; i < model.edges.length; i += CHUNK) {
+      if (gen !== generation) return;
+      model.edges.slice(i, i + CHUNK).forEach((e, j) => drawEdge(e, positions.edges[i + j]));
+      await frame();
+    }
+    for (let i = 0; i < model.nodes.length; i += CHUNK) {
+      if (gen !== generation) return;
+      model.nodes.slice(i, i + CHUNK).forEach(drawNode);
+      setStatus(`Drawing ${Math.min(i + CHUNK, model.nodes.length)} / ${model.nodes.length} nodes…`);
+      await frame();
+    }
+    if (gen !== generation) return;
+    applySelection();
+    applyPicked();
+    applyHeat();
+    container.dataset.state = 'ready';
+    container.dataset.nodes = String(elements.size);
+    setStatus(null);
+    container.dispatchEvent(new CustomEvent('graph-ready', { detail: model.stats }));
+  }
+
+  async function show(newGraph) {
+    const gen = ++generation;
+    graph = newGraph;
+    positions = null;
+    if (!graph) {
+      for (const layer of Object.values(layers)) layer.replaceChildren();
+      container.dataset.state = 'empty';
+      return;
+    }
+    model = buildViewModel(graph, { showCalibration: calibrationToggle.checked });
+    container.dataset.state = 'layout';
+    setStatus(`Laying out ${model.nodes.length} nodes…`);
+    layoutWorker.restart(); // a previous model's layout is of no use any more
+    let result;
+    try {
+      result = await layoutInWorker({
+        nodes: model.nodes.map((n) => ({ id: n.id, width: n.width, height: n.height })),
+        edges: model.edges.map((e) => ({ from: e.from, to: e.to })),
+      });
+    } catch (err) {
+      if (err.name === 'AbortError' || gen !== generation) return;
+      setStatus(null);
+      state.set('error', `Graph layout failed: ${err.message}`);
+      return;
+    }
+    if (gen !== generation) return;
+    positions = result;
+    await render(gen);
+  }
+
+  // --- selection, picks, heat, focus ---------------------------------------------------------
+  function elementFor(nodeName) {
+    if (!model || !graph) return null;
+    const v = viewNodeFor(model, graph, nodeName);
+    return v ? elements.get(v.id) : null;
+  }
+  function applySelection() {
+    for (const e of layers.nodes.querySelectorAll('.selected')) e.classList.remove('selected');
+    for (const e of svg.querySelectorAll('.badge.selected')) e.classList.remove('selected');
+    const name = state.get('selection');
+    if (!name) return;
+    elementFor(name)?.classList.add('selected');
+    for (const b of badgeElements.get(name) ?? []) b.classList.add('selected');
+  }
+  function applyPicked() {
+    for (const e of layers.nodes.querySelectorAll('.picked')) e.classList.remove('picked');
+    for (const name of state.get('picked') ?? []) elementFor(name)?.classList.add('picked');
+  }
+  function applyHeat() {
+    const heat = state.get('heat');
+    container.classList.toggle('heat-on', Boolean(heat));
+    for (const g of elements.values()) {
+      const body = g.querySelector('.node-body');
+      body.style.fill = '';
+      g.classList.remove('heated');
+      g.querySelector('title.heat')?.remove();
+    }
+    for (const list of badgeElements.values()) for (const b of list) b.querySelector('rect').style.fill = '';
+    if (!heat?.values) return;
+    for (const [name, h] of heat.values) {
+      const g = model?.byName.get(name) ? elements.get(name) : null;
+      if (g) {
+        g.querySelector('.node-body').style.fill = h.color; // inline style beats the category CSS
+        g.classList.add('heated');
+        const t = el('title', { class: 'heat' }, g);
+        t.textContent = `${name}\n${heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
+      }
+      for (const b of badgeElements.get(name) ?? []) b.querySelector('rect').style.fill = h.color;
+    }
+  }
+  function focus(name) {
+    if (!name || !model) return;
+    const v = viewNodeFor(model, graph, name) ?? (model.byName.get(`input:${name}`) || model.byName.get(`output:${name}`));
+    if (v) centreOn(v.id);
+  }
+
+  state.on('selection', applySelection);
+  state.on('picked', applyPicked);
+  state.on('heat', applyHeat);
+  state.on('focus', focus);
+  state.on('graph', (g) => show(g));
+
+  // --- pointer ---------------------------------------------------------------------------------
+  svg.addEventListener('click', (ev) => {
+    const badge = ev.target.closest?.('.badge');
+    const g = ev.target.closest?.('.node');
+    // Badges stand for their calibration node; graph input/output boxes select nothing.
+    const name = badge ? badge.dataset.calibration : g?.classList.contains('node-node') ? g.dataset.name : null;
+    if (!name) {
+      if (!g) state.set('selection', null);
+      return;
+    }
+    if (ev.ctrlKey || ev.metaKey || ev.shiftKey) {
+      const picked = new Set(state.get('picked') ?? []);
+      if (picked.has(name)) picked.delete(name);
+      else picked.add(name);
+      state.set('picked', picked);
+    } else {
+      state.set('selection', name);
+    }
+  });
+
+  // --- toolbar, search, keys -----------------------------------------------------------------
+  const zoomBy = (f) => svgSel.transition().duration(200).call(zoomBehavior.scaleBy, f);
+  function toggleCalibration(on) {
+    calibrationToggle.checked = on;
+    if (graph) show(graph);
+  }
+  container.querySelector('.graph-toolbar').addEventListener('click', (ev) => {
+    const act = ev.target.closest('[data-act]')?.dataset.act;
+    if (act === 'zoom-in') zoomBy(1.25);
+    else if (act === 'zoom-out') zoomBy(0.8);
+    else if (act === 'fit') fit();
+    else if (act === 'search') openSearch();
+  });
+  calibrationToggle.addEventListener('change', () => toggleCalibration(calibrationToggle.checked));
+
+  let matches = [];
+  function openSearch() {
+    searchBox.hidden = false;
+    searchInput.focus();
+    searchInput.select();
+  }
+  function closeSearch() {
+    searchBox.hidden = true;
+    svg.focus();
+  }
+  function choose(m) {
+    if (!m) return;
+    const name = m.kind === 'tensor' && model?.byName.has(`input:${m.tensor}`) ? m.tensor : m.node;
+    if (!name) return;
+    state.set('focus', name);
+    if (!model.byName.has(`input:${name}`)) state.set('selection', name);
+  }
+  searchInput.addEventListener('input', () => {
+    matches = graph ? searchGraph(graph, searchInput.value) : [];
+    searchResults.replaceChildren(...matches.map((m, i) => {
+      const li = document.createElement('li');
+      li.dataset.index = String(i);
+      li.className = `match-${m.kind}`;
+      li.innerHTML = '<span class="match-text"></span> <span class="match-detail"></span>';
+      li.firstChild.textContent = m.text;
+      li.lastChild.textContent = m.kind === 'op' ? m.detail : m.detail;
+      return li;
+    }));
+  });
+  searchInput.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter') choose(matches[0]);
+    else if (ev.key === 'Escape') closeSearch();
+  });
+  searchResults.addEventListener('click', (ev) => choose(matches[Number(ev.target.closest('li')?.dataset.index)]));
+
+  document.addEventListener('keydown', (ev) => {
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement?.tagName ?? '');
+    if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === 'f' && graph) {
+      ev.preventDefault();
+      openSearch();
+      return;
+    }
+    if (typing || ev.ctrlKey || ev.metaKey || ev.altKey || !graph) return;
+    if (ev.key === '+' || ev.key === '=') zoomBy(1.25);
+    else if (ev.key === '-') zoomBy(0.8);
+    else if (ev.key === 'f' || ev.key === '0') fit();
+    else if (ev.key === 'c') toggleCalibration(!calibrationToggle.checked);
+    else if (ev.key === 'Escape') state.set('selection', null);
+  });
+
+  return {
+    show, fit, focus,
+    get model() { return model; },
+    get positions() { return positions; },
+  };
+}

@@ -1,0 +1,58 @@
+// Main-thread clients of the viewer's two workers. Vite inlines each worker (`?worker&inline`: a
+// blob URL made from inlined source), so the same code runs from dist/ on any static host and from
+// the single-file ptqscope.html opened via file://.
+import EngineWorker from './engine_worker.mjs?worker&inline';
+import LayoutWorker from './layout_worker.mjs?worker&inline';
+
+// Request/response over postMessage with ids; a worker that dies rejects what is pending.
+function rpc(spawn) {
+  let worker = null;
+  let next = 1;
+  const pending = new Map();
+  const start = () => {
+    worker = spawn();
+    worker.onmessage = ({ data }) => {
+      const p = pending.get(data.id);
+      if (!p) return;
+      pending.delete(data.id);
+      if (data.error) {
+        const err = new Error(data.error);
+        if (data.errorName) err.name = data.errorName;
+        p.reject(err);
+      } else p.resolve(data);
+    };
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      const err = new Error(`worker failed: ${ev.message ?? 'unknown error'}`);
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+      worker.terminate();
+      worker = null; // restarted on the next call
+    };
+  };
+  return {
+    call(message, transfer = []) {
+      if (!worker) start();
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ ...message, id }, transfer);
+      });
+    },
+    // Drops a running request (e.g. the layout of a graph that was replaced).
+    restart() {
+      worker?.terminate();
+      worker = null;
+      for (const p of pending.values()) p.reject(Object.assign(new Error('cancelled'), { name: 'AbortError' }));
+      pending.clear();
+    },
+  };
+}
+
+export const engine = rpc(() => new EngineWorker({ name: 'ptqscope-engine' }));
+export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout' }));
+
+// Model bytes are copied (not transferred): the app keeps them for the analysis workers.
+export const loadModel = (bytes) => engine.call({ type: 'load', model: bytes.slice() });
+export const loadCalibration = (files) => engine.call({ type: 'data', files });
+export const layout = (graph) => layoutWorker.call({ graph }).then((r) => r.layout);

@@ -1,0 +1,70 @@
+// Opening files: routes what the user dropped or picked to the model and calibration-data loaders,
+// checks it, and publishes the result in the store. Failures go to state 'error' (the banner); the
+// previous model stays usable. The engine (wasm worker client) is injected so tests can pass a
+// Node session.
+import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout } from './checks.mjs';
+
+export function createOpener(state, engine) {
+  const fail = (message) => {
+    state.set('status', null);
+    state.set('error', message);
+    return false;
+  };
+
+  async function openModel({ path, bytes }) {
+    state.set('status', `Loading ${path}…`);
+    let loaded;
+    try {
+      loaded = await engine.loadModel(bytes);
+    } catch (err) {
+      return fail(`${path}: ${err.message}`);
+    }
+    state.set('error', null);
+    state.setMany({
+      modelName: path, modelBytes: bytes, summary: loaded.summary, calibrationFiles: null, samples: null,
+      selection: null, picked: new Set(), heat: null, results: null,
+    });
+    state.set('graph', loaded.graph);
+    if (loaded.graphError) fail(`${path}: the graph cannot be shown: ${loaded.graphError}`);
+    state.set('status', null);
+    return true;
+  }
+
+  // `data`: [{path, bytes}] as opened (folder name first, or loose files).
+  async function openCalibration(data, label = 'calibration_data') {
+    const summary = state.get('summary');
+    if (!summary) return fail(`Open the model before its calibration data (${label}).`);
+    const inputNames = summary.inputs.map((i) => i.name);
+    const { root, files: relative } = stripRoot(data);
+    const folder = root || label;
+    const loose = placeLooseNpy(relative, inputNames);
+    if (loose.errors.length) return fail(loose.errors.join('\n'));
+    const files = loose.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const errors = checkCalibrationLayout(files, inputNames, folder);
+    if (errors.length) return fail(errors.join('\n'));
+    state.set('status', `Checking ${files.length} calibration files…`);
+    let loaded;
+    try {
+      loaded = await engine.loadCalibration(files); // dtype / shape / NaN checks of the core
+    } catch (err) {
+      return fail(`${folder}: ${err.message}`);
+    }
+    state.set('error', null);
+    state.set('samples', { count: loaded.sampleCount, names: loaded.sampleNames, folder });
+    state.set('calibrationFiles', files);
+    state.set('status', null);
+    return true;
+  }
+
+  // Anything the user opened at once: a model, a calibration folder, a zip, loose .npy files.
+  async function openFiles(files, label) {
+    const { model, data, errors } = classifyOpened(files);
+    if (errors.length) return fail(errors.join('\n'));
+    if (!model && data.length === 0) return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, or .npy files.');
+    if (model && !(await openModel(model))) return false;
+    if (data.length) return openCalibration(data, label);
+    return true;
+  }
+
+  return { openFiles, openModel, openCalibration };
+}
