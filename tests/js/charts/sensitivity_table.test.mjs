@@ -1,0 +1,94 @@
+import { describe, it, expect } from 'vitest';
+import { sensitivityTable, sortRows, filterRows, topK, toCsv, tableHtml, renderSensitivityTable } from '../../../web/charts/sensitivity_table.mjs';
+import { createDocument } from '../../../web/charts/node_dom.mjs';
+
+const section = {
+  '317_HzCalibration': { node: 'Conv_2', threshold: 3.12345, qtype: 'int8', 'cosine-similarity': 0.99, mse: 0.002, sqnr: 'inf' },
+  '21': { node: 'Conv_5', threshold: null, qtype: 'int8', 'cosine-similarity': 'nan', mse: 'nan', sqnr: 12 },
+  'a,"b"': { node: 'Gemm_1', threshold: 1, qtype: 'int16', 'cosine-similarity': 0.95, mse: 0.01, sqnr: 8 },
+  x: { node: 'Relu_3', threshold: 2, qtype: 'int8', 'cosine-similarity': 0.99, mse: 0.002, sqnr: 30 },
+};
+const order = ['a,"b"', '317_HzCalibration', 'x', '21']; // the core's ranking (first metric ascending, NaN last)
+
+describe('sensitivityTable', () => {
+  it('keeps the core order (not the object key order) and puts extras before metrics', () => {
+    const t = sensitivityTable(section, order);
+    expect(t.columns).toEqual(['Node', 'node', 'threshold', 'qtype', 'cosine-similarity', 'mse', 'sqnr']);
+    expect(t.rows.map((r) => r.item)).toEqual(order);
+    expect(() => sensitivityTable(section, ['missing'])).toThrow(/"missing"/);
+  });
+
+  it('sorts each metric most-sensitive first with NaN last and ties in core order', () => {
+    const t = sensitivityTable(section, order);
+    expect(sortRows(t.rows, 'cosine-similarity').map((r) => r.item)).toEqual(['a,"b"', '317_HzCalibration', 'x', '21']);
+    expect(sortRows(t.rows, 'mse').map((r) => r.item)).toEqual(['a,"b"', '317_HzCalibration', 'x', '21']);
+    expect(sortRows(t.rows, 'sqnr').map((r) => r.item)).toEqual(['a,"b"', '21', 'x', '317_HzCalibration']);
+    expect(sortRows(t.rows, 'sqnr', true).map((r) => r.item)).toEqual(['317_HzCalibration', 'x', '21', 'a,"b"']);
+    expect(sortRows(t.rows, 'Node').map((r) => r.item)).toEqual(['21', '317_HzCalibration', 'a,"b"', 'x']);
+    expect(sortRows(t.rows, 'threshold').map((r) => r.item)).toEqual(['a,"b"', 'x', '317_HzCalibration', '21']);
+  });
+
+  it('filters by item or node and takes the top k', () => {
+    const t = sensitivityTable(section, order);
+    expect(filterRows(t.rows, 'conv').map((r) => r.item)).toEqual(['317_HzCalibration', '21']);
+    expect(filterRows(t.rows, 'HZCAL').map((r) => r.item)).toEqual(['317_HzCalibration']);
+    expect(topK(t.rows, 2).map((r) => r.item)).toEqual(['a,"b"', '317_HzCalibration']);
+    expect(topK(t.rows, 0).length).toBe(4);
+  });
+
+  it('writes RFC 4180 CSV with quoted fields and the schema spelling of non-finite values', () => {
+    const t = sensitivityTable({ 'a,"b"': section['a,"b"'], '21': section['21'], 'l\nm': { 'cosine-similarity': Infinity } }, ['a,"b"', '21', 'l\nm']);
+    expect(toCsv(t)).toBe([
+      'Node,node,threshold,qtype,cosine-similarity,mse,sqnr',
+      '"a,""b""",Gemm_1,1,int16,0.95,0.01,8',
+      '21,Conv_5,,int8,nan,nan,12',
+      '"l\nm",,,,inf,,',
+      '',
+    ].join('\r\n'));
+  });
+
+  it('renders static HTML with escaped text and sortable values', () => {
+    const html = tableHtml(sensitivityTable(section, order));
+    expect(html).toContain('<tr data-item="a,&quot;b&quot;"><td>a,&quot;b&quot;</td>');
+    expect(html).toContain('<th data-column="mse" data-worse="higher">mse</th>');
+    expect(html).toContain('<td class="num" data-value="inf">inf</td>');
+    expect((html.match(/<tr data-item/g) || []).length).toBe(4);
+  });
+});
+
+describe('renderSensitivityTable', () => {
+  function mount(options) {
+    const document = createDocument();
+    const holder = document.createElement('div');
+    const api = renderSensitivityTable(holder, sensitivityTable(section, order), options);
+    const items = () => [...holder.querySelectorAll('tbody tr')].map((tr) => tr.getAttribute('data-item'));
+    return { document, holder, api, items };
+  }
+
+  it('sorts by a clicked header in the metric direction, again to flip', () => {
+    const { document, holder, items } = mount();
+    expect(items()).toEqual(order);
+    const th = holder.querySelector('th[data-column="sqnr"]');
+    th.dispatchEvent(new document.defaultView.Event('click'));
+    expect(th.getAttribute('aria-sort')).toBe('ascending');
+    expect(items()).toEqual(['a,"b"', '21', 'x', '317_HzCalibration']);
+    th.dispatchEvent(new document.defaultView.Event('click'));
+    expect(th.getAttribute('aria-sort')).toBe('descending');
+    expect(items()).toEqual(['317_HzCalibration', 'x', '21', 'a,"b"']);
+  });
+
+  it('filters, limits to top k, exports the visible rows and focuses on row click', () => {
+    const focused = [];
+    const { document, holder, api, items } = mount({ onFocus: (item, row) => focused.push([item, row.cells.node]) });
+    api.setFilter('conv');
+    expect(items()).toEqual(['317_HzCalibration', '21']);
+    api.setFilter('');
+    api.setTopK(1);
+    expect(items()).toEqual(['a,"b"']);
+    expect(api.csv().split('\r\n').length).toBe(3);
+    holder.querySelector('tbody tr').dispatchEvent(new document.defaultView.Event('click'));
+    expect(focused).toEqual([['a,"b"', 'Gemm_1']]);
+    const cells = [...holder.querySelectorAll('tbody tr td')].map((td) => td.textContent);
+    expect(cells).toEqual(['a,"b"', 'Gemm_1', '1', 'int16', '0.95', '0.01', '8']);
+  });
+});
