@@ -4,13 +4,17 @@
 #   asan:    build/native-asan     Debug + ASan/UBSan: ptq_tests (+ ptq_oracle_tests when available)
 #   wasm:    build/wasm            ptqscope.mjs (SINGLE_FILE ES module) + ptq_tests.js (gtest under node)
 #   wasm-module: build/wasm        ptqscope.mjs only (what the CLI and `npm start` need)
+#   web:     dist/                 the web app (vite.config.mjs): dist/index.html + assets for a static
+#            host and the single-file dist/ptqscope.html; first makes what it embeds: ptqscope.mjs
+#            (wasm-module), the digits fixture and build/web-example (the digits CNN calibrated by
+#            the native ptq_calibrate + its calibration_data). Also `npm run build:web`.
 # -j2: the machine has 2 cores shared with other work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=${PTQ_JOBS:-2}
 parts=("$@")
-((${#parts[@]})) || parts=(release asan wasm)
+((${#parts[@]})) || parts=(release asan wasm web)
 
 step() { printf '\n== build %s ==\n' "$1"; }
 
@@ -39,12 +43,37 @@ build_wasm() { # [target]
   cmake --build build/wasm -j"$JOBS" ${1:+--target "$1"}
 }
 
+# The embedded example of the web app: a calibrated model (HzCalibration nodes) and its data.
+build_example() {
+  step "web example (build/web-example)"
+  /usr/bin/python3 scripts/fixtures/make_fixtures.py --parts digits
+  cmake -S "$ROOT" -B build/native-release -DCMAKE_BUILD_TYPE=Release -DPTQ_TESTS=OFF >/dev/null
+  cmake --build build/native-release -j"$JOBS" --target ptq_calibrate
+  local src=.cache/fixtures/digits out=build/web-example
+  local model=$out/digits_cnn_calibrated_model.onnx
+  if [[ ! -f $model || $model -ot $src/digits_cnn.onnx || $model -ot build/native-release/ptq_calibrate ]]; then
+    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+    build/native-release/ptq_calibrate "$src/digits_cnn.onnx" "$src/calibration_data" "$out.tmp/$(basename "$model")"
+    cp -r "$src/calibration_data" "$out.tmp/calibration_data"
+    rm -rf "$out" && mv "$out.tmp" "$out"
+  fi
+}
+
+build_web() {
+  build_wasm ptqscope_wasm
+  build_example
+  step "web app (dist/)"
+  npx vite build --logLevel warn
+  ls -l dist/ptqscope.html dist/index.html
+}
+
 for p in "${parts[@]}"; do
   case "$p" in
     release) build_release ;;
     asan) build_asan ;;
     wasm) build_wasm ;;
     wasm-module) build_wasm ptqscope_wasm ;;
-    *) echo "build.sh: unknown part '$p' (expected release, asan, wasm, wasm-module)" >&2; exit 2 ;;
+    web) build_web ;;
+    *) echo "build.sh: unknown part '$p' (expected release, asan, wasm, wasm-module, web)" >&2; exit 2 ;;
   esac
 done
