@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, listOption, writeJson } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
-import { runAll, STAGE_DIRS } from '../../pipeline/runall.mjs';
+import { checkRunallOptions, runAll, STAGE_DIRS } from '../../pipeline/runall.mjs';
 import { formatVerboseTable } from '../../pipeline/tables.mjs';
 import { asList } from '../lib/keep_list.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
@@ -68,12 +68,14 @@ async function writeReport(result, saveDir) {
 export async function main(argv, { log = console.log } = {}) {
   const { options: o, positionals } = parseClick(argv, SPEC);
   const saveDir = o.save_dir;
+  checkRunallOptions(o); // before loading anything, as the original
   await analysisMain(o, positionals, async (ctx) => {
     const { progress } = ctx;
-    const graph = JSON.parse((await ctx.pool.request({ type: 'graph' })).json);
+    // Only the node_type=node path maps nodes to their calibration nodes (§8.4 step 1).
+    const graph = o.node_type === 'node' ? JSON.parse((await ctx.pool.request({ type: 'graph' })).json) : null;
     const out = await runAll(ctx.pool, o, {
       modelFile: ctx.modelFile,
-      calibrationSetOf: calibrationSetResolver(graph),
+      calibrationSetOf: graph ? calibrationSetResolver(graph) : undefined,
       onStage: (stage, t) => progress.stage(STAGE_LABELS[stage](t)),
       onProgress: (done, total, eta) => progress.update(done, total, eta),
     });
