@@ -35,6 +35,9 @@ export function inputError(message) {
   return Object.assign(new Error(message), { name: 'PtqError' });
 }
 
+// Options left at None are not sent: the core applies the Python API's defaults.
+export const withoutNone = (options) => Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null && v !== undefined));
+
 const asList = (v) => (v === null || v === undefined ? null : Array.isArray(v) ? v : [v]);
 const unique = (list) => [...new Set(list)];
 const flat = (list) => (list ?? []).flat(Infinity);
@@ -91,7 +94,7 @@ export async function runAll(pool, userOptions, hooks = {}) {
   const o = { ...DEFAULT_RUNALL_OPTIONS, ...userOptions };
   checkRunallOptions(o);
   const { signal, onStage, onProgress, onItem, modelFile, calibrationSetOf } = hooks;
-  const run = (analysis, options) => runAnalysis(pool, { analysis, options, ...(modelFile ? { model_file: modelFile } : {}) },
+  const run = (analysis, options) => runAnalysis(pool, { analysis, options: withoutNone(options), ...(modelFile ? { model_file: modelFile } : {}) },
     { signal, onProgress, onItem });
   const docs = {};
   const logs = [];
@@ -118,10 +121,13 @@ export async function runAll(pool, userOptions, hooks = {}) {
   docs.sensitivity = combineDocuments(sensitivityDocs);
 
   // 2. data distribution, 3. channel-wise
+  // (an empty list draws nothing, as plot_distribution([]) in the original)
+  const disNodes = asList(o.dis_nodes_list) ?? nodesList;
   onStage?.('distribution');
-  docs.distribution = await run('distribution', { nodes_list: asList(o.dis_nodes_list) ?? nodesList });
+  if (disNodes.length) docs.distribution = await run('distribution', { nodes_list: disNodes });
+  const cwNodes = asList(o.cw_nodes_list) ?? nodesList;
   onStage?.('channelwise');
-  docs.channelwise = await run('channelwise', { nodes_list: asList(o.cw_nodes_list) ?? nodesList, axis: o.axis });
+  if (cwNodes.length) docs.channelwise = await run('channelwise', { nodes_list: cwNodes, axis: o.axis });
 
   // 4. accumulated error
   onStage?.('acc_error');
@@ -147,7 +153,7 @@ export async function runAll(pool, userOptions, hooks = {}) {
     pick_threshold: o.pick_threshold, data_num: o.data_num, sensitive_nodes: sensitive,
   });
 
-  const result = combineDocuments([docs.sensitivity, docs.distribution, docs.channelwise, docs.acc_error, docs.sensitivity_analysis]);
+  const result = combineDocuments([docs.sensitivity, docs.distribution, docs.channelwise, docs.acc_error, docs.sensitivity_analysis].filter(Boolean));
   if (messages.length) result.runall_messages = messages;
   return { docs, result, logs, messages, charts: chartsOf(result) };
 }

@@ -88,7 +88,7 @@ export async function main(argv, { log = console.log } = {}) {
       if (o.verbose) log(formatVerboseTable(l.nodeType, l.rows, asList(o.ns_metrics)));
     }
     for (const stage of ['distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']) {
-      await writeCharts(out.docs[stage], dir(stage), { png: o.png });
+      if (out.docs[stage]) await writeCharts(out.docs[stage], dir(stage), { png: o.png });
     }
     writeJson(path.join(saveDir, 'results.json'), out.result);
     await writeReport(out.result, saveDir);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createPool } from '../../pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
 import { runAnalysis } from '../../pipeline/sweep.mjs';
+import { withoutNone } from '../../pipeline/runall.mjs';
 import { parseClickInt } from './click.mjs';
 import { UsageError, SetupError } from './errors.mjs';
 import { readCalibrationFolder, readModelFile } from './files.mjs';
@@ -53,7 +54,7 @@ export async function openAnalysis(modelPath, dataDir, options) {
 // Runs one request with a progress bar; returns the result document.
 export async function runWithProgress(ctx, analysis, options, { progress, label }) {
   progress.stage(label);
-  const doc = await runAnalysis(ctx.pool, { analysis, options, model_file: ctx.modelFile }, {
+  const doc = await runAnalysis(ctx.pool, { analysis, options: withoutNone(options), model_file: ctx.modelFile }, {
     onProgress: (done, total, eta) => progress.update(done, total, eta),
   });
   progress.end();
