@@ -1,0 +1,118 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildReport, REPORT_CSP } from '../../../web/report/report.mjs';
+import { createDocument } from '../../../web/charts/node_dom.mjs';
+
+const X = ['t0', 't1', 't2'];
+const result = {
+  schema: 'ptqscope.result', version: 1,
+  model: { file: 'calibrated_model.onnx', node_count: 3, opsets: { 'ai.onnx': 13 },
+    inputs: [{ name: 'input', dtype: 'float32', dims: [1, 1, 8, 8] }], outputs: [{ name: 'logits', dtype: 'float32', dims: [1, 10] }],
+    calibration_nodes: [{ name: 'a', kind: 'feature' }, { name: 'w', kind: 'weight' }] },
+  samples: ['9.npy'],
+  sensitivity: { activation: {
+    a_HzCalibration: { node: 'Conv_2', threshold: 3.1, qtype: 'int8', 'cosine-similarity': 0.995, mse: 0.001 },
+    b_HzCalibration: { node: 'Conv_3', threshold: 2, qtype: 'int8', 'cosine-similarity': 0.9, mse: 0.01 },
+    '<c>': { node: 'Conv_4', threshold: null, qtype: 'int8', 'cosine-similarity': 'nan', mse: 'nan' } } },
+  sensitivity_order: { activation: ['b_HzCalibration', 'a_HzCalibration', '<c>'] },
+  acc_error: { w: { label: 'w', x: X, y: [1, 'inf', 0.9] }, o: { label: 'o', x: X, y: [1, 0.99, 0.98] } },
+  acc_error_figures: [{ prefix: 'weight_quantized', metric: 'cosine-similarity', average_mode: false, file_name: 'weight_quantized_cosine-similarity.png', curves: ['w', 'o'] }],
+  distribution: { a_HzCalibration: { name: 'a_HzCalibration', kind: 'activation', title: 'a_HzCalibration activation distribution',
+    file_name: 'activation_a_HzCalibration.png', threshold: 1, max_abs: 1.2, cosine: null,
+    histograms: [{ label: 'Input data distribution', color: '#99ffbb', edges: [0, 0.5, 1.2], counts: [4, 2], zeros_excluded: 0, non_finite: 0 }] } },
+  distribution_order: ['a_HzCalibration'],
+  channelwise: { a_HzCalibration: { kind: 'activation', shape: [1, 2, 2], axis: 1, file_name: 'a_HzCalibration_boxplot.png', figure_width: 1, rotate_labels: false,
+    channels: [{ count: 2, mean: 1, q1: 0.5, median: 1, q3: 1.5, whisker_low: 0, whisker_high: 2, outlier_count: 0, outliers: [] }] } },
+  channelwise_order: ['a_HzCalibration'],
+  sensitivity_analysis: { x: ['none', 'Conv_3'], cumulative: [0.9, 0.99], per_node: [0.91], qtype: 'float32', ranked: true,
+    ranking: { Conv_3: { 'cosine-similarity': 0.91 } }, ranking_order: ['Conv_3'], file_name: 'partial_quantization.png' },
+  stat_info: { w: { tensor_type: 'weight', granularity: 'per-channel', cells: ['weight', 'per-channel', '0.5,...', '0.003937,...', '0.5,...', '1.000000e-03,...'] } },
+  stat_info_order: ['w'],
+  stat_info_curves: { weight: { nodes: ['w'], thresholds: [0.5], scales: [0.0039], max_vals: [0.5], min_nz_vals: [0.001] } },
+  timings_ms: { sensitivity: 12.5 },
+};
+
+describe('buildReport', () => {
+  const html = buildReport(result, { title: 'Digits <PTQ> report', document: createDocument() });
+
+  it('is one self-contained document: CSP without network, no external reference', () => {
+    expect(html.startsWith('<!doctype html>')).toBe(true);
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">`);
+    expect(REPORT_CSP).toMatch(/default-src 'none'/);
+    expect(html).not.toMatch(/\b(src|href)="(?!#)/);
+    const urls = html.match(/https?:\/\/[^"'\s)]+/g) || [];
+    expect(new Set(urls)).toEqual(new Set(['http://www.w3.org/2000/svg']));
+    expect(html).toContain('<title>Digits &lt;PTQ&gt; report</title>');
+  });
+
+  it('has every section with its charts and tables', () => {
+    for (const id of ['summary', 'sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis', 'stat_info']) {
+      expect(html).toContain(`<section id="${id}">`);
+    }
+    const svgs = html.match(/<svg[^>]*class="ptq-chart ([\w-]+)"/g).map((s) => /class="ptq-chart ([\w-]+)"/.exec(s)[1]);
+    expect(svgs.sort()).toEqual(['acc-error', 'boxplot', 'histogram', 'sensitivity-analysis', 'stat-info']);
+    expect(html).not.toContain('<?xml');
+    const activation = html.slice(html.indexOf('<section id="sensitivity">'), html.indexOf('</section>', html.indexOf('<section id="sensitivity">')));
+    expect([...activation.matchAll(/<tr data-item="([^"]*)"/g)].map((m) => m[1])).toEqual(['b_HzCalibration', 'a_HzCalibration', '&lt;c&gt;']);
+    expect(html).toContain('<li><b>b_HzCalibration</b> (Conv_3): cosine-similarity 0.9</li>');
+    expect(html).toContain('<td>1.000000e-03,...</td>');
+  });
+
+  it('is deterministic and checks its input', () => {
+    expect(buildReport(result, { title: 'Digits <PTQ> report', document: createDocument() })).toBe(html);
+    expect(() => buildReport({}, { document: createDocument() })).toThrow(/not a ptqscope result/);
+    expect(() => buildReport(result, { document: null })).toThrow(/no DOM document/);
+    expect(buildReport({ schema: 'ptqscope.result', version: 1 }, { document: createDocument() })).toContain('no analysis sections');
+  });
+});
+
+// The report in Debian's Chromium from file://: no request leaves the page, headers sort, legends toggle.
+const CHROMIUM = '/usr/bin/chromium';
+describe.skipIf(!fs.existsSync(CHROMIUM))('report.html in Chromium', () => {
+  let context;
+  let page;
+  const requests = [];
+  const errors = [];
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-report-'));
+    const file = path.join(dir, 'report.html');
+    fs.writeFileSync(file, buildReport(result, { title: 'r', document: createDocument() }));
+    context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'profile-')), {
+      executablePath: CHROMIUM, headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    });
+    page = await context.newPage();
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => errors.push(e.message));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(`file://${file}`);
+  }, 60_000);
+  afterAll(async () => { await context?.close(); });
+
+  it('loads with no request but itself and no error', () => {
+    expect(requests.filter((u) => !u.startsWith('file://'))).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('sorts a table by a clicked metric header, worse first, then flips', async () => {
+    const items = () => page.$$eval('#sensitivity tbody tr', (rows) => rows.map((r) => r.getAttribute('data-item')));
+    await page.click('#sensitivity th[data-column="mse"]');
+    expect(await items()).toEqual(['b_HzCalibration', 'a_HzCalibration', '<c>']);
+    await page.click('#sensitivity th[data-column="mse"]');
+    expect(await items()).toEqual(['a_HzCalibration', 'b_HzCalibration', '<c>']);
+    await page.click('#sensitivity th[data-column="Node"]');
+    expect(await items()).toEqual(['<c>', 'a_HzCalibration', 'b_HzCalibration']);
+  });
+
+  it('toggles a chart series from its legend entry', async () => {
+    const display = () => page.$eval('#acc_error path.curve[data-series="w"]', (e) => getComputedStyle(e).display);
+    expect(await display()).not.toBe('none');
+    await page.click('#acc_error .legend-item[data-series="w"]');
+    expect(await display()).toBe('none');
+    await page.click('#acc_error .legend-item[data-series="w"]');
+    expect(await display()).not.toBe('none');
+  });
+});
