@@ -13,20 +13,21 @@ const COMMANDS = {
   run: () => import('./commands/run.mjs'),
 };
 
-function topUsage() {
-  return `usage: ptqscope <command> [args]   (ptqscope <command> --help for details)\n\ncommands:\n` +
-    Object.keys(COMMANDS).map((c) => `  ${c}`).join('\n');
+// One line per command: the hmct-debugger sub-commands first (same names, arguments and options).
+async function topUsage() {
+  const lines = await Promise.all(Object.entries(COMMANDS).map(async ([c, load]) => `  ${c.padEnd(34)} ${(await load()).summary}`));
+  return `usage: ptqscope <command> [args]   (ptqscope <command> --help for details)\n\ncommands:\n${lines.join('\n')}`;
 }
 
 async function main(argv) {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(topUsage());
+    console.log(await topUsage());
     return name ? 0 : EXIT_BAD_INPUT;
   }
   const load = COMMANDS[name];
   if (!load) {
-    console.error(`ptqscope: unknown command '${name}'\n${topUsage()}`);
+    console.error(`ptqscope: unknown command '${name}'\n${await topUsage()}`);
     return EXIT_BAD_INPUT;
   }
   const command = await load();

@@ -1,0 +1,150 @@
+// The analysis sub-commands on the calibrated digits model, through the real CLI (worker threads on
+// the wasm core):
+//  - get-sensitivity-of-nodes: --workers 2 gives exactly the --workers 1 result; nothing on stdout
+//    without -v, the §3.5 table with -v True; --json writes the result document;
+//  - runall: the §8.4 tree (names derived here from the ranking in results.json and the reference's
+//    naming rules), the .log files in the §8.3 layout, .svg + .png charts, results.json.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pyFloatRepr } from '../../web/pipeline/pyformat.mjs';
+import { calibratedDigits, cli } from './cli_fixture.mjs';
+
+const { model, data } = calibratedDigits();
+const readJson = (f) => JSON.parse(fs.readFileSync(f, 'utf8'));
+// The parts of a sensitivity document that must not depend on how the sweep was split.
+const sweepResult = (doc) => ({ sensitivity: doc.sensitivity, sensitivity_order: doc.sensitivity_order,
+  samples: doc.samples, compared_tensors: doc.compared_tensors, cancelled: doc.cancelled });
+
+let tmp;
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-cli-analysis-'));
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe('get-sensitivity-of-nodes', () => {
+  for (const nodeType of ['node', 'activation', 'weight']) {
+    it(`-n ${nodeType}: --workers 2 equals --workers 1 exactly`, async () => {
+      const base = ['get-sensitivity-of-nodes', model, data, '-n', nodeType, '-m', "['mse','cosine-similarity']", '-d', '4', '--quiet'];
+      const [one, two] = await Promise.all([1, 2].map((w) => cli([...base, '--workers', String(w), '--json', path.join(tmp, `sens-${nodeType}-${w}.json`)])));
+      for (const r of [one, two]) {
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        expect(r.stdout).toBe(''); // the original prints nothing without -v True
+      }
+      const a = readJson(path.join(tmp, `sens-${nodeType}-1.json`));
+      const b = readJson(path.join(tmp, `sens-${nodeType}-2.json`));
+      expect(Object.keys(a.sensitivity[nodeType]).length).toBeGreaterThan(1);
+      expect(a.samples).toHaveLength(4);
+      expect(sweepResult(b)).toEqual(sweepResult(a));
+      // Ranked by the first metric (mse: descending, most sensitive first).
+      const mse = a.sensitivity_order[nodeType].map((k) => a.sensitivity[nodeType][k].mse).filter((v) => typeof v === 'number');
+      expect(mse).toEqual([...mse].sort((x, y) => y - x));
+    });
+  }
+
+  it('-v True prints the §3.5 table of the ranking; progress goes to stderr', async () => {
+    const r = await cli(['get-sensitivity-of-nodes', model, data, '-n', 'activation', '-v', 'True', '--workers', '1',
+      '--json', path.join(tmp, 'verbose.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Start calculating activation sensitivity...');
+    const doc = readJson(path.join(tmp, 'verbose.json'));
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toBe('');
+    expect(lines[1]).toMatch(/^=+node sensitivity=+$/);
+    expect(lines[2]).toMatch(/^activation\s+node\s+threshold\s+qtype\s+cosine-similarity\s*$/);
+    expect(lines[3]).toBe('-'.repeat(lines[1].length));
+    const names = lines.slice(4).filter(Boolean).map((l) => l.split(/\s+/)[0]);
+    expect(names).toEqual(doc.sensitivity_order.activation);
+  });
+});
+
+describe('runall', () => {
+  let saveDir;
+  let run;
+  let results;
+  beforeAll(async () => {
+    saveDir = path.join(tmp, 'debug_result/');
+    run = await cli(['runall', model, data, '-s', saveDir, '--workers', '2']);
+    results = fs.existsSync(path.join(saveDir, 'results.json')) ? readJson(path.join(saveDir, 'results.json')) : null;
+  });
+
+  it('exits 0 and reports the stages in the original order on stderr', () => {
+    expect(run.code, run.stderr).toBe(0);
+    const stages = ['Start calculating weight sensitivity...', 'Start calculating activation sensitivity...',
+      'Start getting data distribution...', 'Start getting channelwise data distribution...',
+      'Start ploting accumulate error...', 'Start analyzing node sensitivity...'];
+    const at = stages.map((s) => run.stderr.indexOf(s));
+    expect(at.every((i) => i >= 0), run.stderr).toBe(true);
+    expect(at).toEqual([...at].sort((x, y) => x - y));
+  });
+
+  it('writes the §8.4 tree: logs, top-5 distributions and box plots, accumulated error, partial quantization', () => {
+    const top = (t) => results.sensitivity_order[t].slice(0, 5);
+    const cali = [...top('weight'), ...top('activation')];
+    const safe = (n) => n.replace(/\//g, '_');
+    const charts = (dir, bases) => bases.flatMap((b) => [`${dir}/${b}.png`, `${dir}/${b}.svg`]);
+    const expected = [
+      'node_sensitivity/sensitivity_of_activation.log',
+      'node_sensitivity/sensitivity_of_weight.log',
+      // §6.2: weight calibration nodes named <initializer>_HzCalibration -> weight_<name>; activations -> activation_<name>
+      ...charts('data_distribution', [...top('weight').map((n) => `weight_${safe(n)}`), ...top('activation').map((n) => `activation_${safe(n)}`)]),
+      ...charts('channelwise_distribution', cali.map((n) => `${safe(n)}_boxplot`)),
+      ...charts('accumulate_error', ['weight_activation_quantized_separately_cosine-similarity']),
+      ...charts('sensitivity_analysis', ['partial_quantization']),
+      'results.json',
+    ];
+    const found = [];
+    const walk = (rel) => {
+      for (const e of fs.readdirSync(path.join(saveDir, rel), { withFileTypes: true })) {
+        const child = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) walk(child);
+        else if (e.name !== 'report.html') found.push(child);
+      }
+    };
+    walk('');
+    expect(found.sort()).toEqual(expected.sort());
+    for (const f of found.filter((n) => n.endsWith('.png'))) {
+      expect([...fs.readFileSync(path.join(saveDir, f)).subarray(0, 8)], f).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    }
+    for (const f of found.filter((n) => n.endsWith('.svg'))) {
+      expect(fs.readFileSync(path.join(saveDir, f), 'utf8'), f).toMatch(/<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    }
+  });
+
+  it('.log files follow §8.3: symmetric title, Node + metric header, dashes, rows in ranking order', () => {
+    for (const t of ['weight', 'activation']) {
+      const text = fs.readFileSync(path.join(saveDir, `node_sensitivity/sensitivity_of_${t}.log`), 'utf8');
+      const lines = text.split('\n');
+      expect(lines.at(-1)).toBe(''); // newline-terminated
+      const order = results.sensitivity_order[t];
+      const nameWidth = Math.min(50, Math.max(4, ...order.map((k) => k.length)));
+      const values = order.map((k) => results.sensitivity[t][k]['cosine-similarity']);
+      // width of the metric column: max(len(name), len(str(value))), str() being numpy's shortest
+      // float32 text (cosines are in [1e-4, 1], so the positional form: '0.99812', '1.0')
+      const numpyStr = (v) => {
+        for (let p = 1; ; p++) {
+          const t = Number(Math.fround(v).toPrecision(p));
+          if (Math.fround(t) === Math.fround(v)) return Number.isInteger(t) ? `${t}.0` : String(t);
+        }
+      };
+      const metricWidth = Math.max('cosine-similarity'.length, ...values.map(numpyStr).map((x) => x.length));
+      const head = nameWidth + 2 + metricWidth + 2;
+      const e = Math.trunc((head - t.length) / 2);
+      expect(lines[0]).toBe('='.repeat(e) + t + '='.repeat(e));
+      expect(lines[1]).toBe('Node'.padEnd(nameWidth + 2) + 'cosine-similarity'.padEnd(metricWidth + 2));
+      expect(lines[2]).toBe('-'.repeat(head));
+      expect(lines.slice(3, -1)).toEqual(order.map((k, i) => k.padEnd(nameWidth + 2) + pyFloatRepr(Math.fround(values[i])).padEnd(metricWidth + 2)));
+    }
+  });
+
+  it('results.json holds every section of the run', () => {
+    expect(results.schema).toBe('ptqscope.result');
+    for (const key of ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'acc_error_figures', 'sensitivity_analysis']) {
+      expect(results, key).toHaveProperty(key);
+    }
+    expect(Object.keys(results.sensitivity).sort()).toEqual(['activation', 'weight']);
+    expect(results.acc_error_figures.map((f) => f.prefix)).toEqual(['weight_activation_quantized_separately']);
+  });
+});
