@@ -94,13 +94,14 @@ describe('runall', () => {
       ...charts('accumulate_error', ['weight_activation_quantized_separately_cosine-similarity']),
       ...charts('sensitivity_analysis', ['partial_quantization']),
       'results.json',
+      'report.html',
     ];
     const found = [];
     const walk = (rel) => {
       for (const e of fs.readdirSync(path.join(saveDir, rel), { withFileTypes: true })) {
         const child = rel ? `${rel}/${e.name}` : e.name;
         if (e.isDirectory()) walk(child);
-        else if (e.name !== 'report.html') found.push(child);
+        else found.push(child);
       }
     };
     walk('');
@@ -137,6 +138,15 @@ describe('runall', () => {
       expect(lines[2]).toBe('-'.repeat(head));
       expect(lines.slice(3, -1)).toEqual(order.map((k, i) => k.padEnd(nameWidth + 2) + pyFloatRepr(Math.fround(values[i])).padEnd(metricWidth + 2)));
     }
+  });
+
+  it('report.html is one self-contained page with every chart inline', () => {
+    const html = fs.readFileSync(path.join(saveDir, 'report.html'), 'utf8');
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']?(https?:|\/\/)/i);
+    const charts = (html.match(/<svg[\s>]/g) ?? []).length;
+    const files = fs.readdirSync(saveDir, { recursive: true }).filter((f) => String(f).endsWith('.svg')).length;
+    expect(charts).toBeGreaterThanOrEqual(files);
   });
 
   it('results.json holds every section of the run', () => {

@@ -51,17 +51,11 @@ const STAGE_LABELS = {
   sensitivity_analysis: () => 'Start analyzing node sensitivity...',
 };
 
-// Writes SAVE_DIR/report.html when web/report is there (it is optional for the rest of runall).
-async function writeReport(result, saveDir) {
-  let report;
-  try {
-    report = await import('../../report/report.mjs');
-  } catch {
-    return null;
-  }
-  const html = await report.renderReport(result);
+// SAVE_DIR/report.html: the self-contained report of web/report, charts drawn on a linkedom document.
+async function writeReport(result, saveDir, modelFile) {
+  const [{ buildReport }, { createDocument }] = await Promise.all([import('../../report/report.mjs'), import('../../charts/node_dom.mjs')]);
   const file = path.join(saveDir, 'report.html');
-  fs.writeFileSync(file, html);
+  fs.writeFileSync(file, buildReport(result, { title: `ptqscope runall — ${modelFile}`, document: createDocument() }));
   return file;
 }
 
@@ -91,7 +85,7 @@ export async function main(argv, { log = console.log } = {}) {
       if (out.docs[stage]) await writeCharts(out.docs[stage], dir(stage), { png: o.png });
     }
     writeJson(path.join(saveDir, 'results.json'), out.result);
-    await writeReport(out.result, saveDir);
+    await writeReport(out.result, saveDir, ctx.modelFile);
     return out.result;
   });
   return 0;
