@@ -10,6 +10,7 @@ const COMMANDS = {
   'get-channelwise-data-distribution': () => import('./commands/get-channelwise-data-distribution.mjs'),
   'sensitivity-analysis': () => import('./commands/sensitivity-analysis.mjs'),
   runall: () => import('./commands/runall.mjs'),
+  'leave-one-out': () => import('./commands/leave-one-out.mjs'),
   run: () => import('./commands/run.mjs'),
 };
 
