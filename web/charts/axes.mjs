@@ -30,7 +30,7 @@ export function drawTitle(svg, title, centerX, top = 6) {
 // options: xLabel, yLabel, xTicks, yTicks (counts), xFormat, yFormat, xTickValues, rotateX (90° labels),
 // xLabelOffset (distance of the x label below the axis), yLabelOffset (left of the axis).
 export function drawAxes(g, x, y, w, h, options = {}) {
-  const xAxis = axisBottom(x).tickSizeOuter(0);
+  const xAxis = axisBottom(x).tickSizeOuter(0).offset(0.5); // fixed: browser (HiDPI) and Node SVGs match
   if (options.xTickValues) xAxis.tickValues(options.xTickValues);
   else if (options.xTicks !== undefined) xAxis.ticks(options.xTicks);
   if (options.xFormat) xAxis.tickFormat(options.xFormat);
@@ -40,7 +40,7 @@ export function drawAxes(g, x, y, w, h, options = {}) {
     gx.selectAll('.tick text').attr('transform', 'rotate(-90)').attr('text-anchor', 'end')
       .attr('x', -9).attr('y', 0).attr('dy', '0.32em');
   }
-  const yAxis = axisLeft(y).tickSizeOuter(0);
+  const yAxis = axisLeft(y).tickSizeOuter(0).offset(0.5);
   if (options.yTicks !== undefined) yAxis.ticks(options.yTicks);
   if (options.yFormat) yAxis.tickFormat(options.yFormat);
   const gy = g.append('g').attr('class', 'axis axis-y').call(yAxis);

@@ -27,7 +27,7 @@ export function formatValue(v, digits = 6) {
   if (n === Infinity) return 'inf';
   if (n === -Infinity) return '-inf';
   if (Number.isInteger(n) && Math.abs(n) < 1e15) return String(n);
-  const s = n.toPrecision(digits);
+  const s = Math.abs(n) < 1e-4 ? n.toExponential(digits - 1) : n.toPrecision(digits);
   // Drop trailing zeros of the mantissa: "0.998100" -> "0.9981", "1.20000e-5" -> "1.2e-5".
   return s.replace(/(\.\d*?)0+(e|$)/, '$1$2').replace(/\.(e|$)/, '$1');
 }
