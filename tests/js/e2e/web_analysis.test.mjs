@@ -35,6 +35,15 @@ async function referenceRun(request) {
   }
 }
 
+// A dock tab toggles its panel: click it only when that panel is not already shown.
+async function openPanel(id) {
+  await page.evaluate((pid) => {
+    const tab = document.querySelector(`.dock-tab[data-panel="${pid}"]`);
+    if (!tab.classList.contains('active') || document.querySelector('#dock').classList.contains('collapsed')) tab.click();
+  }, id);
+  await page.waitForSelector(`.dock-panel[data-panel="${id}"]:not([hidden])`);
+}
+
 beforeAll(async () => {
   if (!fs.existsSync(PAGE) || !fs.existsSync(EXAMPLE)) {
     throw new Error(`${PAGE} or ${EXAMPLE} is missing: build the web app first (scripts/build.sh web)`);
@@ -61,7 +70,7 @@ describe('web analyses from file://', () => {
     await page.click('#open-example');
     await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
 
-    await page.click('.dock-tab[data-panel="analyses"]');
+    await openPanel('analyses');
     const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
     await form.locator('select[name="node_type"]').selectOption('activation');
     await form.locator('input[name="metrics"][value="mse"]').check();
@@ -83,12 +92,12 @@ describe('web analyses from file://', () => {
     // The heatmap: consumers of the activation calibration nodes are filled.
     const heated = await page.$$eval('#graph .heated', (gs) => gs.map((g) => g.querySelector('.node-body')?.style.fill).filter(Boolean));
     expect(heated.length).toBeGreaterThan(0);
-    await page.click('.dock-tab[data-panel="heatmap"]');
+    await openPanel('heatmap');
     await expect.poll(() => page.textContent('.ptq-heat-legend')).toMatch(/lower is worse/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'sensitivity-heatmap.png') });
 
     // Export the results JSON: the CLI's schema with the same table.
-    await page.click('.dock-tab[data-panel="export"]');
+    await openPanel('export');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('button[data-export="json"]')]);
     const saved = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
     expect(saved.schema).toBe('ptqscope.result');

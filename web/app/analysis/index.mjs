@@ -1,4 +1,5 @@
 // Analyses from the page: a pool of Web Workers (web/pipeline) and the "Analyses" dock panel.
+import './analysis.css';
 import { state } from '../state.mjs';
 import { registerPanel } from '../shell.mjs';
 import * as pipeline from './pipeline.mjs';
