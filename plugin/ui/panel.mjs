@@ -119,7 +119,10 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     runner.run('analysis', request).catch(() => {}); // the runner reports failures in state 'error'
   });
   cancelButton.addEventListener('click', () => runner.cancel());
+  let panel = null; // set below; data-run / data-graph mirror the state for scripts and tests
+  const mark = (k, v) => panel?.setAttribute(`data-${k}`, v);
   const offRunner = runner.on((ev) => {
+    if (ev.type !== 'progress' && ev.type !== 'item') mark('run', ev.type === 'start' ? 'running' : ev.type === 'error' ? 'error' : ev.cancelled ? 'cancelled' : 'done');
     if (ev.type === 'start') {
       runButton.disabled = true;
       cancelButton.disabled = false;
@@ -216,7 +219,8 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     body.hidden = !body.hidden;
     toggle.textContent = body.hidden ? '+' : '–';
   });
-  const panel = h(doc, 'div', { id: PANEL_ID, class: 'ptq-panel' },
+  on('graph', (graph) => mark('graph', graph ? 'loaded' : 'none'));
+  panel = h(doc, 'div', { id: PANEL_ID, class: 'ptq-panel', 'data-run': 'idle', 'data-graph': 'none' },
     h(doc, 'div', { class: 'ptq-header' }, h(doc, 'strong', { text: 'PTQ' }), toggle), body);
   isolate(panel);
   doc.body.append(panel);

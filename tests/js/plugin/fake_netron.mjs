@@ -92,6 +92,11 @@ export function installFakeNetron(win, renders) {
     if (file) view.lastOpen = view.open();
   };
   doc.getElementById('open-file-dialog').addEventListener('change', (e) => openFiles(e.target.files));
+  // A click on a node's header selects it; a click elsewhere in the graph clears the selection.
+  doc.getElementById('target').addEventListener('click', (e) => {
+    const node = e.target.closest?.('g.node.graph-node');
+    view.select(node && e.target.closest('g.node-item') ? node.id : null);
+  });
   doc.body.addEventListener('drop', (e) => {
     e.preventDefault();
     openFiles(e.dataTransfer?.files);

@@ -1,0 +1,220 @@
+// The plugin against the recorded Netron 9.x DOM (linkedom page + fake __view__, fake_netron.mjs),
+// with the real analysis pipeline (Node workers running the wasm core) on the recorded model
+// horizon_calibrated_tiny.onnx and generated calibration data.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { installPlugin } from '../../../plugin/plugin.mjs';
+import { nodeElementMap } from '../../../plugin/netron/nodes.mjs';
+import { graphNodeElements, headerPath, headerGroup } from '../../../plugin/netron/contract.mjs';
+import { coloredCount } from '../../../plugin/netron/decorate.mjs';
+import { BANNER_ID } from '../../../plugin/ui/banner.mjs';
+import { PANEL_ID } from '../../../plugin/ui/panel.mjs';
+import { heatScale } from '../../../web/charts/heat_scale.mjs';
+import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
+import {
+  netronPage, pluginDeps, until, nextRunnerEvent, settle, openModelThroughNetron, calibrationFolder,
+  asPickedFiles, modelBytes, choose,
+} from './helpers.mjs';
+
+const REQUEST = { analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['cosine-similarity', 'mse'], data_num: 1, sample_selection: 'last', output_node: null, interested_nodes: null } };
+
+// The same request straight through the wasm API: the reference the page's colours must match.
+async function referenceResult() {
+  const ptq = await loadPtqModule();
+  const session = new ptq.Session();
+  try {
+    session.loadModel(modelBytes());
+    session.loadCalibrationData(calibrationFolder().map((f) => ({ path: f.path.replace(/^calibration_data\//, ''), bytes: f.bytes })));
+    return JSON.parse(session.analyze(JSON.stringify(REQUEST)));
+  } finally {
+    session.delete();
+  }
+}
+
+describe('plugin on the recorded Netron page', () => {
+  let page;
+  let plugin;
+  let state;
+
+  beforeAll(async () => {
+    page = netronPage();
+    plugin = installPlugin(page.window, pluginDeps());
+    expect(plugin.ok).toBe(true);
+    state = plugin.state;
+  });
+  afterAll(() => plugin?.dispose?.());
+
+  it('adds its panel and wraps the metadata loader, leaving Netron\'s own elements alone', async () => {
+    const doc = page.document;
+    expect(doc.getElementById(PANEL_ID)).not.toBeNull();
+    expect(doc.getElementById(BANNER_ID)).toBeNull();
+    expect(plugin.metadataWrapped).toBe(true);
+    const list = JSON.parse(await page.view.host.asset('onnx-metadata.json'));
+    expect(list.map((e) => e.name)).toEqual(expect.arrayContaining(['Conv', 'HzCalibration', 'HzPreprocess']));
+    expect(list.find((e) => e.name === 'HzCalibration')).toMatchObject({ module: 'horizon', category: 'Quantization' });
+  });
+
+  it('captures the model Netron opens and maps every rendered node, the unnamed one included', async () => {
+    await openModelThroughNetron(page.window, page.view);
+    const graph = await until(state, 'graph');
+    expect(state.get('modelName')).toBe('horizon_calibrated_tiny.onnx');
+    expect(state.get('modelBytes')).toEqual(modelBytes());
+    const map = nodeElementMap(page.document, graph);
+    expect(map.size).toBe(16);
+    for (const n of graph.nodes) expect(map.has(n.name), n.name).toBe(true);
+    // The unnamed Relu: graphJson calls it Relu_<index>, Netron node-id-0.
+    const unnamed = graph.nodes.findIndex((n) => n.op_type === 'Relu' && !map.get(n.name).id.startsWith('node-name-'));
+    expect(map.get(graph.nodes[unnamed].name).id).toBe('node-id-0');
+    expect(graph.nodes[unnamed].name).toBe(`Relu_${unnamed}`);
+  });
+
+  it('gives horizon ops their category class when Netron has no schema for them', async () => {
+    await settle();
+    const map = nodeElementMap(page.document, state.get('graph'));
+    const cls = (name) => [...headerGroup(map.get(name)).classList];
+    expect(cls('backbone.conv1.weight_HzCalibration')).toContain('node-item-type-quantization');
+    expect(cls('images_HzPreprocess')).toContain('node-item-type-normalization');
+    expect(cls('/backbone/conv1/Conv')).not.toContain('node-item-type-quantization');
+  });
+
+  it('panel: calibration folder, Run with progress, and nodes coloured by the real result', async () => {
+    const doc = page.document;
+    const picker = doc.querySelector(`#${PANEL_ID} .ptq-data-input`);
+    Object.defineProperty(picker, 'files', { value: asPickedFiles(calibrationFolder()), configurable: true });
+    picker.dispatchEvent(new page.window.Event('change'));
+    const files = await until(state, 'calibrationFiles');
+    expect(files.map((f) => f.path)).toEqual(['images/0.npy', 'images/1.npy', 'images/2.npy']);
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-data-status`).textContent).toContain('3 files (images)');
+
+    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-node-type`), 'activation');
+    const progress = [];
+    const offProgress = plugin.runner.on((ev) => ev.type === 'progress' && progress.push([ev.done, ev.total]));
+    const done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
+    doc.querySelector(`#${PANEL_ID} .ptq-run`).dispatchEvent(new page.window.Event('click'));
+    const ev = await done;
+    offProgress();
+    expect(ev).toMatchObject({ type: 'done', cancelled: false });
+    expect(progress.at(-1)).toEqual([3, 3]); // three activation calibration nodes
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-progress`).value).toBe(3);
+
+    const ref = await referenceResult();
+    const rows = state.get('results').sensitivity.activation;
+    expect(Object.keys(rows).sort()).toEqual(Object.keys(ref.sensitivity.activation).sort());
+    for (const [item, row] of Object.entries(ref.sensitivity.activation)) expect(rows[item]['cosine-similarity']).toBe(row['cosine-similarity']);
+
+    await until(state, 'heat');
+    await settle();
+    // Expected colours from the reference rows: the calibration node and the nodes consuming it.
+    const values = Object.values(ref.sensitivity.activation).map((r) => r['cosine-similarity']);
+    const scale = heatScale('cosine-similarity', values);
+    const map = nodeElementMap(doc, state.get('graph'));
+    const colorOf = (name) => headerPath(map.get(name)).style.getPropertyValue('fill');
+    for (const [item, row] of Object.entries(ref.sensitivity.activation)) {
+      expect(colorOf(item), item).toBe(scale.color(row['cosine-similarity']));
+    }
+    expect(colorOf('/backbone/conv1/Conv')).toBe(scale.color(ref.sensitivity.activation.images_preprocessed_HzCalibration['cosine-similarity']));
+    expect(colorOf('/head/fc/Gemm')).toBe(scale.color(ref.sensitivity.activation['/head/Flatten_output_0_HzCalibration']['cosine-similarity']));
+    expect(colorOf('backbone.conv1.weight_HzCalibration')).toBe(''); // weights were not analysed
+    expect(coloredCount(doc)).toBe(state.get('heat').values.size);
+    // Legend (web/charts/legend.mjs) and heat controls.
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-legend svg.heat-legend`)).not.toBeNull();
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-heat-metric`).value).toBe('cosine-similarity');
+  });
+
+  it('switching the heat metric recolours the nodes', async () => {
+    const doc = page.document;
+    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-heat-metric`), 'mse');
+    const heat = await until(state, 'heat', (h) => h?.legend?.metric === 'mse');
+    await settle();
+    const map = nodeElementMap(doc, state.get('graph'));
+    for (const [name, entry] of heat.values) expect(headerPath(map.get(name)).style.getPropertyValue('fill'), name).toBe(entry.color);
+  });
+
+  it('colours survive Netron re-rendering the graph (Show Names, re-open)', async () => {
+    const doc = page.document;
+    const before = graphNodeElements(doc);
+    const heat = state.get('heat');
+    await page.view.toggle('names');
+    await settle();
+    const after = graphNodeElements(doc);
+    expect(after).toHaveLength(16);
+    expect(after.some((el) => before.includes(el))).toBe(false); // every element is new
+    expect(before[0].isConnected).toBe(false);
+    const map = nodeElementMap(doc, state.get('graph'));
+    for (const [name, entry] of heat.values) expect(headerPath(map.get(name)).style.getPropertyValue('fill'), name).toBe(entry.color);
+    expect(coloredCount(doc)).toBe(heat.values.size);
+    await page.view.toggle('names');
+    await settle();
+    expect(coloredCount(doc)).toBe(heat.values.size);
+  });
+
+  it('shows the results of the node selected in Netron', async () => {
+    const doc = page.document;
+    page.view.select('node-name-/backbone/pool/MaxPool_output_0_HzCalibration');
+    await until(state, 'selection', (s) => s === '/backbone/pool/MaxPool_output_0_HzCalibration');
+    const panelNode = doc.querySelector(`#${PANEL_ID} .ptq-node`);
+    expect(panelNode.querySelector('.ptq-node-title').textContent).toBe('/backbone/pool/MaxPool_output_0_HzCalibration');
+    expect(panelNode.querySelector('[data-section="analysis-results"] h4').textContent).toContain('sensitivity (activation)');
+    // The consumer Conv shows the same row "via" the calibration node.
+    page.view.select('node-name-Conv_0');
+    await until(state, 'selection', (s) => s === 'Conv_0');
+    expect(panelNode.querySelector('[data-section="analysis-results"] h4').textContent).toContain('via /backbone/pool/MaxPool_output_0_HzCalibration');
+    page.view.select(null);
+    await until(state, 'selection', (s) => s === null);
+  });
+
+  it('a new model through Netron clears the old results and colours', async () => {
+    await openModelThroughNetron(page.window, page.view);
+    await until(state, 'graph');
+    await settle();
+    expect(state.get('results')).toBeNull();
+    expect(coloredCount(page.document)).toBe(0);
+  });
+});
+
+describe('fail soft when the page is not the Netron the plugin knows', () => {
+  const expectUntouched = (page, result) => {
+    expect(result.ok).toBe(false);
+    const banners = page.document.querySelectorAll(`#${BANNER_ID}`);
+    expect(banners).toHaveLength(1);
+    expect(page.document.getElementById(PANEL_ID)).toBeNull();
+    expect(page.document.getElementById('ptqscope-style')).toBeNull();
+    return banners[0].textContent;
+  };
+
+  it('missing globals: one banner, no panel, Netron still opens models', async () => {
+    const page = netronPage();
+    delete page.window.__view__.toggle;
+    const result = installPlugin(page.window, pluginDeps());
+    expect(expectUntouched(page, result)).toContain('window.__view__.toggle is missing');
+    await openModelThroughNetron(page.window, page.view);
+    expect(graphNodeElements(page.document)).toHaveLength(16);
+    expect(page.document.body.className).toBe('default');
+  });
+
+  it('changed page skeleton and another major version', () => {
+    const page = netronPage({ version: '10.0.1', mutate: (doc) => doc.getElementById('sidebar').remove() });
+    const text = expectUntouched(page, installPlugin(page.window, pluginDeps()));
+    expect(text).toContain('#sidebar is missing');
+    expect(text).toContain('Netron 10.0.1 is not supported');
+  });
+
+  it('a render with other node ids: banner, no colours, Netron\'s elements unchanged', async () => {
+    const page = netronPage();
+    const plugin = installPlugin(page.window, pluginDeps({ spawn: () => ({ postMessage() {}, terminate() {} }) }));
+    expect(plugin.ok).toBe(true);
+    // Another Netron renders nodes as g.node.graph-node with a data attribute instead of the id.
+    const renders = page.view;
+    const original = page.document.getElementById('target');
+    await openModelThroughNetron(page.window, renders);
+    for (const el of graphNodeElements(page.document)) {
+      el.setAttribute('data-name', el.id);
+      el.removeAttribute('id');
+    }
+    const snapshot = original.innerHTML;
+    plugin.decorate();
+    expect(page.document.querySelectorAll(`#${BANNER_ID}`)).toHaveLength(1);
+    expect(page.document.getElementById(BANNER_ID).textContent).toContain('neither node-name-<name> nor node-id-<n>');
+    expect(original.innerHTML).toBe(snapshot);
+    plugin.dispose();
+  });
+});
