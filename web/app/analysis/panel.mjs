@@ -113,5 +113,11 @@ export function mountAnalysesPanel(root, state, runner) {
   });
 
   state.on('results', () => drawOutput());
+  const showPicked = () => {
+    const n = state.get('picked')?.size ?? 0;
+    for (const b of root.querySelectorAll('.ptq-use-picked')) b.textContent = `← picked (${n})`;
+  };
+  state.on('picked', showPicked);
+  showPicked();
   select(current);
 }
