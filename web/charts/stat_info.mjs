@@ -3,7 +3,7 @@
 // Values <= 0 or non-finite cannot sit on a log axis and are gaps.
 import { scaleLinear, scaleLog, line } from 'd3';
 import { chartRoot, background } from './svg.mjs';
-import { drawAxes, drawTitle, drawLegend, legendWidth, seriesColor, tickTexts, maxTextWidth } from './axes.mjs';
+import { drawAxes, drawTitle, drawLegend, legendWidth, seriesColor, tickTexts, maxTextWidth, isolatedDots } from './axes.mjs';
 import { toNumber, formatValue, r2 } from './format.mjs';
 
 export const STAT_INFO_SERIES = [
@@ -48,6 +48,8 @@ export function renderStatInfo(target, curves, options = {}) {
   for (const s of series) {
     lines.append('path').attr('class', 'curve').attr('data-series', s.name).attr('fill', 'none')
       .attr('stroke', s.color).attr('stroke-width', 1.5).attr('d', path(s.values.map((v, i) => [i, v])) || '');
+    const dots = isolatedDots(s.values.map((v) => (v > 0 ? v : NaN)), (i) => x(i), (v) => y(v));
+    if (dots) lines.append('path').attr('class', 'isolated').attr('data-series', s.name).attr('fill', s.color).attr('d', dots);
   }
   drawLegend(svg, series.map((s) => ({ name: s.name, color: s.color })), width - legendW - 8, margin.top + 6);
   return { svg: svg.node(), series: series.map((s) => s.name) };

@@ -70,6 +70,9 @@ describe('renderStatInfo', () => {
     expect(texts(svg, '.legend-item text')).toEqual(['Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals']);
     const paths = [...svg.querySelectorAll('path.curve')];
     expect(paths.map((p) => segments(p.getAttribute('d')))).toEqual([1, 1, 1, 0]);
+    // Min_nz_vals: 1e-5, 0 (not on a log axis), 1e-4 -> two lone dots
+    const dots = svg.querySelectorAll('path.isolated');
+    expect([...dots].map((e) => [e.getAttribute('data-series'), (e.getAttribute('d').match(/M/g) || []).length])).toEqual([['Min_nz_vals', 2]]);
     const yt = tickPositions(svg, 'axis-y');
     const first = paths[1].getAttribute('d').slice(1).split('L')[0].split(',').map(Number);
     // 0.02 on a log axis: between the 0.01 and 0.1 ticks at log10(2) of the decade
