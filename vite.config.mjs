@@ -110,5 +110,9 @@ export default defineConfig({
     chunkSizeWarningLimit: 8192,
     rolldownOptions: { output: { codeSplitting: false } },
   },
+  // PTQSCOPE_WASM (as for the CLI) swaps in another build of the wasm module, e.g. a private build dir.
+  resolve: process.env.PTQSCOPE_WASM
+    ? { alias: [{ find: /^.*\/build\/wasm\/ptqscope\.mjs$/, replacement: path.resolve(process.env.PTQSCOPE_WASM) }] }
+    : {},
   server: { fs: { allow: [ROOT] } },
 });

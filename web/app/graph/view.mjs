@@ -136,8 +136,9 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     el('path', { class: 'edge', d, 'marker-end': 'url(#ptq-arrow)' }, layers.edges);
     const mid = points[Math.floor(points.length / 2)];
     let x = mid.x + 4;
-    if (e.badges.length) {
-      for (const b of e.badges) x += drawBadge(layers.labels, b, x, mid.y - 9).getBBox?.().width + 3 || textWidth(b.text) + 13;
+    for (const b of e.badges) {
+      drawBadge(layers.labels, b, x, mid.y - 9);
+      x += textWidth(b.text) + 13; // computed, not measured: getBBox would force a layout per badge
     }
     if (e.label) {
       const t = el('text', { class: 'edge-label', x: x + 2, y: mid.y + 3 }, layers.labels);
