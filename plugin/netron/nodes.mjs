@@ -1,21 +1,23 @@
 // Node names (ours: graphJson / result rows) ↔ Netron's node elements of the current render.
 // Netron ids a node `node-name-<ONNX name>`, or `node-id-<k>` when the name is empty, k counting the
-// unnamed nodes of one render in graph order. graphJson names an unnamed node `<op_type>_<index>`, so
-// the k-th such node without a `node-name-` element is `node-id-<k>`. Constant nodes do not count:
-// Netron folds them into their consumers' argument rows.
+// unnamed nodes of one render in file order. The wasm reader names an unnamed node
+// `<op_type>_<file index>` (plus `_` while that collides), so the unnamed nodes are the generated names
+// without a `node-name-` element, sorted by that index. Constant nodes do not count: Netron folds them
+// into their consumers' argument rows.
 import { graphNodeElements } from './contract.mjs';
 
 const NAMED = 'node-name-';
 const UNNAMED = 'node-id-';
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function unnamedNodeNames(graph, namedIds) {
-  const out = [];
-  (graph?.nodes ?? []).forEach((n, i) => {
-    if (n.op_type === 'Constant' || n.name !== `${n.op_type}_${i}`) return;
-    if (namedIds.has(n.name)) return; // a real name that happens to look generated (old exporters)
-    out.push(n.name);
-  });
-  return out;
+  const found = [];
+  for (const n of graph?.nodes ?? []) {
+    if (n.op_type === 'Constant' || namedIds.has(n.name)) continue; // a real name that looks generated
+    const m = new RegExp(`^${escapeRe(n.op_type)}_(\\d+)_*$`).exec(n.name);
+    if (m) found.push([Number(m[1]), n.name]);
+  }
+  return found.sort((a, b) => a[0] - b[0]).map(([, name]) => name);
 }
 
 // Map<node name, g.node element> for the current render. `graph` (graphJson) is optional: without it

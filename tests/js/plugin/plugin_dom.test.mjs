@@ -61,10 +61,9 @@ describe('plugin on the recorded Netron page', () => {
     const map = nodeElementMap(page.document, graph);
     expect(map.size).toBe(16);
     for (const n of graph.nodes) expect(map.has(n.name), n.name).toBe(true);
-    // The unnamed Relu: graphJson calls it Relu_<index>, Netron node-id-0.
-    const unnamed = graph.nodes.findIndex((n) => n.op_type === 'Relu' && !map.get(n.name).id.startsWith('node-name-'));
-    expect(map.get(graph.nodes[unnamed].name).id).toBe('node-id-0');
-    expect(graph.nodes[unnamed].name).toBe(`Relu_${unnamed}`);
+    // The unnamed Relu (12th node of the file): the reader calls it Relu_11, Netron node-id-0.
+    expect(map.get('Relu_11').id).toBe('node-id-0');
+    expect([...map].filter(([, el]) => el.id.startsWith('node-id-')).map(([n]) => n)).toEqual(['Relu_11']);
   });
 
   it('gives horizon ops their category class when Netron has no schema for them', async () => {
@@ -127,6 +126,25 @@ describe('plugin on the recorded Netron page', () => {
     await settle();
     const map = nodeElementMap(doc, state.get('graph'));
     for (const [name, entry] of heat.values) expect(headerPath(map.get(name)).style.getPropertyValue('fill'), name).toBe(entry.color);
+  });
+
+  it('Cancel stops a running sweep and keeps the colours of the last result', async () => {
+    const doc = page.document;
+    const heat = state.get('heat');
+    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-analysis`), 'leave_one_out');
+    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-node-type`), 'node');
+    const done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
+    doc.querySelector(`#${PANEL_ID} .ptq-run`).dispatchEvent(new page.window.Event('click'));
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-cancel`).disabled).toBe(false);
+    doc.querySelector(`#${PANEL_ID} .ptq-cancel`).dispatchEvent(new page.window.Event('click'));
+    expect(await done).toMatchObject({ type: 'done', cancelled: true });
+    expect(doc.getElementById(PANEL_ID).getAttribute('data-run')).toBe('cancelled');
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-run`).disabled).toBe(false);
+    expect(state.get('error')).toBeNull();
+    await settle();
+    expect(coloredCount(doc)).toBe(heat.values.size);
+    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-analysis`), 'sensitivity');
+    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-node-type`), 'activation');
   });
 
   it('colours survive Netron re-rendering the graph (Show Names, re-open)', async () => {
