@@ -165,6 +165,8 @@ function boot() {
   createSidebar($('#sidebar'), state);
   createDock($('#dock'));
   describe();
+  // For the Netron-style plugin, tests and the console: the store is the app's whole public state.
+  window.ptqscope = { state };
   document.body.dataset.ready = 'true';
 }
 

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { REPO_ROOT, fixture, loadPtqModule } from '../helpers.mjs';
 import { buildViewModel, viewNodeFor, formatDims } from '../../../web/app/graph/model.mjs';
 import { searchGraph } from '../../../web/app/graph/search.mjs';
-import { layoutGraph } from '../../../web/app/graph/layout_core.mjs';
+import { layoutGraph, layeredLayout } from '../../../web/app/graph/layout_core.mjs';
+import { bigGraph } from './big_graph.mjs';
 import { categoryOf } from '../../../web/app/graph/categories.mjs';
 
 const cal = (name, input, output, kind, extra = {}) => ({
@@ -114,6 +115,25 @@ describe('view model from graphJson (hand-written tiny calibrated graph)', () =>
         expect(overlap).toBe(false);
       }
     }
+  });
+});
+
+describe('large graphs', () => {
+  it('3,300 boxes, 3,300 levels deep: the layered layout (no recursion), ranks in data-flow order', () => {
+    const m = buildViewModel(bigGraph(1100));
+    expect(m.stats).toMatchObject({ nodes: 5500, calibration: 2200, shown: 3302, badges: 2200 });
+    const l = layoutGraph({ nodes: m.nodes, edges: m.edges });
+    expect(l.engine).toBe('layered');
+    expect(Object.keys(l.nodes).length).toBe(3302);
+    expect(m.edges.filter((e) => !(l.nodes[e.from].y < l.nodes[e.to].y))).toEqual([]);
+  });
+
+  it('the layered layout keeps boxes of one rank apart', () => {
+    const m = buildViewModel(TINY);
+    const l = layeredLayout({ nodes: m.nodes, edges: m.edges });
+    const sameRank = m.nodes.filter((n) => Math.abs(l.nodes[n.id].y - l.nodes.add.y) < 1);
+    expect(sameRank.map((n) => n.id)).toEqual(['add']);
+    expect(l.nodes['input:images'].y).toBeLessThan(l.nodes.conv1.y);
   });
 });
 

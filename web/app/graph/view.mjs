@@ -3,9 +3,9 @@
 // frames so that 3,000+ node graphs never block the page; zooming only changes one transform (and a
 // level-of-detail class when crossing a threshold), never the layout.
 import { select, zoom as d3zoom, zoomIdentity, line, curveBasis } from 'd3';
-import { buildViewModel, viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, textWidth } from './model.mjs';
+import { viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, textWidth } from './model.mjs';
 import { searchGraph } from './search.mjs';
-import { layout as layoutInWorker, layoutWorker } from './workers.mjs';
+import { modelAndLayout, layoutWorker } from './workers.mjs';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const CHUNK = 400; // nodes (or edges) drawn per animation frame
@@ -177,22 +177,19 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
   async function show(newGraph) {
     const gen = ++generation;
     graph = newGraph;
+    model = null;
     positions = null;
     if (!graph) {
       for (const layer of Object.values(layers)) layer.replaceChildren();
       container.dataset.state = 'empty';
       return;
     }
-    model = buildViewModel(graph, { showCalibration: calibrationToggle.checked });
     container.dataset.state = 'layout';
-    setStatus(`Laying out ${model.nodes.length} nodes…`);
+    setStatus(`Laying out ${graph.nodes.length} nodes…`);
     layoutWorker.restart(); // a previous model's layout is of no use any more
     let result;
     try {
-      result = await layoutInWorker({
-        nodes: model.nodes.map((n) => ({ id: n.id, width: n.width, height: n.height })),
-        edges: model.edges.map((e) => ({ from: e.from, to: e.to })),
-      });
+      result = await modelAndLayout(graph, { showCalibration: calibrationToggle.checked });
     } catch (err) {
       if (err.name === 'AbortError' || gen !== generation) return;
       setStatus(null);
@@ -200,7 +197,9 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
       return;
     }
     if (gen !== generation) return;
-    positions = result;
+    model = result.model;
+    positions = result.layout;
+    container.dataset.layout = result.layout.engine;
     await render(gen);
   }
 
@@ -304,7 +303,7 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
   function choose(m) {
     if (!m) return;
     const name = m.kind === 'tensor' && model?.byName.has(`input:${m.tensor}`) ? m.tensor : m.node;
-    if (!name) return;
+    if (!name || !model) return;
     state.set('focus', name);
     if (!model.byName.has(`input:${name}`)) state.set('selection', name);
   }

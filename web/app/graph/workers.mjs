@@ -55,4 +55,5 @@ export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout'
 // Model bytes are copied (not transferred): the app keeps them for the analysis workers.
 export const loadModel = (bytes) => engine.call({ type: 'load', model: bytes.slice() });
 export const loadCalibration = (files) => engine.call({ type: 'data', files });
-export const layout = (graph) => layoutWorker.call({ graph }).then((r) => r.layout);
+// The view model and its layout, both computed in the layout worker.
+export const modelAndLayout = (graph, options) => layoutWorker.call({ graph, options });

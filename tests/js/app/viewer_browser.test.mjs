@@ -1,0 +1,127 @@
+// The viewer in Chromium: dist/ptqscope.html from file:// (no server, no network), "Open example",
+// the graph with one badge per calibration node, Ctrl+F search that centres and selects a node, a
+// click that opens the sidebar, a badge click that shows the calibration parameters, the toggle that
+// turns badges back into nodes, and a broken model that shows the banner while the page stays usable.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { REPO_ROOT, loadPtqModule } from '../helpers.mjs';
+
+const PAGE = path.join(REPO_ROOT, 'dist/ptqscope.html');
+const EXAMPLE_MODEL = path.join(REPO_ROOT, 'build/web-example/digits_cnn_calibrated_model.onnx');
+const ARTIFACTS = path.join(REPO_ROOT, 'build/test-results/app-viewer');
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic'];
+
+let context;
+let page;
+let graph; // the example's graphJson, from the wasm core in Node
+const requests = [];
+const pageErrors = [];
+
+beforeAll(async () => {
+  if (!fs.existsSync(PAGE) || !fs.existsSync(EXAMPLE_MODEL)) {
+    throw new Error(`${PAGE} or ${EXAMPLE_MODEL} is missing: build the web app first (scripts/build.sh web)`);
+  }
+  const ptq = await loadPtqModule();
+  const session = new ptq.Session();
+  session.loadModel(new Uint8Array(fs.readFileSync(EXAMPLE_MODEL)));
+  graph = JSON.parse(session.graphJson());
+  session.delete();
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-viewer-')), {
+    executablePath: '/usr/bin/chromium', headless: true, args: ARGS, viewport: { width: 1280, height: 800 },
+  });
+  page = context.pages()[0] ?? await context.newPage();
+  page.on('request', (r) => { if (!/^(file|data|blob):/.test(r.url())) requests.push(r.url()); });
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(pathToFileURL(PAGE).href);
+  await page.waitForSelector('body[data-ready="true"]');
+});
+
+afterAll(async () => {
+  await context?.close();
+});
+
+const calibrationNodes = () => graph.nodes.filter((n) => n.op_type === 'HzCalibration');
+const normalNodes = () => graph.nodes.filter((n) => n.op_type !== 'HzCalibration');
+const sidebarName = () => page.textContent('#sidebar .node-name .sidebar-value');
+
+describe('viewer (Chromium, file://)', () => {
+  it('opens the example and draws the graph with calibration badges', async () => {
+    await page.click('#open-example');
+    await page.waitForSelector('#graph[data-state="ready"]');
+    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    expect(await page.locator('#graph .node-node').count()).toBe(normalNodes().length);
+    expect(await page.locator('#graph .node-input').count()).toBe(graph.inputs.length);
+    const badges = await page.$$eval('#graph .badge', (bs) => [...new Set(bs.map((b) => b.dataset.calibration))].sort());
+    expect(badges).toEqual(calibrationNodes().map((n) => n.name).sort());
+    const conv = normalNodes().find((n) => n.op_type === 'Conv').name;
+    expect(await page.getAttribute(`#graph .node[data-name="${conv}"]`, 'class')).toContain('node-cat-layer');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'example.png') });
+  });
+
+  it('Ctrl+F finds a node, centres and selects it', async () => {
+    const target = normalNodes().filter((n) => n.op_type === 'Relu').at(-1).name;
+    await page.locator('#graph svg').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('Control+f');
+    await page.waitForSelector('.graph-search input:focus');
+    await page.keyboard.type(target);
+    await page.waitForSelector('.graph-search-results li');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`#graph .node.selected[data-name="${target}"]`);
+    expect(await sidebarName()).toBe(target);
+    // Centred once the zoom transition ends.
+    await page.waitForFunction((name) => {
+      const svg = document.querySelector('#graph svg').getBoundingClientRect();
+      const n = document.querySelector(`#graph .node[data-name="${CSS.escape(name)}"]`).getBoundingClientRect();
+      return Math.abs(n.x + n.width / 2 - (svg.x + svg.width / 2)) < 4 && Math.abs(n.y + n.height / 2 - (svg.y + svg.height / 2)) < 4;
+    }, target);
+    await page.keyboard.press('Escape');
+  });
+
+  it('a click on a node shows its properties; a badge shows the calibration parameters', async () => {
+    const conv = normalNodes().find((n) => n.op_type === 'Conv');
+    await page.locator(`#graph .node[data-name="${conv.name}"] .node-header`).click();
+    await page.waitForFunction((name) => document.querySelector('#sidebar .node-name .sidebar-value')?.textContent === name, conv.name);
+    const sections = await page.$$eval('#sidebar h3', (hs) => hs.map((h) => h.textContent));
+    expect(sections).toEqual(expect.arrayContaining(['Node', 'Attributes', 'Inputs', 'Outputs', 'Quantized inputs']));
+    expect(await page.textContent('#sidebar')).toContain(`${graph.values[conv.outputs[0]].dims.join('×')}`);
+
+    const weight = calibrationNodes().find((n) => n.calibration.kind === 'weight');
+    await page.locator(`#graph .badge[data-calibration="${weight.name}"]`).first().click();
+    await page.waitForFunction((name) => document.querySelector('#sidebar .node-name .sidebar-value')?.textContent === name, weight.name);
+    const text = await page.textContent('#sidebar');
+    expect(text).toContain('Calibration');
+    expect(text).toContain(`thresholds (${weight.calibration.thresholds.length})`);
+    expect(text).toContain(weight.calibration.qtype);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'sidebar.png') });
+  });
+
+  it('shows calibration nodes as nodes on request (C)', async () => {
+    await page.locator('#graph svg').focus();
+    await page.keyboard.press('c');
+    await page.waitForFunction((n) => document.querySelectorAll('#graph .node-node').length === n, graph.nodes.length);
+    expect(await page.locator('#graph .badge').count()).toBe(0);
+    await page.keyboard.press('c');
+    await page.waitForFunction((n) => document.querySelectorAll('#graph .node-node').length === n, normalNodes().length);
+  });
+
+  it('a broken model shows the banner naming the file and the page stays usable', async () => {
+    await page.setInputFiles('#open-model', { name: 'broken.onnx', mimeType: 'application/octet-stream', buffer: Buffer.from([8, 7, 0xff, 0xff, 0xff]) });
+    await page.waitForSelector('#error-banner:not([hidden])');
+    expect(await page.textContent('#error-banner .error-text')).toMatch(/^broken\.onnx: /);
+    expect(await page.locator('#graph .node-node').count()).toBe(normalNodes().length); // the example is still there
+    await page.click('#error-banner .error-close');
+    expect(await page.isHidden('#error-banner')).toBe(true);
+  });
+
+  it('made no network request and raised no page error', () => {
+    expect(requests).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
