@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds everything, or only the named parts:  scripts/build.sh [release] [asan] [wasm] [wasm-module]
-#   release: build/native-release  Release ptq_core + the native `ptqscope` tool
+#   release: build/native-release  Release ptq_core + the native `ptqscope` and `ptq_calibrate` tools
 #   asan:    build/native-asan     Debug + ASan/UBSan: ptq_tests (+ ptq_oracle_tests when available)
 #   wasm:    build/wasm            ptqscope.mjs (SINGLE_FILE ES module) + ptq_tests.js (gtest under node)
 #   wasm-module: build/wasm        ptqscope.mjs only (what the CLI and `npm start` need)
@@ -21,7 +21,7 @@ step() { printf '\n== build %s ==\n' "$1"; }
 build_release() {
   step "native release (build/native-release)"
   cmake -S "$ROOT" -B build/native-release -DCMAKE_BUILD_TYPE=Release -DPTQ_TESTS=OFF >/dev/null
-  cmake --build build/native-release -j"$JOBS" --target ptq_core ptqscope_native
+  cmake --build build/native-release -j"$JOBS" --target ptq_core ptqscope_native ptq_calibrate
 }
 
 build_asan() {

@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 OUT=${PTQSCOPE_OUT:-build/example-out}
 
 bash scripts/setup.sh
-bash scripts/build.sh wasm-module   # incremental
-/usr/bin/python3 scripts/fixtures/make_fixtures.py --parts digits
+bash scripts/build.sh release wasm-module   # incremental; release has ptq_calibrate for the example
+/usr/bin/python3 scripts/fixtures/make_fixtures.py --parts digits,calibrated
 
 EXAMPLE=.cache/fixtures/digits
 for quant in on off; do
