@@ -31,7 +31,8 @@ function yDomain(curves) {
   for (const c of curves) for (const v of c.values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   if (lo === Infinity) return [0, 1];
   if (lo === hi) { const pad = Math.abs(lo) * 0.01 || 1; return [lo - pad, hi + pad]; }
-  return [lo, hi];
+  const pad = (hi - lo) * 0.05; // matplotlib's default margin keeps extreme points off the frame
+  return [lo - pad, hi + pad];
 }
 
 /**

@@ -38,8 +38,8 @@ function yDomain(channels) {
  * renderBoxplot(target, plot, options) -> {svg, channelCount, channelWidth, channelAt(px), zoom(factor)}
  * plot: a `channelwise` entry {name?, kind, shape, axis, rotate_labels, channels: [{count, mean, q1, median,
  *   q3, whisker_low, whisker_high, outlier_count, outliers}]}.
- * options: width (800: minimum width; the plot widens past it), height (480), title (default plot.name),
- *   channelWidth (px per channel; default fits `width`, at least 6 and at most 40), interactive (true:
+ * options: width (800: the width the channels are fitted into; more channels widen it), height (480),
+ *   title (default plot.name), channelWidth (px per channel; default fits `width`, 6 to 60), interactive (true:
  *   click a channel -> onChannel(index, stats), Ctrl+wheel zooms the channel width),
  *   onChannel(index0, stats).
  * When `target` is a container, the <svg> goes into a horizontally scrolling <div class="ptq-scroll">.
@@ -57,13 +57,15 @@ export function renderBoxplot(target, plot, options = {}) {
     { name: 'outliers', color: OUTLIER_COLOR, mark: 'circle' },
   ];
   const legendW = legendWidth(items.map((i) => i.name));
-  const minWidth = options.width ?? 800;
-  const fitWidth = minWidth - left - 14 - legendW - 24;
-  const step = options.channelWidth ?? Math.min(40, Math.max(6, fitWidth / Math.max(1, C)));
+  const fitWidth = (options.width ?? 800) - left - 14 - legendW - 24;
+  let step = options.channelWidth ?? Math.min(60, Math.max(6, fitWidth / Math.max(1, C)));
   const rotate = plot.rotate_labels ?? C >= 640;
   const labelRoom = rotate ? textWidth(String(C), 10) + 14 : 0;
-  const w = Math.max(40, step * Math.max(1, C));
-  const width = Math.ceil(Math.max(minWidth, left + 14 + w + legendW + 24));
+  // Plot width follows the channels (a few channels give a narrow chart, as the original's
+  // C // 2-inch figure); at least 200 px.
+  const w = Math.max(200, step * Math.max(1, C));
+  step = w / Math.max(1, C);
+  const width = Math.ceil(left + 14 + w + legendW + 24);
 
   let root = target;
   if (String(target.tagName || target.nodeName).toLowerCase() !== 'svg') {
@@ -75,7 +77,8 @@ export function renderBoxplot(target, plot, options = {}) {
   }
   const svg = chartRoot(root, width, height, 'boxplot');
   background(svg, width, height);
-  const top = drawTitle(svg, options.title ?? plot.name, Math.min(width, minWidth) / 2) + 8;
+  const title = options.title ?? plot.name;
+  const top = drawTitle(svg, title, left + 14 + Math.min(w, 600) / 2) + 8;
   const margin = { top, bottom: 48 + labelRoom, left: left + 14 };
   const h = Math.max(40, height - margin.top - margin.bottom);
   y.range([h, 0]);

@@ -1,0 +1,53 @@
+// Golden SVGs, one or two per chart (Observable Plot's practice): the CLI writes exactly this text.
+// A missing golden is written on a developer's machine (review and commit it) and fails under CI;
+// a mismatch writes <case>-changed.svg beside the golden for review.
+import { describe, it, expect } from 'vitest';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDocument } from '../../../web/charts/node_dom.mjs';
+import { renderToString } from '../../../web/charts/svg.mjs';
+import * as charts from '../../../web/charts/index.mjs';
+
+const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden');
+const X = ['conv1', 'relu1', 'conv2', 'add', 'pool', 'fc'];
+
+const CASES = {
+  acc_error_gaps: [charts.renderAccError, { prefix: 'weight_activation_quantized_separately', metric: 'cosine-similarity', average_mode: false,
+    curves: [{ name: 'weight_activation_calibrated', x: X, y: [1, 0.998, 'inf', 0.99, 'nan', 0.97] },
+      { name: 'only_activation_calibrated', x: X, y: [1, 0.999, 0.995, 0.993, 0.99, 0.985] },
+      { name: 'only_weight_calibrated', x: X, y: [1, 1, 0.999, 0.999, 0.998, 0.997] }] }],
+  histogram_node_output: [charts.renderHistogram, { title: 'Conv_2 output:317 distribution\ncosine-similarity:0.99812', threshold: null, max_abs: 1.9,
+    histograms: [
+      { label: 'Before calibration', color: '#99ffbb', edges: [-2, -1, 0, 1, 2], counts: [2, 6, 7, 1], zeros_excluded: 3, non_finite: 0 },
+      { label: 'After calibration', color: '#FA8072', edges: [-2, -1, 0, 1, 2], counts: [1, 7, 6, 2], zeros_excluded: 4, non_finite: 0 },
+      { label: 'Quantization error distribution', color: '#33A1C9', edges: [-0.1, 0, 0.1], counts: [9, 10], zeros_excluded: 0, non_finite: 0 }] }],
+  histogram_activation_logy: [charts.renderHistogram, { title: 'input_HzCalibration activation distribution', threshold: 2.5, max_abs: 2.75,
+    histograms: [{ label: 'Input data distribution', color: '#99ffbb', edges: [0, 0.5, 1, 1.5, 2, 2.5, 3], counts: [900, 120, 40, 0, 3, 1], zeros_excluded: 0, non_finite: 0 }] }, { logY: true }],
+  boxplot_channels: [charts.renderBoxplot, { name: 'conv1.weight_HzCalibration', channels: [
+    { count: 5, mean: 4, q1: 2, median: 3, q3: 4, whisker_low: 1, whisker_high: 4, outlier_count: 1, outliers: [10] },
+    { count: 4, mean: 0.5, q1: -1, median: 0, q3: 1.5, whisker_low: -2, whisker_high: 3, outlier_count: 0, outliers: [] },
+    { count: 3, mean: 'nan', q1: 'nan', median: 'nan', q3: 'nan', whisker_low: 'nan', whisker_high: 'nan', outlier_count: 0, outliers: [] }] }],
+  sensitivity_analysis: [charts.renderSensitivityAnalysis, { x: ['none', 'Conv_2', 'Conv_5'], cumulative: [0.991, 0.995, 0.999], per_node: [0.993, 0.998], qtype: 'float32' }],
+  stat_info_weight: [charts.renderStatInfo, { nodes: ['a', 'b', 'c'], thresholds: [0.5, 0.4, 0.9], scales: [0.0039, 0.0031, 0.007], max_vals: [0.5, 0.4, 0.9], min_nz_vals: [1e-4, 2e-5, 3e-4] }, { tensorType: 'weight' }],
+  heat_legend_mse: [charts.renderHeatLegend, charts.heatScale('mse', [1e-4, 0.02, 'nan']).legend],
+};
+
+describe('golden SVGs', () => {
+  const document = createDocument();
+  for (const [name, [render, data, options]] of Object.entries(CASES)) {
+    it(name, () => {
+      const text = renderToString(render, data, options || {}, document);
+      const file = path.join(DIR, `${name}.svg`);
+      const changed = path.join(DIR, `${name}-changed.svg`);
+      if (!fs.existsSync(file)) {
+        if (process.env.CI) throw new Error(`${file} is missing: run this test locally, review and commit the SVG`);
+        fs.writeFileSync(file, text);
+      }
+      const golden = fs.readFileSync(file, 'utf8');
+      if (golden !== text) fs.writeFileSync(changed, text);
+      else if (fs.existsSync(changed)) fs.unlinkSync(changed);
+      expect(text === golden, `${name}.svg differs: review ${changed}`).toBe(true);
+    });
+  }
+});
