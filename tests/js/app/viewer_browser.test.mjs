@@ -9,9 +9,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { REPO_ROOT, loadPtqModule } from '../helpers.mjs';
+import { bigGraph } from './big_graph.mjs';
 
 const PAGE = path.join(REPO_ROOT, 'dist/ptqscope.html');
 const EXAMPLE_MODEL = path.join(REPO_ROOT, 'build/web-example/digits_cnn_calibrated_model.onnx');
+const EXAMPLE_DATA = path.join(REPO_ROOT, 'build/web-example/calibration_data');
 const ARTIFACTS = path.join(REPO_ROOT, 'build/test-results/app-viewer');
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--disable-quic'];
@@ -118,6 +120,54 @@ describe('viewer (Chromium, file://)', () => {
     expect(await page.locator('#graph .node-node').count()).toBe(normalNodes().length); // the example is still there
     await page.click('#error-banner .error-close');
     expect(await page.isHidden('#error-banner')).toBe(true);
+  });
+
+  it('opens a dropped model with its calibration files, and a picked calibration_data folder', async () => {
+    const files = [{ path: 'digits_cnn_calibrated_model.onnx', b64: fs.readFileSync(EXAMPLE_MODEL).toString('base64') },
+      ...fs.readdirSync(path.join(EXAMPLE_DATA, 'input')).map((f) => ({
+        path: `calibration_data/input/${f}`, b64: fs.readFileSync(path.join(EXAMPLE_DATA, 'input', f)).toString('base64'),
+      }))];
+    // Only File objects can be synthesized (no directory entries): webkitRelativePath carries the folder.
+    const dt = await page.evaluateHandle((list) => {
+      const t = new DataTransfer();
+      for (const f of list) {
+        const file = new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.path.split('/').pop());
+        Object.defineProperty(file, 'webkitRelativePath', { value: f.path.includes('/') ? f.path : '' });
+        t.items.add(file);
+      }
+      return t;
+    }, files);
+    await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
+    await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
+    await page.waitForFunction((n) => new RegExp(`${n} calibration samples \\(calibration_data\\)`).test(document.querySelector('#model-info').textContent),
+      files.length - 1);
+    await page.waitForSelector('#graph[data-state="ready"]');
+    expect(await page.isHidden('#error-banner')).toBe(true);
+
+    await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
+    await page.setInputFiles('#open-data-folder', EXAMPLE_DATA);
+    await page.waitForFunction(() => /calibration samples \(calibration_data\)/.test(document.querySelector('#model-info').textContent));
+  });
+
+  it('draws a 3,300-box graph progressively without blocking the page', async () => {
+    const big = bigGraph(1100);
+    // Longest gap between animation frames while the graph is laid out and drawn.
+    await page.evaluate((g) => {
+      window.__gaps = { max: 0, last: performance.now(), on: true };
+      const tick = (t) => {
+        window.__gaps.max = Math.max(window.__gaps.max, t - window.__gaps.last);
+        window.__gaps.last = t;
+        if (window.__gaps.on) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+      window.ptqscope.state.set('graph', g);
+    }, big);
+    await page.waitForSelector('#graph[data-state="ready"][data-nodes="3302"]', { timeout: 120_000 });
+    const maxGap = await page.evaluate(() => { window.__gaps.on = false; return window.__gaps.max; });
+    expect(await page.getAttribute('#graph', 'data-layout')).toBe('layered');
+    expect(await page.locator('#graph .badge').count()).toBe(2200); // 1,100 on edges (features) + 1,100 on weight rows
+    expect(maxGap).toBeLessThan(2000); // chunks of 400 boxes per frame; generous for a loaded 2-core CI
+    await page.screenshot({ path: path.join(ARTIFACTS, 'large.png') });
   });
 
   it('made no network request and raised no page error', () => {

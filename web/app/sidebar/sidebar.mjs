@@ -61,9 +61,11 @@ export function createSidebar(container, state) {
   const byName = () => new Map((state.get('graph')?.nodes ?? []).map((n) => [n.name, n]));
   let index = new Map();
 
+  // Centres the tensor's producer; a graph input's own box; an initializer's first consumer.
   function onTensor(tensor, info) {
-    const target = info.producer ?? info.consumers?.[0];
-    state.set('focus', info.producer ? target : tensor);
+    const isInput = (state.get('graph')?.inputs ?? []).some((v) => v.name === tensor);
+    const target = info.producer ?? (isInput ? tensor : info.consumers?.[0]);
+    if (target) state.set('focus', target);
   }
 
   function renderNode(name) {
