@@ -111,7 +111,14 @@ export function renderBoxplot(target, plot, options = {}) {
     }
     medians += `M${r2(m - half)},${r2(y(c.median))}H${r2(m + half)}`;
     if (Number.isFinite(c.mean)) means += `M${r2(m - half)},${r2(y(c.mean))}H${r2(m + half)}`;
-    for (const o of c.outliers) outliers += `M${r2(m - R)},${r2(y(o))}a${R},${R} 0 1,0 ${2 * R},0a${R},${R} 0 1,0 ${-2 * R},0`;
+    // Outliers on the same pixel row look identical: draw one (keeps thousands of channels light).
+    const rows = new Set();
+    for (const o of c.outliers) {
+      const py = r2(y(o));
+      if (rows.has(Math.round(py))) continue;
+      rows.add(Math.round(py));
+      outliers += `M${r2(m - R)},${py}a${R},${R} 0 1,0 ${2 * R},0a${R},${R} 0 1,0 ${-2 * R},0`;
+    }
   });
   const marks = g.append('g').attr('class', 'marks');
   marks.append('path').attr('class', 'whiskers').attr('fill', 'none').attr('stroke', '#000').attr('d', whiskers);

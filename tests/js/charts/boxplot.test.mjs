@@ -78,6 +78,12 @@ describe('renderBoxplot', () => {
     expect(chart.channelAt(chart.channelWidth * 3.5)).toBe(null);
   });
 
+  it('draws outliers on the same pixel row once', () => {
+    const near = { ...plot, channels: [{ ...channels[0], outlier_count: 3, outliers: [100, 100.000001, 50] }] };
+    const { svg } = renderIn(renderBoxplot, near);
+    expect((svg.querySelector('path.outliers').getAttribute('d').match(/M/g) || []).length).toBe(2);
+  });
+
   it('is deterministic', () => {
     expect(renderIn(renderBoxplot, plot).text).toBe(renderIn(renderBoxplot, plot).text);
   });
