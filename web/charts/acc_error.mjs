@@ -22,6 +22,30 @@ export function accErrorFigures(result) {
   }));
 }
 
+// The running mean of §5.4 average_mode, as the core computes it (analysis::running_mean): double
+// sum, +inf left out of the mean (+inf until a finite value is seen), each mean rounded to float32.
+// Lets the app switch a raw figure to average mode without re-running the analysis.
+export function runningMean(values) {
+  let sum = 0;
+  let count = 0;
+  return values.map((raw) => {
+    const v = toNumber(raw);
+    if (v !== Infinity) { sum += v; count++; }
+    return count ? Math.fround(sum / count) : Infinity;
+  });
+}
+
+// A raw figure switched to average mode (figures already averaged are returned as they are).
+export function averagedFigure(figure) {
+  if (figure.average_mode) return figure;
+  return {
+    ...figure,
+    average_mode: true,
+    file_name: figure.file_name ? `average_${figure.file_name}` : figure.file_name,
+    curves: figure.curves.map((c) => ({ ...c, y: runningMean(c.y) })),
+  };
+}
+
 // Y label: the metric, marked when the values are running means (§5.4 average_mode).
 export const accErrorYLabel = (figure) => (figure.average_mode ? `${figure.metric} (running mean)` : figure.metric);
 

@@ -1,6 +1,6 @@
 // Named re-exports of the browser-safe chart modules (png.mjs and node_dom.mjs are Node only;
 // png_browser.mjs is browser only).
-export { renderAccError, accErrorFigures, accErrorYLabel } from './acc_error.mjs';
+export { renderAccError, accErrorFigures, accErrorYLabel, runningMean, averagedFigure } from './acc_error.mjs';
 export { renderHistogram } from './histogram.mjs';
 export { renderBoxplot } from './boxplot.mjs';
 export { renderSensitivityAnalysis } from './sensitivity_analysis.mjs';

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { renderAccError, accErrorFigures, accErrorYLabel } from '../../../web/charts/acc_error.mjs';
+import { renderAccError, accErrorFigures, accErrorYLabel, runningMean, averagedFigure } from '../../../web/charts/acc_error.mjs';
 import { renderIn, texts, tickPositions, subpaths, segments, pointerEvent } from './util.mjs';
 
 const X = ['t0', 't1', 't2', 't3', 't4', 't5', 't6'];
@@ -118,5 +118,21 @@ describe('accErrorFigures', () => {
   });
   it('names a missing curve', () => {
     expect(() => accErrorFigures({ acc_error: {}, acc_error_figures: [{ prefix: 'p', curves: ['zz'] }] })).toThrow(/curve "zz" of figure "p"/);
+  });
+});
+
+describe('runningMean / averagedFigure', () => {
+  it('reproduces the reference example and leaves +inf out of the mean', () => {
+    // §5.4 docs example: [1.0, 0.9, 0.9, 0.8] -> [1.0, 0.95, 0.933, 0.9]
+    expect(runningMean([1.0, 0.9, 0.9, 0.8])).toEqual([1, Math.fround(0.95), Math.fround(2.8 / 3), Math.fround(0.9)]);
+    expect(runningMean(['inf', 2, 'inf', 4])).toEqual([Infinity, 2, 2, 3]);
+    expect(runningMean([1, 'nan', 3]).map(Number.isNaN)).toEqual([false, true, true]);
+  });
+  it('switches a raw figure to average mode once', () => {
+    const avg = averagedFigure({ ...figure, file_name: 'p_cosine-similarity.png' });
+    expect(avg.average_mode).toBe(true);
+    expect(avg.file_name).toBe('average_p_cosine-similarity.png');
+    expect(avg.curves[2].y).toEqual(runningMean(figure.curves[2].y));
+    expect(averagedFigure(avg)).toBe(avg);
   });
 });

@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, FIXTURES, readCalibrationFolder } from '../helpers.mjs';
-import { renderAccError, accErrorFigures } from '../../../web/charts/acc_error.mjs';
+import { renderAccError, accErrorFigures, averagedFigure } from '../../../web/charts/acc_error.mjs';
 import { renderHistogram } from '../../../web/charts/histogram.mjs';
 import { renderBoxplot } from '../../../web/charts/boxplot.mjs';
 import { renderSensitivityAnalysis } from '../../../web/charts/sensitivity_analysis.mjs';
@@ -23,8 +23,7 @@ function calibratedDigits() {
   const data = path.join(FIXTURES, 'digits/calibration_data');
   const manifest = path.join(FIXTURES, 'manifest.json');
   if (fs.existsSync(manifest)) {
-    const m = JSON.parse(fs.readFileSync(manifest, 'utf8')).models
-      .find((e) => /calibrated/.test(`${e.kind} ${e.model}`) && /^digits/.test(e.name));
+    const m = JSON.parse(fs.readFileSync(manifest, 'utf8')).models.find((e) => e.name === 'digits_cnn_calibrated');
     if (m) return { model: path.join(FIXTURES, m.model), data: path.join(FIXTURES, m.data) };
   }
   const example = path.join(REPO_ROOT, 'build/web-example');
@@ -64,6 +63,7 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
     graph = JSON.parse(session.graphJson());
     results.sensitivity = analyze('sensitivity', { node_type: 'activation', metrics: ['cosine-similarity', 'mse'] });
     results.acc = analyze('acc_error', { quantize_node: ['weight', 'activation'] });
+    results.accAverage = analyze('acc_error', { quantize_node: ['weight', 'activation'], average_mode: true });
     const cali = graph.nodes.filter((n) => n.calibration);
     const act = cali.find((n) => n.calibration.kind === 'feature').name;
     const wt = cali.find((n) => n.calibration.kind === 'weight').name;
@@ -86,6 +86,13 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
     }
     const xt = tickPositions(svg, 'axis-x');
     expect(Math.max(...Object.keys(xt).map(Number))).toBeLessThanOrEqual(curves[0].x.length - 1);
+  });
+
+  it('acc_error: averagedFigure of the raw curves equals the core's average_mode', () => {
+    const raw = averagedFigure(accErrorFigures(results.acc)[0]);
+    const core = accErrorFigures(results.accAverage)[0];
+    expect(raw.file_name).toBe(core.file_name);
+    expect(raw.curves.map((c) => c.y.map(String))).toEqual(core.curves.map((c) => c.y.map((v) => String(toNumber(v)))));
   });
 
   it('distribution: one bar per non-empty bin, threshold line only for the activation node', () => {
