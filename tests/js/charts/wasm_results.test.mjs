@@ -88,7 +88,7 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
     expect(Math.max(...Object.keys(xt).map(Number))).toBeLessThanOrEqual(curves[0].x.length - 1);
   });
 
-  it('acc_error: averagedFigure of the raw curves equals the core's average_mode', () => {
+  it('acc_error: averagedFigure of the raw curves equals the average_mode of the core', () => {
     const raw = averagedFigure(accErrorFigures(results.acc)[0]);
     const core = accErrorFigures(results.accAverage)[0];
     expect(raw.file_name).toBe(core.file_name);
