@@ -130,7 +130,9 @@ export function renderSensitivityTable(container, table, options = {}) {
   const headRow = el('tr');
   for (const c of table.columns) {
     const th = el('th', { 'data-column': c, 'data-worse': METRIC_DIRECTION[c], tabindex: '0' }, c);
-    th.addEventListener('click', () => api.sortBy(c, st.sortBy === c ? !st.descending : undefined));
+    const sort = () => api.sortBy(c, st.sortBy === c ? !st.descending : undefined);
+    th.addEventListener('click', sort);
+    th.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault?.(); sort(); } });
     headRow.appendChild(th);
   }
   thead.appendChild(headRow);

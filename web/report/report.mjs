@@ -107,8 +107,12 @@ function tablesSection(result, section) {
 
 const ordered = (obj, order) => (order && order.length ? order : Object.keys(obj || {})).filter((k) => obj && obj[k]);
 
+const messageList = (messages) => (messages && messages.length ? `<ul class="messages">${messages.map((m) => `<li>${esc(m)}</li>`).join('')}</ul>` : '');
+
 function accErrorSection(result, doc) {
-  return accErrorFigures(result).map((f) => figure(renderToString(renderAccError, f, {}, doc), f.file_name)).join('\n');
+  const sample = result.acc_error_sample ? `<p>sample: ${esc(result.acc_error_sample)}</p>` : '';
+  return sample + accErrorFigures(result).map((f) => figure(renderToString(renderAccError, f, {}, doc), f.file_name)).join('\n')
+    + messageList(result.acc_error_messages);
 }
 
 function distributionSection(result, doc) {
@@ -141,9 +145,7 @@ function sensitivityAnalysisSection(result, doc) {
   if (sa.ranked && sa.ranking && Object.keys(sa.ranking).length) {
     html += `<h3>Ranking the sensitive nodes were picked from</h3>${tableHtml(sensitivityTable(sa.ranking, sa.ranking_order))}`;
   }
-  const messages = result.sensitivity_analysis_messages || [];
-  if (messages.length) html += `<ul class="messages">${messages.map((m) => `<li>${esc(m)}</li>`).join('')}</ul>`;
-  return html;
+  return html + messageList(result.sensitivity_analysis_messages);
 }
 
 const SECTIONS = [

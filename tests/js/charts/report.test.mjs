@@ -18,6 +18,7 @@ const result = {
     '<c>': { node: 'Conv_4', threshold: null, qtype: 'int8', 'cosine-similarity': 'nan', mse: 'nan' } } },
   sensitivity_order: { activation: ['b_HzCalibration', 'a_HzCalibration', '<c>'] },
   acc_error: { w: { label: 'w', x: X, y: [1, 'inf', 0.9] }, o: { label: 'o', x: X, y: [1, 0.99, 0.98] } },
+  acc_error_sample: '9.npy', acc_error_messages: ['Only quantizing weights without quantizing activation !'],
   acc_error_figures: [{ prefix: 'weight_quantized', metric: 'cosine-similarity', average_mode: false, file_name: 'weight_quantized_cosine-similarity.png', curves: ['w', 'o'] }],
   distribution: { a_HzCalibration: { name: 'a_HzCalibration', kind: 'activation', title: 'a_HzCalibration activation distribution',
     file_name: 'activation_a_HzCalibration.png', threshold: 1, max_abs: 1.2, cosine: null,
@@ -58,6 +59,7 @@ describe('buildReport', () => {
     expect([...activation.matchAll(/<tr data-item="([^"]*)"/g)].map((m) => m[1])).toEqual(['b_HzCalibration', 'a_HzCalibration', '&lt;c&gt;']);
     expect(html).toContain('<li><b>b_HzCalibration</b> (Conv_3): cosine-similarity 0.9</li>');
     expect(html).toContain('<td>1.000000e-03,...</td>');
+    expect(html).toContain('<li>Only quantizing weights without quantizing activation !</li>');
   });
 
   it('is deterministic and checks its input', () => {

@@ -77,6 +77,14 @@ describe('renderSensitivityTable', () => {
     expect(items()).toEqual(['317_HzCalibration', 'x', '21', 'a,"b"']);
   });
 
+  it('sorts from the keyboard (Enter on a header)', () => {
+    const { document, holder, items } = mount();
+    const ev = new document.defaultView.Event('keydown');
+    Object.defineProperty(ev, 'key', { value: 'Enter' });
+    holder.querySelector('th[data-column="Node"]').dispatchEvent(ev);
+    expect(items()).toEqual(['21', '317_HzCalibration', 'a,"b"', 'x']);
+  });
+
   it('filters, limits to top k, exports the visible rows and focuses on row click', () => {
     const focused = [];
     const { document, holder, api, items } = mount({ onFocus: (item, row) => focused.push([item, row.cells.node]) });
