@@ -17,7 +17,8 @@ import { buildReport } from '../../../web/report/report.mjs';
 import { createDocument } from '../../../web/charts/node_dom.mjs';
 import { renderIn, texts, tickPositions, segments } from './util.mjs';
 
-const WASM = path.join(REPO_ROOT, 'build/wasm/ptqscope.mjs');
+// PTQ_WASM: another build of the module (e.g. a developer's own build directory).
+const WASM = process.env.PTQ_WASM || path.join(REPO_ROOT, 'build/wasm/ptqscope.mjs');
 
 function calibratedDigits() {
   const data = path.join(FIXTURES, 'digits/calibration_data');
