@@ -1,0 +1,235 @@
+#include "schema/graph_json.h"
+
+#include <algorithm>
+
+#include "ir/shape_inference.h"
+#include "quant/calibration.h"
+#include "schema/json_writer.h"
+
+namespace ptq::schema {
+namespace {
+
+constexpr int64_t kInlineValues = 16;  // constants up to this many elements are written out in full
+
+const char* attr_type_name(ir::AttrType t) {
+  switch (t) {
+    case ir::AttrType::SparseTensor: return "sparse_tensor";
+    case ir::AttrType::SparseTensors: return "sparse_tensors";
+    case ir::AttrType::TypeProto: return "type_proto";
+    case ir::AttrType::TypeProtos: return "type_protos";
+    default: return "undefined";
+  }
+}
+
+bool is_numeric(DType t) { return t != DType::Undefined && t != DType::String && dtype_size(t) > 0; }
+bool is_integer(DType t) {
+  return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16 || t == DType::Int32 ||
+         t == DType::Int64 || t == DType::UInt32 || t == DType::UInt64;
+}
+
+void write_values(JsonWriter& w, const Tensor& t) {
+  w.key("values").begin_array();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (t.dtype() == DType::Bool) w.value(t.get_as_int64(i) != 0);
+    else if (is_integer(t.dtype())) w.value(t.get_as_int64(i));
+    else if (t.dtype() == DType::Double) w.value(t.get_as_double(i));
+    else w.value_float32(static_cast<float>(t.get_as_double(i)));
+  }
+  w.end_array();
+}
+
+// {"dtype","dims"} plus "values" for small numeric tensors.
+void write_tensor_summary(JsonWriter& w, const Tensor& t) {
+  w.begin_object().field("dtype", dtype_name(t.dtype()));
+  w.key("dims").begin_array();
+  for (int64_t d : t.shape()) w.value(d);
+  w.end_array();
+  if (is_numeric(t.dtype()) && t.numel() <= kInlineValues) write_values(w, t);
+  w.end_object();
+}
+
+void write_dims(JsonWriter& w, const ir::ValueInfo& info) {
+  if (!info.has_shape) { w.null(); return; }
+  w.begin_array();
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    if (i < info.dim_params.size() && !info.dim_params[i].empty()) w.value(info.dim_params[i]);
+    else w.value(info.dims[i]);
+  }
+  w.end_array();
+}
+
+void write_dtype(JsonWriter& w, DType t) {
+  if (t == DType::Undefined) w.null();
+  else w.value(dtype_name(t));
+}
+
+void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations);
+
+// {"graph": {...}} for a subgraph attribute.
+void write_subgraph(JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
+  w.begin_object().key("graph");
+  if (g) {
+    w.begin_object();
+    write_graph(w, *g, nullptr);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.end_object();
+}
+
+void write_attribute(JsonWriter& w, const ir::Attribute& a) {
+  using T = ir::AttrType;
+  switch (a.type) {
+    case T::Float: w.value_float32(a.f); break;
+    case T::Int: w.value(a.i); break;
+    case T::String: w.value(a.s); break;
+    case T::Tensor: write_tensor_summary(w, a.t); break;
+    case T::Graph: write_subgraph(w, a.g); break;
+    case T::Floats:
+      w.begin_array();
+      for (float f : a.floats) w.value_float32(f);
+      w.end_array();
+      break;
+    case T::Ints:
+      w.begin_array();
+      for (int64_t i : a.ints) w.value(i);
+      w.end_array();
+      break;
+    case T::Strings: w.string_array(a.strings); break;
+    case T::Tensors:
+      w.begin_array();
+      for (const auto& t : a.tensors) write_tensor_summary(w, t);
+      w.end_array();
+      break;
+    case T::Graphs:
+      w.begin_array();
+      for (const auto& g : a.graphs) write_subgraph(w, g);
+      w.end_array();
+      break;
+    default:  // kept visible rather than dropped: the viewer shows that the attribute exists
+      w.begin_object().field("unsupported", attr_type_name(a.type)).end_object();
+  }
+}
+
+void write_calibration(JsonWriter& w, const ir::Graph& graph, int node_id, const quant::CalibrationRelations& rel) {
+  const quant::CalibrationSpec spec = quant::parse_calibration(graph, node_id);
+  w.begin_object();
+  const std::string kind = spec.kind_name();
+  w.key("kind");
+  if (kind.empty()) w.null();
+  else w.value(kind);
+  w.field("qtype", spec.qtype.name).field("switch", spec.switch_on ? "ON" : "OFF").field("axis", spec.axis);
+  w.key("thresholds").begin_array();
+  for (float f : spec.thresholds) w.value_float32(f);
+  w.end_array().key("scales").begin_array();
+  for (float f : spec.scales) w.value_float32(f);
+  w.end_array().key("zero_points").begin_array();
+  for (int64_t z : spec.zero_points) w.value(z);
+  w.end_array();
+  w.field("asymmetric", spec.asymmetric).field("constant", spec.constant).field("group", spec.group);
+  // cali_normal_map joins consumer names with ';' (the original's format); split for the viewer.
+  w.key("consumers").begin_array();
+  auto it = rel.cali_normal_map().find(spec.node_name);
+  if (it != rel.cali_normal_map().end()) {
+    size_t start = 0;
+    const std::string& joined = it->second;
+    while (start <= joined.size()) {
+      const size_t end = std::min(joined.find(';', start), joined.size());
+      if (end > start) w.value(joined.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  w.end_array();
+  w.key("tensor");
+  if (spec.input_value >= 0) w.value(graph.value(spec.input_value).name);
+  else w.null();
+  w.end_object();
+}
+
+void write_value_ref(JsonWriter& w, const ir::Graph& graph, const std::vector<ir::ValueInfo>& shapes, int id) {
+  w.begin_object().field("name", graph.value(id).name).key("dtype");
+  write_dtype(w, shapes[static_cast<size_t>(id)].dtype);
+  w.key("dims");
+  write_dims(w, shapes[static_cast<size_t>(id)]);
+  w.end_object();
+}
+
+void write_value_names(JsonWriter& w, const ir::Graph& graph, const std::vector<int>& ids) {
+  w.begin_array();
+  for (int id : ids) w.value(id >= 0 ? graph.value(id).name : std::string());
+  w.end_array();
+}
+
+// `relations` is null inside subgraphs: calibration relations are defined on the main graph only.
+void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations) {
+  const std::vector<ir::ValueInfo> shapes = ir::infer_shapes(graph);
+  w.field("name", graph.name);
+  w.key("inputs").begin_array();
+  for (int id : graph.inputs) write_value_ref(w, graph, shapes, id);
+  w.end_array().key("outputs").begin_array();
+  for (int id : graph.outputs) write_value_ref(w, graph, shapes, id);
+  w.end_array();
+
+  w.key("nodes").begin_array();
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const ir::Node& node = graph.nodes[n];
+    w.begin_object().field("name", node.name).field("op_type", node.op_type).field("domain", node.domain);
+    w.key("inputs");
+    write_value_names(w, graph, node.inputs);
+    w.key("outputs");
+    write_value_names(w, graph, node.outputs);
+    w.key("attributes").begin_object();
+    for (const auto& a : node.attributes) {
+      w.key(a.name);
+      write_attribute(w, a);
+    }
+    w.end_object().key("calibration");
+    if (relations && quant::is_calibration_node(node)) write_calibration(w, graph, static_cast<int>(n), *relations);
+    else w.null();
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("values").begin_object();
+  for (size_t id = 0; id < graph.values.size(); ++id) {
+    const ir::Value& v = graph.values[id];
+    w.key(v.name).begin_object().key("dtype");
+    write_dtype(w, shapes[id].dtype);
+    w.key("dims");
+    write_dims(w, shapes[id]);
+    // "initializer": a graph initializer; "constant": also a Constant node's output (producer set).
+    w.field("initializer", v.initializer.has_value() && v.producer < 0).field("constant", v.initializer.has_value());
+    if (v.initializer && is_numeric(v.initializer->dtype()) && v.initializer->numel() <= kInlineValues)
+      write_values(w, *v.initializer);
+    w.key("producer");
+    if (v.producer >= 0) w.value(graph.node(v.producer).name);
+    else w.null();
+    w.key("consumers").begin_array();
+    int last = -1;  // Value::consumers lists a node once per input slot; the schema lists it once
+    for (int c : v.consumers) {
+      if (c == last) continue;
+      w.value(graph.node(c).name);
+      last = c;
+    }
+    w.end_array().end_object();
+  }
+  w.end_object();
+}
+
+}  // namespace
+
+std::string graph_json(const ir::Model& model, const quant::CalibrationRelations& relations) {
+  JsonWriter w;
+  w.begin_object().field("schema", "ptqscope.graph").field("version", 1);
+  w.field("ir_version", model.ir_version).field("producer_name", model.producer_name);
+  w.field("producer_version", model.producer_version);
+  w.key("opset_imports").begin_array();
+  for (const auto& o : model.opset_imports) w.begin_object().field("domain", o.domain).field("version", o.version).end_object();
+  w.end_array();
+  write_graph(w, model.graph, &relations);
+  w.end_object();
+  return w.str();
+}
+
+}  // namespace ptq::schema
