@@ -118,6 +118,7 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
       }
       row.qtype = spec.qtype.name;
     }
+    if (o.on_row) o.on_row(row);
     result.rows.push_back(std::move(row));
     if (o.progress && !o.progress(k - begin + 1, end - begin)) {
       result.cancelled = true;

@@ -13,6 +13,8 @@
 
 namespace ptq::analysis {
 
+struct SensitivityRow;
+
 struct SensitivityOptions {
   std::string node_type = "node";                 // node | weight | activation | tae
   std::vector<std::string> metrics = {"cosine-similarity"};
@@ -29,6 +31,8 @@ struct SensitivityOptions {
   size_t item_end = static_cast<size_t>(-1);
   // Called after each item with (done, total); return false to cancel.
   std::function<bool(size_t, size_t)> progress;
+  // Called with each finished row (before `progress`), for per-item events (api/analyze).
+  std::function<void(const SensitivityRow&)> on_row;
 };
 
 struct SensitivityRow {

@@ -57,6 +57,8 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& null() { separator(); out_ += "null"; return *this; }
+  // A number already in JSON form (kept verbatim, e.g. when a parsed document is written back).
+  JsonWriter& raw_number(const std::string& literal) { separator(); out_ += literal; return *this; }
   template <class T>
   JsonWriter& field(const std::string& k, const T& v) { key(k); return value(v); }
   JsonWriter& string_array(const std::vector<std::string>& v) {

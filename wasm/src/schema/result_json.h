@@ -3,7 +3,12 @@
 // (docs/result-schema.md). Analyses produce structs; this file is their only JSON form.
 #include <string>
 
+#include "analysis/accumulated_error.h"
+#include "analysis/channelwise.h"
+#include "analysis/distribution.h"
 #include "analysis/sensitivity.h"
+#include "analysis/sensitivity_analysis.h"
+#include "analysis/stat_info.h"
 #include "exec/executor.h"
 #include "schema/json_writer.h"
 
@@ -17,6 +22,10 @@ void write_model_summary(JsonWriter& w, const exec::Executor& executor, const st
 // {"<item>": {"node"?, "threshold"?, "qtype"?, "<metric>": number|"inf"|"nan", ...}, ...} in sorted order.
 void write_sensitivity_table(JsonWriter& w, const analysis::SensitivityResult& result);
 
+// One row of that table: {"node"?, "threshold"?, "qtype"?, "<metric>": ...}.
+void write_sensitivity_row(JsonWriter& w, const std::string& node_type, const std::vector<std::string>& metrics,
+                           const analysis::SensitivityRow& row);
+
 // The options block of a sensitivity run (as the user gave them).
 void write_sensitivity_options(JsonWriter& w, const analysis::SensitivityOptions& options);
 
@@ -24,5 +33,37 @@ void write_sensitivity_options(JsonWriter& w, const analysis::SensitivityOptions
 std::string sensitivity_document(const exec::Executor& executor, const std::string& model_file,
                                  const analysis::SensitivityOptions& options, const analysis::SensitivityResult& result,
                                  double elapsed_ms);
+
+// The document header: "schema", "version", "model" (the caller has opened the top-level object).
+void write_header(JsonWriter& w, const exec::Executor& executor, const std::string& model_file);
+
+// Section keys, written into the open top-level object (docs/result-schema.md, one table per section).
+// "samples", "compared_tensors", "<section>": {"<node_type>": table}, "<section>_order".
+void write_sensitivity_section(JsonWriter& w, const std::string& section, const analysis::SensitivityResult& result);
+// "acc_error", "acc_error_figures", "acc_error_sample", "acc_error_messages".
+void write_acc_error_section(JsonWriter& w, const analysis::AccErrorResult& result);
+// "distribution", "distribution_order", "distribution_sample".
+void write_distribution_section(JsonWriter& w, const analysis::DistributionResult& result);
+// "channelwise", "channelwise_order", "channelwise_sample".
+void write_channelwise_section(JsonWriter& w, const analysis::ChannelwiseResult& result);
+// "stat_info", "stat_info_order", "stat_info_curves", "stat_info_samples".
+void write_stat_info_section(JsonWriter& w, const analysis::StatInfoResult& result);
+// "sensitivity_analysis", "sensitivity_analysis_samples", "sensitivity_analysis_messages".
+void write_sensitivity_analysis_section(JsonWriter& w, const analysis::SensitivityAnalysisResult& result);
+
+// Keys of the distribution plots: the requested name, or "<name>:<tensor>" for a node with several
+// plotted outputs (in plot order).
+std::vector<std::string> distribution_keys(const analysis::DistributionResult& result);
+// Keys of the acc_error curves of all figures (label, or "<prefix>/<label>" when taken), figure order.
+std::vector<std::vector<std::string>> acc_error_keys(const analysis::AccErrorResult& result);
+
+// Options blocks, as used (after defaults).
+void write_acc_error_options(JsonWriter& w, const analysis::AccErrorOptions& options);
+void write_distribution_options(JsonWriter& w, const analysis::DistributionOptions& options);
+void write_channelwise_options(JsonWriter& w, const analysis::ChannelwiseOptions& options);
+void write_stat_info_options(JsonWriter& w, const analysis::StatInfoOptions& options);
+void write_sensitivity_analysis_options(JsonWriter& w, const analysis::SensitivityAnalysisOptions& options);
+
+std::string selection_name(data::SampleSelection selection);  // "last" | "first" | "all"
 
 }  // namespace ptq::schema

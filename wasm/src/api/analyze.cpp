@@ -1,0 +1,255 @@
+#include "api/analyze.h"
+
+#include <chrono>
+
+#include "api/request.h"
+#include "core/error.h"
+#include "schema/result_json.h"
+
+namespace ptq::api {
+namespace {
+
+using schema::JsonWriter;
+
+// The items one call computes: names in run order and their positions in the full sweep.
+struct Sweep {
+  std::string key;  // node_type for sensitivity sweeps, else ""
+  size_t total = 0;
+  std::vector<std::string> names;
+  std::vector<size_t> indices;
+};
+
+// Writes the per-item events of one call.
+class Events {
+ public:
+  Events(const EventFn& fn, std::string analysis, std::string section)
+      : fn_(fn), analysis_(std::move(analysis)), section_(std::move(section)) {}
+
+  bool enabled() const { return static_cast<bool>(fn_); }
+
+  // `item` empty / index < 0: unknown (analyses whose progress is not per named item); `row` writes
+  // the row value or is empty (null).
+  void emit(const std::string& item, int64_t index, const std::function<void(JsonWriter&)>& row, size_t done,
+            size_t total) const {
+    if (!fn_) return;
+    JsonWriter w;
+    w.begin_object().field("type", "item").field("analysis", analysis_).field("section", section_).key("item");
+    if (item.empty()) w.null();
+    else w.value(item);
+    w.key("index");
+    if (index < 0) w.null();
+    else w.value(index);
+    w.key("row");
+    if (row) row(w);
+    else w.null();
+    w.field("done", done).field("total", total).end_object();
+    fn_(w.str());
+  }
+
+ private:
+  const EventFn& fn_;
+  std::string analysis_, section_;
+};
+
+std::vector<std::string> sensitivity_keys(const Context& c, const analysis::SensitivityOptions& o) {
+  std::vector<std::string> keys;
+  for (const auto& item : analysis::sensitivity_items(c.executor, c.relations, o)) keys.push_back(item.key);
+  return keys;
+}
+
+// The full item list of a splittable request ([] otherwise).
+std::vector<std::string> sweep_items(const Context& c, const Request& r) {
+  switch (r.analysis) {
+    case Analysis::Sensitivity:
+    case Analysis::LeaveOneOut: return sensitivity_keys(c, sensitivity_options(r));
+    case Analysis::Distribution: return distribution_options(r).nodes;
+    case Analysis::Channelwise: return channelwise_options(r).nodes;
+    default: return {};
+  }
+}
+
+Sweep make_sweep(const Request& r, const std::vector<std::string>& all) {
+  Sweep s;
+  s.total = all.size();
+  s.indices = select_items(r.items, all);
+  for (size_t i : s.indices) s.names.push_back(all[i]);
+  return s;
+}
+
+bool contiguous(const std::vector<size_t>& v) { return v.empty() || v.back() - v.front() + 1 == v.size(); }
+
+const data::CalibrationData& require_data(const Context& c) {
+  check(c.data != nullptr, "analyze: no calibration data loaded (call loadCalibrationData first)");
+  return *c.data;
+}
+
+bool run_sensitivity(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
+  const analysis::SensitivityOptions o = sensitivity_options(r);
+  const std::string section = analysis_name(r.analysis);
+  w.key("options").begin_object().key(section);
+  schema::write_sensitivity_options(w, o);
+  w.end_object();
+
+  const auto items = analysis::sensitivity_items(c.executor, c.relations, o);
+  std::vector<std::string> keys;
+  for (const auto& item : items) keys.push_back(item.key);
+  sweep = make_sweep(r, keys);
+  sweep.key = o.node_type;
+
+  analysis::SensitivityOptions run = o;
+  if (contiguous(sweep.indices)) {
+    run.item_begin = sweep.indices.empty() ? 0 : sweep.indices.front();
+    run.item_end = sweep.indices.empty() ? 0 : sweep.indices.back() + 1;
+  } else {
+    // Scattered items: run exactly those, as interested groups (same ON-sets and keys, run order kept).
+    run.has_interested = true;
+    run.interested.clear();
+    for (size_t i : sweep.indices) run.interested.push_back(o.has_interested ? o.interested[i] : std::vector<std::string>{keys[i]});
+  }
+  const Events events(fn, section, o.node_type);
+  size_t done = 0;
+  if (events.enabled())
+    run.on_row = [&](const analysis::SensitivityRow& row) {
+      const size_t k = done++;
+      events.emit(row.item, static_cast<int64_t>(sweep.indices.at(k)),
+                  [&](JsonWriter& rw) { schema::write_sensitivity_row(rw, o.node_type, o.metrics, row); }, done,
+                  sweep.indices.size());
+    };
+  const analysis::SensitivityResult result = analysis::get_sensitivity_of_nodes(c.executor, c.relations, require_data(c), run);
+  schema::write_sensitivity_section(w, section, result);
+  return result.cancelled;
+}
+
+// A progress callback that emits one event per finished named item (`names[k]`, `indices[k]`).
+std::function<bool(size_t, size_t)> named_progress(const Events& events, const Sweep& sweep) {
+  return [&events, &sweep](size_t done, size_t total) {
+    events.emit(sweep.names.at(done - 1), static_cast<int64_t>(sweep.indices.at(done - 1)), {}, done, total);
+    return true;
+  };
+}
+
+// A progress callback for analyses whose steps are not named items.
+std::function<bool(size_t, size_t)> anonymous_progress(const Events& events) {
+  return [&events](size_t done, size_t total) {
+    events.emit("", -1, {}, done, total);
+    return true;
+  };
+}
+
+bool run_distribution(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
+  const analysis::DistributionOptions o = distribution_options(r);
+  w.key("options").begin_object().key("distribution");
+  schema::write_distribution_options(w, o);
+  w.end_object();
+  sweep = make_sweep(r, o.nodes);
+  analysis::DistributionOptions run = o;
+  run.nodes = sweep.names;
+  const Events events(fn, "distribution", "distribution");
+  if (events.enabled()) run.progress = named_progress(events, sweep);
+  const analysis::DistributionResult result = analysis::plot_distribution(c.executor, c.relations, require_data(c), run);
+  schema::write_distribution_section(w, result);
+  return result.cancelled;
+}
+
+bool run_channelwise(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
+  const analysis::ChannelwiseOptions o = channelwise_options(r);
+  w.key("options").begin_object().key("channelwise");
+  schema::write_channelwise_options(w, o);
+  w.end_object();
+  sweep = make_sweep(r, o.nodes);
+  analysis::ChannelwiseOptions run = o;
+  run.nodes = sweep.names;
+  const Events events(fn, "channelwise", "channelwise");
+  if (events.enabled()) run.progress = named_progress(events, sweep);
+  const analysis::ChannelwiseResult result =
+      analysis::get_channelwise_data_distribution(c.executor, c.relations, require_data(c), run);
+  schema::write_channelwise_section(w, result);
+  return result.cancelled;
+}
+
+bool run_acc_error(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn) {
+  analysis::AccErrorOptions o = acc_error_options(r);
+  w.key("options").begin_object().key("acc_error");
+  schema::write_acc_error_options(w, o);
+  w.end_object();
+  const Events events(fn, "acc_error", "acc_error");
+  if (events.enabled()) o.progress = anonymous_progress(events);
+  const analysis::AccErrorResult result = analysis::plot_acc_error(c.executor, c.relations, require_data(c), o);
+  schema::write_acc_error_section(w, result);
+  return result.cancelled;
+}
+
+bool run_stat_info(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn) {
+  analysis::StatInfoOptions o = stat_info_options(r);
+  w.key("options").begin_object().key("stat_info");
+  schema::write_stat_info_options(w, o);
+  w.end_object();
+  const data::CalibrationData& data = require_data(c);
+  const Events events(fn, "stat_info", "stat_info");
+  // Progress runs over all samples of the feature pass (in file-name order).
+  if (events.enabled())
+    o.progress = [&](size_t done, size_t total) {
+      events.emit(data.sample_names().at(done - 1), static_cast<int64_t>(done - 1), {}, done, total);
+      return true;
+    };
+  const analysis::StatInfoResult result = analysis::get_calibration_nodes_stat_info(c.executor, c.relations, data, o);
+  schema::write_stat_info_section(w, result);
+  return result.cancelled;
+}
+
+bool run_sensitivity_analysis(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn) {
+  analysis::SensitivityAnalysisOptions o = sensitivity_analysis_options(r);
+  w.key("options").begin_object().key("sensitivity_analysis");
+  schema::write_sensitivity_analysis_options(w, o);
+  w.end_object();
+  const Events events(fn, "sensitivity_analysis", "sensitivity_analysis");
+  if (events.enabled()) o.progress = anonymous_progress(events);
+  const analysis::SensitivityAnalysisResult result =
+      analysis::sensitivity_analysis(c.executor, c.relations, require_data(c), o);
+  schema::write_sensitivity_analysis_section(w, result);
+  return result.cancelled;
+}
+
+void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
+  const std::string name = analysis_name(r.analysis);
+  w.key("sweep").begin_object().field("analysis", name).field("section", name).field("key", s.key);
+  w.field("total", s.total).key("items").string_array(s.names).key("indices").begin_array();
+  for (size_t i : s.indices) w.value(i);
+  w.end_array().end_object();
+}
+
+}  // namespace
+
+std::string analyze(const Context& c, const std::string& request_json, const EventFn& on_event) {
+  const Request r = parse_request(request_json);
+  const auto start = std::chrono::steady_clock::now();
+  JsonWriter w;
+  w.begin_object();
+  schema::write_header(w, c.executor, r.model_file);
+  Sweep sweep;
+  bool cancelled = false;
+  switch (r.analysis) {
+    case Analysis::Sensitivity:
+    case Analysis::LeaveOneOut: cancelled = run_sensitivity(c, r, w, on_event, sweep); break;
+    case Analysis::Distribution: cancelled = run_distribution(c, r, w, on_event, sweep); break;
+    case Analysis::Channelwise: cancelled = run_channelwise(c, r, w, on_event, sweep); break;
+    case Analysis::AccError: cancelled = run_acc_error(c, r, w, on_event); break;
+    case Analysis::StatInfo: cancelled = run_stat_info(c, r, w, on_event); break;
+    case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, w, on_event); break;
+  }
+  if (is_splittable(r.analysis)) write_sweep(w, r, sweep);
+  const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  w.field("cancelled", cancelled);
+  w.key("timings_ms").begin_object().field(analysis_name(r.analysis), elapsed).end_object();
+  w.end_object();
+  return w.str();
+}
+
+std::string list_items(const Context& c, const std::string& request_json) {
+  const Request r = parse_request(request_json);
+  JsonWriter w;
+  w.string_array(sweep_items(c, r));
+  return w.str();
+}
+
+}  // namespace ptq::api

@@ -1,0 +1,31 @@
+#pragma once
+// Session.analyze / listItems / mergeResults without Emscripten: one JSON request in, one result
+// document (docs/result-schema.md) out, with a JSON event per finished item. The wasm binding and
+// native tools call these; sorting of merged sweeps lives only here (§3.4).
+#include <functional>
+#include <string>
+
+#include "data/calibration_data.h"
+#include "exec/executor.h"
+#include "quant/relations.h"
+
+namespace ptq::api {
+
+struct Context {
+  exec::Executor& executor;
+  const quant::CalibrationRelations& relations;  // built from executor.graph()
+  const data::CalibrationData* data = nullptr;    // nullptr: none loaded (analyze fails, listItems works)
+};
+
+// One event JSON per finished item: {"type":"item","analysis","section","item","index","row","done","total"}.
+using EventFn = std::function<void(const std::string& event_json)>;
+
+std::string analyze(const Context& context, const std::string& request_json, const EventFn& on_event = {});
+
+// JSON array of the sweep's item names in run order ([] for analyses that are not split).
+std::string list_items(const Context& context, const std::string& request_json);
+
+// Merges partial result documents of one request (a JSON array of documents) into one.
+std::string merge_results(const std::string& results_json_array);
+
+}  // namespace ptq::api

@@ -1,0 +1,170 @@
+// mergeResults: partial documents of one split sweep (request `items`) -> the document one run over
+// the union would give. Numbers are carried as their source text, so merged rows are byte-identical
+// to the parts'; only the order is recomputed, with the §3.4 rule of analysis::sort_rows.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/metrics.h"
+#include "api/analyze.h"
+#include "api/json.h"
+#include "core/error.h"
+
+namespace ptq::api {
+namespace {
+
+const Json& member(const Json& doc, const std::string& key, const std::string& where) {
+  const Json* v = doc.find(key);
+  check(v != nullptr, "mergeResults: " + where + " has no \"" + key + "\"");
+  return *v;
+}
+
+// One computed item of a part: its position in the full sweep and its entries (key, value) in the
+// section object (several for a node with several plotted outputs).
+struct Entry {
+  size_t index;
+  std::string key;
+  Json value;
+};
+
+// Position of `name` among a part's sweep items.
+size_t index_of(const Json& sweep, const std::string& name, const std::string& where) {
+  const auto& items = member(sweep, "items", where + ".sweep").items();
+  const auto& indices = member(sweep, "indices", where + ".sweep").items();
+  for (size_t k = 0; k < items.size() && k < indices.size(); ++k)
+    if (items[k].as_string() == name) return static_cast<size_t>(indices[k].as_number());
+  fail("mergeResults: " + where + " holds '" + name + "', which is not among its sweep.items");
+}
+
+// The sweep item a section entry belongs to: sensitivity rows and channelwise plots are keyed by it,
+// distribution plots name it in "name".
+std::string item_of(const std::string& section, const std::string& key, const Json& value) {
+  if (section == "distribution") {
+    const Json* name = value.find("name");
+    check(name && name->is_string(), "mergeResults: distribution plot '" + key + "' has no name");
+    return name->as_string();
+  }
+  return key;
+}
+
+// §3.4: the first metric in its direction, NaN last, ties in run order (sort_rows on the full run).
+void sort_sensitivity(std::vector<Entry>& entries, const std::string& metric) {
+  const bool ascending = analysis::higher_is_better(analysis::parse_metric(metric));
+  auto value = [&](const Entry& e) {
+    const Json* v = e.value.find(metric);
+    return v && v->is_numeric() ? v->as_number() : std::nan("");  // missing sorts as NaN (§3.4)
+  };
+  std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+    const double va = value(a), vb = value(b);
+    if (std::isnan(va) || std::isnan(vb)) return !std::isnan(va) && std::isnan(vb);
+    return ascending ? va < vb : va > vb;
+  });
+}
+
+}  // namespace
+
+std::string merge_results(const std::string& results_json_array) {
+  const Json parts = Json::parse(results_json_array, "mergeResults");
+  check(parts.is_array() && !parts.items().empty(), "mergeResults: expected a non-empty array of result documents");
+  for (size_t p = 0; p < parts.items().size(); ++p) {
+    const Json& part = parts.items()[p];
+    const std::string where = "results[" + std::to_string(p) + "]";
+    check(part.is_object(), "mergeResults: " + where + " is not a result document");
+    const Json* schema = part.find("schema");
+    check(schema && schema->is_string() && schema->as_string() == "ptqscope.result",
+          "mergeResults: " + where + " is not a ptqscope.result document");
+  }
+  if (parts.items().size() == 1) return parts.items()[0].dump();
+
+  const Json& first = parts.items()[0];
+  const Json* first_sweep = first.find("sweep");
+  check(first_sweep != nullptr, "mergeResults: results[0] has no \"sweep\": its analysis is not split into items");
+  const std::string section = member(*first_sweep, "section", "results[0].sweep").as_string();
+  const std::string key = member(*first_sweep, "key", "results[0].sweep").as_string();
+  const bool sensitivity = section == "sensitivity" || section == "leave_one_out";
+
+  // Every part must come from the same request on the same model and data.
+  const std::vector<std::string> same = {"version", "model", "options", "samples", "compared_tensors",
+                                         section + "_sample"};
+  std::map<size_t, std::string> names;  // full-sweep index -> item name
+  std::vector<Entry> entries;
+  bool cancelled = false;
+  std::vector<std::pair<std::string, double>> timings;
+  for (size_t p = 0; p < parts.items().size(); ++p) {
+    const Json& part = parts.items()[p];
+    const std::string where = "results[" + std::to_string(p) + "]";
+    const Json& sweep = member(part, "sweep", where);
+    for (const char* field : {"analysis", "section", "key", "total"})
+      check(member(sweep, field, where + ".sweep") == member(*first_sweep, field, "results[0].sweep"),
+            "mergeResults: " + where + ".sweep." + field + " differs from results[0] (not parts of one request)");
+    for (const auto& field : same) {
+      const Json* a = part.find(field);
+      const Json* b = first.find(field);
+      check((a == nullptr) == (b == nullptr) && (a == nullptr || *a == *b),
+            "mergeResults: " + where + "." + field + " differs from results[0] (not parts of one request)");
+    }
+    const auto& items = member(sweep, "items", where + ".sweep").items();
+    const auto& indices = member(sweep, "indices", where + ".sweep").items();
+    check(items.size() == indices.size(), "mergeResults: " + where + ".sweep.items and .indices differ in length");
+    // Overlapping parts are allowed: an item computed twice is taken from the first part.
+    for (size_t k = 0; k < items.size(); ++k) names.emplace(static_cast<size_t>(indices[k].as_number()), items[k].as_string());
+    const Json& table = sensitivity ? member(member(part, section, where), key, where + "." + section)
+                                    : member(part, section, where);
+    for (const auto& [entry_key, value] : table.members()) {
+      const size_t index = index_of(sweep, item_of(section, entry_key, value), where);
+      const bool already = std::any_of(entries.begin(), entries.end(), [&](const Entry& e) {
+        return e.index == index && e.key == entry_key;
+      });
+      if (!already) entries.push_back({index, entry_key, value});
+    }
+    if (const Json* c = part.find("cancelled"); c && c->is_bool()) cancelled = cancelled || c->as_bool();
+    if (const Json* t = part.find("timings_ms"); t && t->is_object())
+      for (const auto& [name, ms] : t->members()) {
+        auto it = std::find_if(timings.begin(), timings.end(), [&](const auto& e) { return e.first == name; });
+        if (it == timings.end()) timings.emplace_back(name, ms.as_number());
+        else it->second += ms.as_number();
+      }
+  }
+
+  // Run order first (stable within one item), then the sensitivity ranking.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.index < b.index; });
+  if (sensitivity) {
+    const Json& metrics = member(member(member(first, "options", "results[0]"), section, "results[0].options"), "metrics",
+                                 "results[0].options." + section);
+    check(metrics.is_array() && !metrics.items().empty(), "mergeResults: results[0].options." + section + ".metrics is empty");
+    sort_sensitivity(entries, metrics.items()[0].as_string());
+  }
+
+  Json merged = first;
+  Json table = Json::object();
+  Json order = Json::array();
+  for (const auto& e : entries) {
+    table.set(e.key, e.value);
+    order.push(Json::string(e.key));
+  }
+  if (sensitivity) {
+    merged.find(section)->set(key, std::move(table));
+    merged.find(section + "_order")->set(key, std::move(order));
+  } else {
+    merged.set(section, std::move(table));
+    merged.set(section + "_order", std::move(order));
+  }
+  Json sweep = *first_sweep;
+  Json items = Json::array(), indices = Json::array();
+  for (const auto& [index, name] : names) {
+    items.push(Json::string(name));
+    indices.push(Json::number_text(std::to_string(index)));
+  }
+  sweep.set("items", std::move(items));
+  sweep.set("indices", std::move(indices));
+  merged.set("sweep", std::move(sweep));
+  merged.set("cancelled", Json::boolean(cancelled));
+  schema::JsonWriter tw;
+  tw.begin_object();
+  for (const auto& [name, ms] : timings) tw.field(name, ms);
+  tw.end_object();
+  merged.set("timings_ms", Json::parse(tw.str(), "timings"));
+  return merged.dump();
+}
+
+}  // namespace ptq::api

@@ -1,0 +1,313 @@
+#include "api/request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/error.h"
+
+namespace ptq::api {
+namespace {
+
+struct AnalysisEntry {
+  Analysis analysis;
+  const char* name;
+  std::vector<std::string> options;  // the accepted option names (Python API names)
+};
+
+const std::vector<AnalysisEntry>& analysis_table() {
+  static const std::vector<AnalysisEntry> table = {
+      {Analysis::Sensitivity, "sensitivity",
+       {"node_type", "metrics", "output_node", "data_num", "sample_selection", "interested_nodes"}},
+      {Analysis::LeaveOneOut, "leave_one_out",
+       {"node_type", "metrics", "output_node", "data_num", "sample_selection", "interested_nodes"}},
+      {Analysis::AccError, "acc_error", {"quantize_node", "non_quantize_node", "metric", "average_mode", "sample_selection"}},
+      {Analysis::Distribution, "distribution", {"nodes_list", "bins", "sample_selection"}},
+      {Analysis::Channelwise, "channelwise", {"nodes_list", "axis", "outlier_cap", "sample_selection"}},
+      {Analysis::StatInfo, "stat_info", {"nodes_list"}},
+      {Analysis::SensitivityAnalysis, "sensitivity_analysis",
+       {"pick_threshold", "data_num", "sample_selection", "sensitive_nodes", "qtype"}},
+  };
+  return table;
+}
+
+const AnalysisEntry& entry(Analysis a) {
+  for (const auto& e : analysis_table())
+    if (e.analysis == a) return e;
+  fail("unknown analysis");
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+// Typed access to request.options; every error names the option ("options.metrics ...").
+class Options {
+ public:
+  explicit Options(const Request& r) : options_(r.options) {
+    const AnalysisEntry& e = entry(r.analysis);
+    for (const auto& [key, value] : options_.members())
+      check(std::find(e.options.begin(), e.options.end(), key) != e.options.end(),
+            "options." + key + ": unknown option of analysis '" + e.name + "' (known: " + joined(e.options) + ")");
+  }
+
+  // nullptr when absent or null.
+  const Json* get(const std::string& name) const {
+    const Json* v = options_.find(name);
+    return v && !v->is_null() ? v : nullptr;
+  }
+
+  std::string string(const std::string& name, const std::string& fallback) const {
+    const Json* v = get(name);
+    if (!v) return fallback;
+    check(v->is_string(), "options." + name + " must be a string, got " + kind_name(*v));
+    return v->as_string();
+  }
+
+  // A string or a list of strings (absent: empty).
+  std::vector<std::string> names(const std::string& name) const {
+    const Json* v = get(name);
+    if (!v) return {};
+    if (v->is_string()) return {v->as_string()};
+    check(v->is_array(), "options." + name + " must be a string or a list of strings, got " + kind_name(*v));
+    return strings(*v, "options." + name);
+  }
+
+  bool flag(const std::string& name, bool fallback) const {
+    const Json* v = get(name);
+    if (!v) return fallback;
+    check(v->is_bool(), "options." + name + " must be true or false, got " + kind_name(*v));
+    return v->as_bool();
+  }
+
+  double number(const std::string& name, double fallback) const {
+    const Json* v = get(name);
+    if (!v) return fallback;
+    check(v->is_number(), "options." + name + " must be a number, got " + kind_name(*v));
+    return v->as_number();
+  }
+
+  int64_t integer(const std::string& name, int64_t fallback, int64_t min) const {
+    const Json* v = get(name);
+    if (!v) return fallback;
+    const double d = v->is_number() ? v->as_number() : std::nan("");
+    check(v->is_number() && std::floor(d) == d && d >= static_cast<double>(min) && d < 9.0e15,
+          "options." + name + " must be an integer >= " + std::to_string(min) + ", got " +
+              (v->is_number() ? v->as_string() : kind_name(*v)));
+    return static_cast<int64_t>(d);
+  }
+
+  data::SampleSelection selection(bool allow_all) const {
+    const std::string s = string("sample_selection", "last");
+    if (s == "last") return data::SampleSelection::Last;
+    if (s == "first") return data::SampleSelection::First;
+    if (s == "all" && allow_all) return data::SampleSelection::All;
+    fail("options.sample_selection must be " + std::string(allow_all ? "'last', 'first' or 'all'" : "'last' or 'first'") +
+         ", got '" + s + "'");
+  }
+
+  // None | name | [name | [names]] as the Python API takes quantize_node / interested_nodes.
+  analysis::NodeArgument node_argument(const std::string& name) const {
+    const Json* v = get(name);
+    if (!v) return analysis::NodeArgument::none();
+    if (v->is_string()) return analysis::NodeArgument::name(v->as_string());
+    check(v->is_array(), "options." + name + " must be null, a name or a list of names / lists of names, got " + kind_name(*v));
+    analysis::NodeArgument a;
+    a.is_none = false;
+    a.is_list = true;
+    for (size_t i = 0; i < v->items().size(); ++i) {
+      const Json& e = v->items()[i];
+      const std::string field = "options." + name + "[" + std::to_string(i) + "]";
+      if (e.is_string()) a.elements.push_back({{e.as_string()}, false});
+      else if (e.is_array()) a.elements.push_back({strings(e, field), true});
+      else fail(field + " must be a name or a list of names, got " + kind_name(e));
+    }
+    return a;
+  }
+
+ private:
+  static std::vector<std::string> strings(const Json& array, const std::string& field) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < array.items().size(); ++i) {
+      const Json& e = array.items()[i];
+      check(e.is_string(), field + "[" + std::to_string(i) + "] must be a string, got " + kind_name(e));
+      out.push_back(e.as_string());
+    }
+    return out;
+  }
+
+  const Json& options_;
+};
+
+ItemsSpec parse_items(const Json& v) {
+  ItemsSpec spec;
+  if (v.is_null()) return spec;
+  if (v.is_array()) {
+    spec.kind = ItemsSpec::Kind::Names;
+    for (size_t i = 0; i < v.items().size(); ++i) {
+      const Json& e = v.items()[i];
+      check(e.is_string(), "items[" + std::to_string(i) + "] must be an item name (string), got " + kind_name(e));
+      spec.names.push_back(e.as_string());
+    }
+    return spec;
+  }
+  check(v.is_object(), "items must be {\"begin\": b, \"end\": e} or a list of item names, got " + kind_name(v));
+  spec.kind = ItemsSpec::Kind::Range;
+  for (const auto& [key, value] : v.members())
+    check(key == "begin" || key == "end", "items." + key + ": unknown field (expected begin and end)");
+  auto bound = [&](const char* key) -> size_t {
+    const Json* b = v.find(key);
+    check(b != nullptr, std::string("items.") + key + " is missing");
+    const double d = b->is_number() ? b->as_number() : -1.0;
+    check(b->is_number() && d >= 0 && std::floor(d) == d && d < 9.0e15,
+          std::string("items.") + key + " must be a non-negative integer");
+    return static_cast<size_t>(d);
+  };
+  spec.begin = bound("begin");
+  spec.end = bound("end");
+  check(spec.begin <= spec.end, "items.begin (" + std::to_string(spec.begin) + ") is greater than items.end (" +
+                                    std::to_string(spec.end) + ")");
+  return spec;
+}
+
+}  // namespace
+
+std::string analysis_name(Analysis a) { return entry(a).name; }
+
+bool is_splittable(Analysis a) {
+  return a == Analysis::Sensitivity || a == Analysis::LeaveOneOut || a == Analysis::Distribution ||
+         a == Analysis::Channelwise;
+}
+
+Request parse_request(const std::string& text) {
+  const Json doc = Json::parse(text, "request");
+  check(doc.is_object(), "request must be a JSON object {\"analysis\", \"options\", \"items\"?}, got " + kind_name(doc));
+  for (const auto& [key, value] : doc.members())
+    check(key == "analysis" || key == "options" || key == "items" || key == "model_file",
+          "request." + key + ": unknown field (expected analysis, options, items, model_file)");
+  Request r;
+  const Json* analysis = doc.find("analysis");
+  check(analysis && analysis->is_string(), "request.analysis is missing (a string such as \"sensitivity\")");
+  std::vector<std::string> names;
+  bool found = false;
+  for (const auto& e : analysis_table()) {
+    names.push_back(e.name);
+    if (analysis->as_string() == e.name) {
+      r.analysis = e.analysis;
+      found = true;
+    }
+  }
+  check(found, "request.analysis: unknown analysis '" + analysis->as_string() + "' (known: " + joined(names) + ")");
+  if (const Json* options = doc.find("options"); options && !options->is_null()) {
+    check(options->is_object(), "request.options must be an object, got " + kind_name(*options));
+    r.options = *options;
+  }
+  if (const Json* items = doc.find("items")) {
+    r.items = parse_items(*items);
+    check(r.items.kind == ItemsSpec::Kind::All || is_splittable(r.analysis),
+          "items: analysis '" + analysis_name(r.analysis) + "' is not split into items (run it whole)");
+  }
+  if (const Json* file = doc.find("model_file"); file && !file->is_null()) {
+    check(file->is_string(), "request.model_file must be a string");
+    r.model_file = file->as_string();
+  }
+  Options o(r);  // rejects unknown options before anything runs
+  return r;
+}
+
+analysis::SensitivityOptions sensitivity_options(const Request& r) {
+  const Options o(r);
+  analysis::SensitivityOptions s;
+  s.node_type = o.string("node_type", s.node_type);
+  if (o.get("metrics")) s.metrics = o.names("metrics");
+  s.output_nodes = o.names("output_node");
+  s.data_num = static_cast<size_t>(o.integer("data_num", 1, 0));  // null or 0: all samples
+  if (const Json* d = r.options.find("data_num"); d && d->is_null()) s.data_num = 0;
+  s.selection = o.selection(true);
+  const analysis::NodeArgument interested = o.node_argument("interested_nodes");
+  s.has_interested = !interested.is_none;
+  for (const auto& e : interested.elements) s.interested.push_back(e.names);
+  s.leave_one_out = r.analysis == Analysis::LeaveOneOut;
+  return s;
+}
+
+analysis::AccErrorOptions acc_error_options(const Request& r) {
+  const Options o(r);
+  analysis::AccErrorOptions a;
+  a.quantize_node = o.node_argument("quantize_node");
+  a.non_quantize_node = o.node_argument("non_quantize_node");
+  a.metric = o.string("metric", a.metric);
+  a.average_mode = o.flag("average_mode", false);
+  a.selection = o.selection(false);
+  return a;
+}
+
+analysis::DistributionOptions distribution_options(const Request& r) {
+  const Options o(r);
+  analysis::DistributionOptions d;
+  d.nodes = o.names("nodes_list");
+  check(!d.nodes.empty(), "options.nodes_list is missing: give the node names to plot");
+  d.bins = static_cast<int>(o.integer("bins", d.bins, 1));
+  d.selection = o.selection(false);
+  return d;
+}
+
+analysis::ChannelwiseOptions channelwise_options(const Request& r) {
+  const Options o(r);
+  analysis::ChannelwiseOptions c;
+  c.nodes = o.names("nodes_list");
+  check(!c.nodes.empty(), "options.nodes_list is missing: give the calibration node names");
+  c.has_axis = o.get("axis") != nullptr;
+  c.axis = o.integer("axis", 1, -64);
+  c.outlier_cap = static_cast<size_t>(o.integer("outlier_cap", static_cast<int64_t>(c.outlier_cap), 2));
+  c.selection = o.selection(false);
+  return c;
+}
+
+analysis::StatInfoOptions stat_info_options(const Request& r) {
+  const Options o(r);
+  analysis::StatInfoOptions s;
+  s.has_nodes = o.get("nodes_list") != nullptr;
+  s.nodes = o.names("nodes_list");
+  return s;
+}
+
+analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request& r) {
+  const Options o(r);
+  analysis::SensitivityAnalysisOptions s;
+  s.pick_threshold = o.number("pick_threshold", s.pick_threshold);
+  s.data_num = static_cast<size_t>(o.integer("data_num", 1, 0));
+  if (const Json* d = r.options.find("data_num"); d && d->is_null()) s.data_num = 0;
+  s.selection = o.selection(true);
+  s.sensitive_nodes = o.names("sensitive_nodes");
+  s.qtype = o.string("qtype", s.qtype);
+  return s;
+}
+
+std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all) {
+  std::vector<size_t> out;
+  switch (items.kind) {
+    case ItemsSpec::Kind::All:
+      for (size_t i = 0; i < all.size(); ++i) out.push_back(i);
+      return out;
+    case ItemsSpec::Kind::Range:
+      check(items.end <= all.size(), "items.end (" + std::to_string(items.end) + ") is beyond the sweep's " +
+                                         std::to_string(all.size()) + " items");
+      for (size_t i = items.begin; i < items.end; ++i) out.push_back(i);
+      return out;
+    case ItemsSpec::Kind::Names: {
+      std::set<size_t> chosen;
+      for (size_t k = 0; k < items.names.size(); ++k) {
+        auto it = std::find(all.begin(), all.end(), items.names[k]);
+        check(it != all.end(), "items[" + std::to_string(k) + "]: '" + items.names[k] + "' is not an item of this sweep");
+        chosen.insert(static_cast<size_t>(it - all.begin()));
+      }
+      return {chosen.begin(), chosen.end()};
+    }
+  }
+  return out;
+}
+
+}  // namespace ptq::api

@@ -1,0 +1,54 @@
+#pragma once
+// Analysis requests of Session.analyze / listItems (docs/wasm-api.md): the JSON request
+// {"analysis", "options", "items"?, "model_file"?} turned into the analyses' option structs. Unknown
+// fields, options and analysis names are rejected with a message naming them.
+#include <string>
+#include <vector>
+
+#include "analysis/accumulated_error.h"
+#include "analysis/channelwise.h"
+#include "analysis/distribution.h"
+#include "analysis/sensitivity.h"
+#include "analysis/sensitivity_analysis.h"
+#include "analysis/stat_info.h"
+#include "api/json.h"
+
+namespace ptq::api {
+
+enum class Analysis { Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis };
+
+// The request's analysis name ("sensitivity", ...) and its result section name (the same string).
+std::string analysis_name(Analysis a);
+// Sweeps whose items can be run in parts (`items`) and merged (mergeResults).
+bool is_splittable(Analysis a);
+
+// `items`: absent = the whole sweep; {"begin", "end"} = positions [begin, end) of listItems;
+// ["item", ...] = those items.
+struct ItemsSpec {
+  enum class Kind { All, Range, Names };
+  Kind kind = Kind::All;
+  size_t begin = 0, end = 0;
+  std::vector<std::string> names;
+};
+
+struct Request {
+  Analysis analysis = Analysis::Sensitivity;
+  Json options = Json::object();
+  ItemsSpec items;
+  std::string model_file = "model.onnx";
+};
+
+Request parse_request(const std::string& text);
+
+// Option structs of each analysis (defaults of the Python API). Throw ptq::Error naming the option.
+analysis::SensitivityOptions sensitivity_options(const Request& request);  // sensitivity and leave_one_out
+analysis::AccErrorOptions acc_error_options(const Request& request);
+analysis::DistributionOptions distribution_options(const Request& request);
+analysis::ChannelwiseOptions channelwise_options(const Request& request);
+analysis::StatInfoOptions stat_info_options(const Request& request);
+analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request& request);
+
+// Positions (ascending, unique) of the requested items among `all` (the full sweep, run order).
+std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all);
+
+}  // namespace ptq::api
