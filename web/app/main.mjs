@@ -151,7 +151,11 @@ function createDock(dock) {
       state.set('error', `Panel '${panel.title ?? panel.id}' failed to start: ${err.message}`);
     }
     dock.hidden = false;
-    if (mounted.size === 1) activate(panel.id);
+    // The first tab is marked active but the dock stays collapsed until a tab is clicked.
+    if (mounted.size === 1) {
+      tab.classList.add('active');
+      el.hidden = false;
+    }
   }
   registeredPanels().forEach(add);
   onRegister((kind, item) => kind === 'panel' && add(item));

@@ -53,18 +53,35 @@ function keyAttributeRows(node) {
   return rows;
 }
 
-// Estimated text width for 11px sans-serif (layout runs before anything is drawn, also in Node).
-export const textWidth = (text) => Math.ceil(String(text).length * 6.4);
+// Text width in the graph's 11px font. Measured with an OffscreenCanvas where there is one (the
+// layout worker and the page: cheap, no DOM layout), estimated elsewhere (Node tests).
+const FONT = '11px -apple-system, BlinkMacSystemFont, "Segoe UI", Ubuntu, "Droid Sans", "DejaVu Sans", sans-serif';
+let measure = null;
+try {
+  if (typeof OffscreenCanvas !== 'undefined') {
+    const ctx = new OffscreenCanvas(1, 1).getContext('2d');
+    measure = (text, bold) => {
+      ctx.font = bold ? `bold ${FONT}` : FONT;
+      return ctx.measureText(text).width;
+    };
+  }
+} catch {
+  measure = null;
+}
+export const textWidth = (text, bold = false) => Math.ceil(measure ? measure(String(text), bold) : String(text).length * (bold ? 7 : 6.4));
 
 export const HEADER_HEIGHT = 22;
 export const ROW_HEIGHT = 15;
 
 function sizeOf(vnode) {
-  const widths = [textWidth(vnode.title) + 16];
-  for (const r of vnode.rows) widths.push(textWidth(`${r.name} ${r.value}`) + (r.badge ? textWidth(r.badge.text) + 14 : 0) + 16);
+  const widths = [textWidth(vnode.title) + 18];
+  for (const r of vnode.rows) widths.push(textWidth(`${r.name} `, true) + textWidth(r.value) + (r.badge ? badgeWidth(r.badge) + 8 : 0) + 16);
   vnode.width = Math.max(40, ...widths);
   vnode.height = HEADER_HEIGHT + vnode.rows.length * ROW_HEIGHT + (vnode.rows.length ? 4 : 0);
 }
+
+// Badge text is 9px: about 0.8 of the 11px width.
+export const badgeWidth = (badge) => Math.ceil(textWidth(badge.text) * 0.82) + 10;
 
 export function badgeOf(cali) {
   const c = cali.calibration ?? {};

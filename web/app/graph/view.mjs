@@ -3,12 +3,12 @@
 // frames so that 3,000+ node graphs never block the page; zooming only changes one transform (and a
 // level-of-detail class when crossing a threshold), never the layout.
 import { select, zoom as d3zoom, zoomIdentity, line, curveBasis } from 'd3';
-import { viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, textWidth } from './model.mjs';
+import { viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, badgeWidth } from './model.mjs';
 import { searchGraph } from './search.mjs';
 import { modelAndLayout, layoutWorker } from './workers.mjs';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const CHUNK = 400; // nodes (or edges) drawn per animation frame
+const BUDGET_MS = 24; // drawing time per animation frame
 const LOD_SCALE = 0.35; // below this zoom, text is hidden
 
 const el = (name, attrs = {}, parent = null) => {
@@ -81,6 +81,16 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     const t = zoomIdentity.translate((w - positions.width * k) / 2, Math.max(10, (h - positions.height * k) / 2)).scale(k);
     (animate ? svgSel.transition().duration(300) : svgSel).call(zoomBehavior.transform, t);
   }
+  // First view of a model: the whole graph when it fits readably, else its top at 100 % (like
+  // Netron); F fits anyway.
+  function initialView() {
+    const { w, h } = size();
+    const k = Math.min(w / Math.max(positions.width, 1), h / Math.max(positions.height, 1));
+    if (k >= 0.5) return fit(false);
+    const first = model.nodes.find((n) => n.kind === 'input') ?? model.nodes[0];
+    const p = positions.nodes[first?.id] ?? { x: positions.width / 2, y: 0 };
+    svgSel.call(zoomBehavior.transform, zoomIdentity.translate(w / 2 - p.x, 40 - p.y + (first?.height ?? 0) / 2));
+  }
   function centreOn(id, animate = true) {
     const p = positions?.nodes[id];
     if (!p) return false;
@@ -109,14 +119,14 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
       const t = el('text', { class: `node-row node-row-${r.kind}`, x: 8, y }, g);
       el('tspan', { class: 'row-name' }, t).textContent = `${r.name} `;
       el('tspan', {}, t).textContent = r.value;
-      if (r.badge) drawBadge(g, r.badge, v.width - textWidth(r.badge.text) - 14, y - 10);
+      if (r.badge) drawBadge(g, r.badge, v.width - badgeWidth(r.badge) - 6, y - 10);
     });
     layers.nodes.appendChild(g);
     elements.set(v.id, g);
   }
 
   function drawBadge(parent, badge, x, y) {
-    const w = textWidth(badge.text) + 10;
+    const w = badgeWidth(badge);
     const g = el('g', { class: `badge badge-${badge.kind || 'unknown'}${badge.on ? '' : ' badge-off'}`, transform: `translate(${x},${y})` }, parent);
     g.dataset.calibration = badge.node;
     el('title', {}, g).textContent = `${badge.node}\n${badge.kind || 'calibration'} · ${badge.qtype} · switch ${badge.on ? 'ON' : 'OFF'}`;
@@ -138,7 +148,7 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     let x = mid.x + 4;
     for (const b of e.badges) {
       drawBadge(layers.labels, b, x, mid.y - 9);
-      x += textWidth(b.text) + 13; // computed, not measured: getBBox would force a layout per badge
+      x += badgeWidth(b) + 3; // computed, not measured: getBBox would force a layout per badge
     }
     if (e.label) {
       const t = el('text', { class: 'edge-label', x: x + 2, y: mid.y + 3 }, layers.labels);
@@ -152,16 +162,16 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     elements = new Map();
     badgeElements = new Map();
     container.dataset.state = 'drawing';
-    fit(false);
-    for (let i = 0; i < model.edges.length; i += CHUNK) {
+    const t0 = performance.now();
+    initialView();
+    // Draw in slices of about one frame's budget, yielding to the browser in between.
+    const jobs = [...model.edges.map((e, i) => () => drawEdge(e, positions.edges[i])), ...model.nodes.map((v) => () => drawNode(v))];
+    for (let i = 0; i < jobs.length;) {
       if (gen !== generation) return;
-      model.edges.slice(i, i + CHUNK).forEach((e, j) => drawEdge(e, positions.edges[i + j]));
-      await frame();
-    }
-    for (let i = 0; i < model.nodes.length; i += CHUNK) {
-      if (gen !== generation) return;
-      model.nodes.slice(i, i + CHUNK).forEach(drawNode);
-      setStatus(`Drawing ${Math.min(i + CHUNK, model.nodes.length)} / ${model.nodes.length} nodes…`);
+      const start = performance.now();
+      do jobs[i++]();
+      while (i < jobs.length && (i % 64 !== 0 || performance.now() - start < BUDGET_MS));
+      if (i > model.edges.length) setStatus(`Drawing ${Math.min(i - model.edges.length, model.nodes.length)} / ${model.nodes.length} nodes…`);
       await frame();
     }
     if (gen !== generation) return;
@@ -170,6 +180,7 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     applyHeat();
     container.dataset.state = 'ready';
     container.dataset.nodes = String(elements.size);
+    container.dataset.drawMs = String(Math.round(performance.now() - t0));
     setStatus(null);
     container.dispatchEvent(new CustomEvent('graph-ready', { detail: model.stats }));
   }
@@ -199,6 +210,7 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     if (gen !== generation) return;
     model = result.model;
     positions = result.layout;
+    container.dataset.layoutMs = String(Math.round(result.ms));
     container.dataset.layout = result.layout.engine;
     await render(gen);
   }
