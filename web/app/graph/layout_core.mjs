@@ -80,14 +80,23 @@ export function layeredLayout({ nodes, edges }, { nodesep = 20, ranksep = 30, ma
   });
   out.width = maxWidth + 2 * margin;
   out.height = y - ranksep + margin;
+  // Right edge of each rank, so that edges skipping ranks can pass beside them instead of through.
+  const right = layers.map((l) => (l?.length ? Math.max(...l.map((id) => out.nodes[id].x + byId.get(id).width / 2)) : -Infinity));
   out.edges = edges.map((e) => {
     const a = out.nodes[e.from];
     const b = out.nodes[e.to];
     if (!a || !b) return null;
     const ya = a.y + byId.get(e.from).height / 2;
     const yb = b.y - byId.get(e.to).height / 2;
+    const r0 = rank.get(e.from);
+    const r1 = rank.get(e.to);
+    if (r1 - r0 > 1 && r1 - r0 <= 64) {
+      const x = Math.max(...right.slice(r0 + 1, r1)) + nodesep;
+      return [{ x: a.x, y: ya }, { x, y: ya + ranksep / 2 }, { x, y: yb - ranksep / 2 }, { x: b.x, y: yb }];
+    }
     return [{ x: a.x, y: ya }, { x: (a.x + b.x) / 2, y: (ya + yb) / 2 }, { x: b.x, y: yb }];
   });
+  out.width = Math.max(out.width, Math.max(...out.edges.flatMap((pts) => pts?.map((p) => p.x) ?? [0])) + margin);
   return out;
 }
 
