@@ -327,13 +327,24 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
       li.className = `match-${m.kind}`;
       li.innerHTML = '<span class="match-text"></span> <span class="match-detail"></span>';
       li.firstChild.textContent = m.text;
-      li.lastChild.textContent = m.kind === 'op' ? m.detail : m.detail;
+      li.lastChild.textContent = m.detail;
       return li;
     }));
+    highlight(0);
   });
+  let active = 0; // highlighted match (arrow keys), chosen by Enter
+  const highlight = (i) => {
+    active = Math.max(0, Math.min(i, matches.length - 1));
+    [...searchResults.children].forEach((li, j) => li.classList.toggle('active', j === active));
+    searchResults.children[active]?.scrollIntoView({ block: 'nearest' });
+  };
   searchInput.addEventListener('keydown', (ev) => {
-    if (ev.key === 'Enter') choose(matches[0]);
+    if (ev.key === 'Enter') choose(matches[active]);
     else if (ev.key === 'Escape') closeSearch();
+    else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+      ev.preventDefault();
+      highlight(active + (ev.key === 'ArrowDown' ? 1 : -1));
+    }
   });
   searchResults.addEventListener('click', (ev) => choose(matches[Number(ev.target.closest('li')?.dataset.index)]));
 
