@@ -31,11 +31,12 @@ export function inputNamesOf(graph) {
 // Sorts the files of a dropped/picked calibration_data folder into [{path: '<input>/<file>', bytes}],
 // or throws an Error listing every layout problem (names the folder and files).
 export function prepareCalibrationFiles(files, graph) {
+  const inputs = inputNamesOf(graph);
+  if (!inputs.length) throw new Error('open the calibrated model in Netron first (its inputs name the calibration folders)');
   const kept = files.filter((f) => !isJunk(f.path));
   const { root, files: stripped } = stripRoot(kept);
-  const inputs = inputNamesOf(graph);
-  const { files: placed, errors } = inputs.length ? placeLooseNpy(stripped, inputs) : { files: stripped, errors: [] };
-  const all = [...errors, ...(inputs.length ? checkCalibrationLayout(placed, inputs, root || 'calibration_data') : [])];
+  const { files: placed, errors } = placeLooseNpy(stripped, inputs);
+  const all = [...errors, ...checkCalibrationLayout(placed, inputs, root || 'calibration_data')];
   if (all.length) throw new Error(all.join('\n'));
   return { root: root || 'calibration_data', files: placed };
 }

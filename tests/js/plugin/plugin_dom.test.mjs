@@ -236,3 +236,45 @@ describe('fail soft when the page is not the Netron the plugin knows', () => {
     plugin.dispose();
   });
 });
+
+describe('model capture by drop', () => {
+  const silentWorker = () => ({ postMessage() {}, terminate() {} });
+  const dropEvent = (window, files) => {
+    const ev = new window.Event('drop', { bubbles: true, cancelable: true });
+    Object.defineProperty(ev, 'dataTransfer', { value: { files, items: [] } });
+    return ev;
+  };
+  const file = (name, bytes = modelBytes()) => ({ name, size: bytes.length, arrayBuffer: async () => bytes.slice().buffer });
+
+  it('reads the file Netron opens from a drop on the page', async () => {
+    const page = netronPage();
+    const plugin = installPlugin(page.window, pluginDeps({ spawn: silentWorker }));
+    page.document.body.dispatchEvent(dropEvent(page.window, [file('notes.txt'), file('horizon_calibrated_tiny.onnx')]));
+    await page.view.lastOpen;
+    const bytes = await until(plugin.state, 'modelBytes');
+    expect(plugin.state.get('modelName')).toBe('horizon_calibrated_tiny.onnx');
+    expect(bytes).toEqual(modelBytes());
+    expect(graphNodeElements(page.document)).toHaveLength(16);
+    plugin.dispose();
+  });
+
+  it('a drop on the panel is not a model for Netron nor for the capture; another format is reported', async () => {
+    const page = netronPage();
+    const plugin = installPlugin(page.window, pluginDeps({ spawn: silentWorker }));
+    const zone = page.document.querySelector(`#${PANEL_ID} .ptq-drop`);
+    const reported = new Promise((resolve) => {
+      const off = plugin.state.on('error', (m) => m && (off(), resolve(m)));
+    });
+    zone.dispatchEvent(dropEvent(page.window, [file('model.onnx')]));
+    expect(page.view.lastOpen).toBeUndefined(); // Netron's body listener never saw it
+    expect(plugin.state.get('modelName')).toBeNull();
+    // The panel took it as calibration data, and says what is wrong with it.
+    expect(await reported).toMatch(/^calibration data: open the calibrated model in Netron first/);
+    page.document.body.dispatchEvent(dropEvent(page.window, [file('weights.npy')]));
+    await page.view.lastOpen;
+    expect(plugin.state.get('modelName')).toBe('weights.npy');
+    expect(plugin.state.get('modelBytes')).toBeNull();
+    expect(plugin.state.get('status')).toContain('weights.npy is not an ONNX model');
+    plugin.dispose();
+  });
+});
