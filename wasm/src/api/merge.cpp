@@ -110,19 +110,21 @@ std::string merge_results(const std::string& results_json_array) {
     for (size_t k = 0; k < items.size(); ++k) names.emplace(static_cast<size_t>(indices[k].as_number()), items[k].as_string());
     const Json& table = sensitivity ? member(member(part, section, where), key, where + "." + section)
                                     : member(part, section, where);
-    for (const auto& [entry_key, value] : table.members()) {
-      const size_t index = index_of(sweep, item_of(section, entry_key, value), where);
+    // (No structured bindings here: clang 14 cannot capture them in the lambdas.)
+    for (const auto& member : table.members()) {
+      const std::string& entry_key = member.first;
+      const size_t index = index_of(sweep, item_of(section, entry_key, member.second), where);
       const bool already = std::any_of(entries.begin(), entries.end(), [&](const Entry& e) {
         return e.index == index && e.key == entry_key;
       });
-      if (!already) entries.push_back({index, entry_key, value});
+      if (!already) entries.push_back({index, entry_key, member.second});
     }
     if (const Json* c = part.find("cancelled"); c && c->is_bool()) cancelled = cancelled || c->as_bool();
     if (const Json* t = part.find("timings_ms"); t && t->is_object())
-      for (const auto& [name, ms] : t->members()) {
-        auto it = std::find_if(timings.begin(), timings.end(), [&](const auto& e) { return e.first == name; });
-        if (it == timings.end()) timings.emplace_back(name, ms.as_number());
-        else it->second += ms.as_number();
+      for (const auto& timing : t->members()) {
+        auto it = std::find_if(timings.begin(), timings.end(), [&](const auto& e) { return e.first == timing.first; });
+        if (it == timings.end()) timings.emplace_back(timing.first, timing.second.as_number());
+        else it->second += timing.second.as_number();
       }
   }
 

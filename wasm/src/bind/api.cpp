@@ -9,6 +9,8 @@
 //  * outputs leave zero-copy as typed views into the heap, valid until the next call on any session
 //    (a later allocation may grow the heap, which detaches every view).
 #include <emscripten/bind.h>
+#include <emscripten/emscripten.h>  // before em_js.h, which uses EMSCRIPTEN_KEEPALIVE
+#include <emscripten/em_js.h>
 #include <emscripten/val.h>
 
 #include <cstdint>
@@ -18,11 +20,25 @@
 #include <string>
 #include <vector>
 
+#include "api/analyze.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "data/calibration_data.h"
 #include "exec/executor.h"
+#include "quant/relations.h"
 #include "reader/onnx.h"
+#include "schema/graph_json.h"
+
+// Calls the JS function `fn` with one string. A JS exception is caught here (it must not unwind
+// through the C++ analysis) and returned as a handle; 0 when the call succeeded.
+EM_JS(emscripten::EM_VAL, ptq_call_with_string, (emscripten::EM_VAL fn, const char* text, size_t length), {
+  try {
+    Emval.toValue(fn)(UTF8ToString(text, length));
+    return 0;
+  } catch (e) {
+    return Emval.toHandle(e);
+  }
+});
 
 namespace ptq::bind {
 namespace {
@@ -174,6 +190,10 @@ val tensor_view(const Tensor& t) {
   }
 }
 
+std::string merge_results(const std::string& results_json_array) {
+  return guarded([&] { return api::merge_results(results_json_array); });
+}
+
 std::optional<quant::RoundMode> parse_round(const std::string& s) {
   if (s == "half_to_even") return quant::RoundMode::HalfToEven;
   if (s == "half_away_from_zero") return quant::RoundMode::HalfAwayFromZero;
@@ -195,9 +215,11 @@ class Session {
       options.file_name = "model.onnx";
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
       auto executor = std::make_unique<exec::Executor>(std::move(model));
+      auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.
       model_bytes_ = std::move(buffer);
       executor_ = std::move(executor);
+      relations_ = std::move(relations);
       return model_summary(*executor_);
     });
   }
@@ -259,6 +281,44 @@ class Session {
     });
   }
 
+  // Runs one analysis request (docs/wasm-api.md); `on_event` (optional) gets one JSON string per
+  // finished item. An exception thrown by `on_event` stops further events and is rethrown after the
+  // analysis returns (a wasm call cannot be interrupted from JS).
+  std::string analyze(const std::string& request) { return analyze_with_events(request, val::undefined()); }
+
+  std::string analyze_with_events(const std::string& request, val on_event) {
+    std::optional<val> event_error;
+    std::string result = guarded([&] {
+      require_model();
+      const bool has_callback = !on_event.isUndefined() && !on_event.isNull();
+      check(!has_callback || on_event.typeOf().as<std::string>() == "function", "analyze: onEvent must be a function");
+      api::EventFn events;
+      if (has_callback)
+        events = [&](const std::string& event) {
+          if (event_error) return;
+          if (emscripten::EM_VAL error = ptq_call_with_string(on_event.as_handle(), event.data(), event.size()))
+            event_error = val::take_ownership(error);
+        };
+      return api::analyze(context(), request, events);
+    });
+    if (event_error) event_error->throw_();
+    return result;
+  }
+
+  std::string list_items(const std::string& request) {
+    return guarded([&] {
+      require_model();
+      return api::list_items(context(), request);
+    });
+  }
+
+  std::string graph_json() {
+    return guarded([&] {
+      require_model();
+      return schema::graph_json(executor_->model(), *relations_);
+    });
+  }
+
   int output_count() const { return static_cast<int>(outputs_.size()); }
 
   val output(int index) {
@@ -281,12 +341,15 @@ class Session {
   void release() {
     outputs_.clear();
     data_.reset();
-    executor_.reset();  // before the bytes it views
+    relations_.reset();  // views the executor's graph
+    executor_.reset();   // before the bytes it views
     model_bytes_ = Buffer{};
   }
 
  private:
   void require_model() const { check(executor_ != nullptr, "no model loaded (call loadModel first)"); }
+
+  api::Context context() { return {*executor_, *relations_, data_.get()}; }
 
   // "stored" | "on" | "off", or {on: Uint8Array|Array, qtype?: string[], round?: string}.
   exec::QuantConfig parse_config(const val& config) const {
@@ -331,6 +394,7 @@ class Session {
   // Declaration order matters: members are destroyed bottom-up, and the executor views the bytes.
   Buffer model_bytes_;
   std::unique_ptr<exec::Executor> executor_;
+  std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
   std::unique_ptr<data::CalibrationData> data_;
   std::vector<Tensor> outputs_;
 };
@@ -343,7 +407,12 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("run", &Session::run)
       .function("outputCount", &Session::output_count)
       .function("output", &Session::output)
-      .function("free", &Session::release);
+      .function("free", &Session::release)
+      .function("analyze", &Session::analyze)
+      .function("analyze", &Session::analyze_with_events)
+      .function("listItems", &Session::list_items)
+      .function("graphJson", &Session::graph_json);
+  emscripten::function("mergeResults", &merge_results);
 }
 
 }  // namespace ptq::bind
