@@ -29,7 +29,10 @@ export const NETRON_LIKE_CSS = `
 .node-item-type-activation path { fill: rgb(112, 41, 33); }
 .node-item-type-quantization path { fill: rgb(80, 40, 0); }
 .graph-item-input path, .graph-item-output path { fill: rgb(238, 238, 238); }
-.node.select > path.node-border { stroke: rgba(220, 0, 0, 0.9); stroke-width: 2px; }`;
+.node.select > path.node-border { stroke: rgba(220, 0, 0, 0.9); stroke-width: 2px; }
+.edge-path { fill: none; stroke: #000; } .edge-paths-hit-test path { fill: none; stroke: none; }
+.node-border { fill: none; stroke: #333; } .node-argument-list path { fill: #fff; } .edge-label { font-size: 10px; }
+text { font: 11px sans-serif; }`;
 
 // A whole Netron-like page: CSP as Netron's index.html, version 0.0.0 (an unbuilt source/ folder).
 export function pageHtml({ head = '', scripts = [], version = '0.0.0' } = {}) {

@@ -68,6 +68,7 @@ beforeAll(async () => {
   fs.copyFileSync(path.join(FIXTURES, 'horizon_calibrated_tiny.names.target.html'), path.join(site, 'names.html'));
   fs.copyFileSync(path.join(import.meta.dirname, 'fake_netron.mjs'), path.join(site, 'fake_netron.mjs'));
   fs.writeFileSync(path.join(site, 'netron-like.css'), NETRON_LIKE_CSS);
+  fs.writeFileSync(path.join(site, 'favicon.ico'), ''); // Chromium asks for it; a 404 is a console error
   fs.writeFileSync(path.join(site, 'boot.mjs'), [
     "import { installFakeNetron } from './fake_netron.mjs';",
     "const text = (f) => fetch(f).then((r) => r.text());",
