@@ -23,13 +23,15 @@ export function accErrorFigures(result) {
 }
 
 // The running mean of §5.4 average_mode, as the core computes it (analysis::running_mean): double
-// sum, +inf left out of the mean (+inf until a finite value is seen), each mean rounded to float32.
+// sum of the float32 values, +inf left out of the mean (+inf until a finite value is seen), each mean
+// rounded to float32.
 // Lets the app switch a raw figure to average mode without re-running the analysis.
 export function runningMean(values) {
   let sum = 0;
   let count = 0;
   return values.map((raw) => {
-    const v = toNumber(raw);
+    // The document holds float32 values as their shortest decimal digits: back to the exact float32.
+    const v = Math.fround(toNumber(raw));
     if (v !== Infinity) { sum += v; count++; }
     return count ? Math.fround(sum / count) : Infinity;
   });
