@@ -38,8 +38,9 @@ export function observeGraph(win, { onRender, onSelect }) {
   const mo = new win.MutationObserver((records) => {
     for (const r of records) {
       if (r.type === 'childList') {
-        // Our own <title> under a header path is not a render.
-        const ours = [...r.addedNodes, ...r.removedNodes].every((n) => hasClass(n, 'ptq-heat-title'));
+        // Our own <title> under a header path (added, removed or its text changed) is not a render.
+        const ours = hasClass(r.target, 'ptq-heat-title') ||
+          [...r.addedNodes, ...r.removedNodes].every((n) => hasClass(n, 'ptq-heat-title'));
         if (!ours) {
           pendingRender = true;
           pendingSelect = true;
