@@ -9,26 +9,48 @@ import { toNumber, formatValue, r2 } from './format.mjs';
 export const THRESHOLD_COLOR = '#ff0000';
 export const MAX_ABS_COLOR = '#0000FF';
 
-function xDomain(plot, series) {
+function xDomain(series, threshold, maxAbs) {
   let lo = Infinity;
   let hi = -Infinity;
   const take = (v) => { if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } };
   for (const s of series) { take(s.edges[0]); take(s.edges[s.edges.length - 1]); }
-  take(toNumber(plot.threshold));
-  take(toNumber(plot.max_abs));
+  take(threshold);
+  take(maxAbs);
   if (lo === Infinity) return [0, 1];
   return lo === hi ? [lo - 0.5, hi + 0.5] : [lo, hi];
 }
 
-// The bars of one series as a single path: one closed rectangle per non-empty bin.
+// The bars of one series as a single path: one closed step outline per run of adjacent non-empty
+// bins (1024 bins are often narrower than a pixel; separate rectangles would show anti-aliasing seams).
+// A run narrower than one pixel is widened to one pixel so a tall, narrow spike (e.g. the error
+// histogram next to wide data) stays visible.
 function barsPath(s, x, y, base) {
   let d = '';
+  let start = null;
+  const close = (i) => {
+    const last = r2(x(s.edges[i]));
+    if (last - start < 1) d = d.replace(/H([-\d.]+)$/, `H${r2(start + 1)}`);
+    d += `V${base}Z`;
+    start = null;
+  };
   for (let i = 0; i < s.counts.length; i++) {
     const c = s.counts[i];
-    if (!(c > 0)) continue;
-    d += `M${r2(x(s.edges[i]))},${base}V${r2(y(c))}H${r2(x(s.edges[i + 1]))}V${base}Z`;
+    if (!(c > 0)) {
+      if (start !== null) close(i);
+      continue;
+    }
+    if (start === null) { start = r2(x(s.edges[i])); d += `M${start},${base}`; }
+    d += `V${r2(y(c))}H${r2(x(s.edges[i + 1]))}`;
   }
+  if (start !== null) close(s.counts.length);
   return d;
+}
+
+// Runs of adjacent non-empty bins (the sub-paths barsPath draws).
+export function binRuns(counts) {
+  let runs = 0;
+  for (let i = 0; i < counts.length; i++) if (counts[i] > 0 && !(counts[i - 1] > 0)) runs++;
+  return runs;
 }
 
 /**
@@ -36,21 +58,25 @@ function barsPath(s, x, y, base) {
  * plot: a `distribution` entry {title, threshold|null, max_abs, histograms: [{label, color, edges, counts,
  *   zeros_excluded, non_finite}]} (numbers may be "inf"/"nan" strings).
  * options: width (640), height (480), logY (false), interactive (true: legend toggles, bin read-out),
- *   hidden: iterable of series labels drawn hidden.
+ *   hidden: iterable of series labels drawn hidden, series: labels to draw alone (the x range then
+ *   follows them, e.g. ['Quantization error distribution'] to see the error histogram on its own).
  */
 export function renderHistogram(target, plot, options = {}) {
   const width = options.width ?? 640;
   const height = options.height ?? 480;
   const interactive = options.interactive ?? true;
-  const series = (plot.histograms || []).map((hst) => ({
+  const only = options.series ? new Set(options.series) : null;
+  const series = (plot.histograms || []).filter((hst) => !only || only.has(hst.label)).map((hst) => ({
     name: hst.label, color: hst.color, edges: (hst.edges || []).map(toNumber), counts: (hst.counts || []).map(Number),
     zeros: Number(hst.zeros_excluded || 0), nonFinite: Number(hst.non_finite || 0),
   }));
   const maxCount = series.reduce((m, s) => s.counts.reduce((a, c) => Math.max(a, c), m), 0);
   const logY = !!options.logY;
   const y = logY ? scaleLog().domain([0.5, Math.max(1, maxCount)]).nice() : scaleLinear().domain([0, Math.max(1, maxCount)]).nice();
-  const threshold = toNumber(plot.threshold);
-  const maxAbs = toNumber(plot.max_abs);
+  // With a series subset, markers outside those series' range are left out (they would squash it).
+  const inRange = (v) => !only || series.some((e) => v >= e.edges[0] && v <= e.edges[e.edges.length - 1]);
+  const threshold = inRange(toNumber(plot.threshold)) ? toNumber(plot.threshold) : NaN;
+  const maxAbs = inRange(toNumber(plot.max_abs)) ? toNumber(plot.max_abs) : NaN;
   const legendItems = series.map((s) => ({ name: s.name, color: s.color, mark: 'rect' }));
   if (Number.isFinite(threshold)) legendItems.push({ name: 'threshold', label: `threshold ${formatValue(threshold)}`, color: THRESHOLD_COLOR, mark: 'dashed' });
   if (Number.isFinite(maxAbs)) legendItems.push({ name: 'max_abs', label: `max |x| ${formatValue(maxAbs)}`, color: MAX_ABS_COLOR, mark: 'triangle' });
@@ -67,7 +93,7 @@ export function renderHistogram(target, plot, options = {}) {
   const margin = { top, right: legendW + 16, bottom: 48 + notes.length * 13, left: left + 14 };
   const w = Math.max(40, width - margin.left - margin.right);
   const h = Math.max(40, height - margin.top - margin.bottom);
-  const x = scaleLinear().domain(xDomain(plot, series)).range([0, w]);
+  const x = scaleLinear().domain(xDomain(series, threshold, maxAbs)).range([0, w]);
   y.range([h, 0]);
   const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);
   drawAxes(g, x, y, w, h, { xLabel: 'data range', yLabel: 'Total number of data', xTicks: 6, yTicks: 6,

@@ -13,6 +13,20 @@ const plot = {
   ],
 };
 
+// The bins of a step-outline path: [[x0, x1, top y], ...] ("M x0,base (V top H x1)+ V base Z").
+function steps(d) {
+  const out = [];
+  for (const sub of d.split('M').slice(1)) {
+    const [start, rest] = [sub.slice(0, sub.indexOf('V')), sub.slice(sub.indexOf('V'))];
+    let x0 = Number(start.split(',')[0]);
+    for (const m of rest.matchAll(/V([-\d.]+)H([-\d.]+)/g)) {
+      out.push([x0, Number(m[2]), Number(m[1])]);
+      x0 = Number(m[2]);
+    }
+  }
+  return out;
+}
+
 // Pixel of data value v on the x axis, interpolated from the axis' own tick marks.
 function xPixel(svg, v) {
   const t = Object.entries(tickPositions(svg, 'axis-x')).map(([l, p]) => [Number(l.replace('−', '-')), p]);
@@ -30,11 +44,21 @@ describe('renderHistogram', () => {
       'threshold 1.5', 'max |x| 1.8']);
   });
 
-  it('draws one bar path per series in drawing order with the original colours, one bar per non-empty bin', () => {
+  it('draws one path per series in drawing order with the original colours, a step per non-empty bin', () => {
     const { svg } = renderIn(renderHistogram, plot);
     const bars = [...svg.querySelectorAll('path.bars')];
     expect(bars.map((b) => b.getAttribute('fill'))).toEqual(['#99ffbb', '#FA8072', '#33A1C9']);
-    expect(bars.map((b) => (b.getAttribute('d').match(/Z/g) || []).length)).toEqual([3, 4, 2]);
+    // one outline per run of adjacent non-empty bins: [3,0,5,1] -> 2, [2,1,4,2] -> 1, [6,3] -> 1
+    expect(bars.map((b) => (b.getAttribute('d').match(/Z/g) || []).length)).toEqual([2, 1, 1]);
+    expect(bars.map((b) => steps(b.getAttribute('d')).length)).toEqual([3, 4, 2]);
+    const yt = tickPositions(svg, 'axis-y');
+    const yOf = (c) => yt['0'] + (c * (yt['6'] - yt['0'])) / 6;
+    const xs = plot.histograms[1].edges.map((v) => xPixel(svg, v));
+    steps(bars[1].getAttribute('d')).forEach(([x0, x1, top], i) => {
+      expect(x0).toBeCloseTo(xs[i], 1);
+      expect(x1).toBeCloseTo(xs[i + 1], 1);
+      expect(top).toBeCloseTo(yOf(plot.histograms[1].counts[i]), 1);
+    });
     // drawing order: threshold line, the series, then the max-abs marker
     const marks = [...svg.querySelector('.marks').children].map((e) => e.getAttribute('class'));
     expect(marks).toEqual(['threshold', 'bars', 'bars', 'bars', 'max-abs']);
@@ -88,7 +112,7 @@ describe('renderHistogram', () => {
     expect(labels).toEqual(expect.arrayContaining(['1', '10', '100', '1000']));
     const yt = tickPositions(svg, 'axis-y');
     const d = svg.querySelector('path.bars').getAttribute('d');
-    const tops = d.split('M').slice(1).map((s) => Number(/V([-\d.]+)/.exec(s)[1]));
+    const tops = steps(d).map((b) => b[2]);
     counts.forEach((c, i) => expect(tops[i]).toBeCloseTo(yt[String(c)], 1));
     const base = Number(/,([-\d.]+)V/.exec(d)[1]);
     expect(base).toBeGreaterThan(tops[0]);
@@ -101,6 +125,25 @@ describe('renderHistogram', () => {
     expect(chart.binAt('Before calibration', 2.01)).toBe(null);
     chart.setVisible('After calibration', false);
     expect(svg.querySelector('path.bars[data-series="After calibration"]').getAttribute('display')).toBe('none');
+  });
+
+  it('keeps a sub-pixel spike one pixel wide', () => {
+    const { svg } = renderIn(renderHistogram, { title: 't', threshold: null, max_abs: 100,
+      histograms: [{ label: 'e', color: '#33A1C9', edges: [0, 0.001, 0.002], counts: [50, 40] }] });
+    const d = svg.querySelector('path.bars').getAttribute('d');
+    const s = steps(d);
+    expect(s.length).toBe(2);
+    expect(s[1][1] - s[0][0]).toBeCloseTo(1, 5);
+  });
+
+  it('draws a subset of series on their own x range, without markers outside it', () => {
+    const { svg } = renderIn(renderHistogram, plot, { series: ['Quantization error distribution'] });
+    expect(texts(svg, '.legend-item text')).toEqual(['Quantization error distribution']);
+    expect(svg.querySelector('line.threshold')).toBe(null);
+    expect(svg.querySelector('path.max-abs')).toBe(null);
+    const xs = Object.keys(tickPositions(svg, 'axis-x')).map((l) => Number(l.replace('−', '-')));
+    expect(Math.min(...xs)).toBeGreaterThanOrEqual(-0.5);
+    expect(Math.max(...xs)).toBeLessThanOrEqual(0.5);
   });
 
   it('is deterministic', () => {

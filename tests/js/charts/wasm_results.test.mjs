@@ -97,7 +97,7 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
     expect(raw.curves.map((c) => c.y)).toEqual(core.curves.map((c) => c.y.map((v) => Math.fround(toNumber(v)))));
   });
 
-  it('distribution: one bar per non-empty bin, threshold line only for the activation node', () => {
+  it('distribution: one step per non-empty bin, threshold line only for the activation node', () => {
     for (const key of results.distribution.distribution_order) {
       const plot = results.distribution.distribution[key];
       const { svg } = renderIn(renderHistogram, plot);
@@ -105,7 +105,10 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
       expect(bars.length).toBe(plot.histograms.length);
       plot.histograms.forEach((h, i) => {
         expect(bars[i].getAttribute('fill')).toBe(h.color);
-        expect((bars[i].getAttribute('d').match(/Z/g) || []).length).toBe(h.counts.filter((c) => c > 0).length);
+        // one outline per run of adjacent non-empty bins, one step per non-empty bin
+        const runs = h.counts.filter((c, k) => c > 0 && !(h.counts[k - 1] > 0)).length;
+        expect((bars[i].getAttribute('d').match(/Z/g) || []).length).toBe(runs);
+        expect((bars[i].getAttribute('d').match(/H/g) || []).length).toBe(h.counts.filter((c) => c > 0).length);
       });
       expect(svg.querySelector('line.threshold') !== null).toBe(plot.kind === 'activation' && Number.isFinite(toNumber(plot.threshold)));
       expect(texts(svg, '.title tspan')).toEqual(plot.title.split('\n'));
