@@ -158,13 +158,25 @@ const SECTIONS = [
   { id: 'stat_info', title: 'Calibration node statistics', has: (r) => r.stat_info && Object.keys(r.stat_info).length, html: statInfoSection },
 ];
 
+// Documents of several analyses (e.g. runall's) as one: section keys are disjoint by design
+// (docs/result-schema.md), the per-analysis maps `options` and `timings_ms` are merged, `cancelled`
+// is any. Plain Object.assign would keep only the last document's options and timings.
+export function combineDocuments(docs) {
+  const out = Object.assign({}, ...docs);
+  out.options = Object.assign({}, ...docs.map((d) => d.options || {}));
+  out.timings_ms = Object.assign({}, ...docs.map((d) => d.timings_ms || {}));
+  out.cancelled = docs.some((d) => d.cancelled);
+  return out;
+}
+
 /**
  * buildReport(result, {title, document}) -> HTML string
- * result: a result document (docs/result-schema.md), possibly several analyses merged into one object.
+ * result: a result document (docs/result-schema.md), or an array of documents (combineDocuments).
  * document: a DOM document to render the charts with (default globalThis.document; in Node pass
  *   createDocument() from web/charts/node_dom.mjs). Same input -> same text (no clock, no random).
  */
-export function buildReport(result, { title = 'ptqscope report', document = globalThis.document } = {}) {
+export function buildReport(input, { title = 'ptqscope report', document = globalThis.document } = {}) {
+  const result = Array.isArray(input) ? combineDocuments(input) : input;
   if (!result || result.schema !== 'ptqscope.result') {
     throw new Error('buildReport: the input is not a ptqscope result document (expected "schema": "ptqscope.result")');
   }

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildReport, REPORT_CSP } from '../../../web/report/report.mjs';
+import { buildReport, combineDocuments, REPORT_CSP } from '../../../web/report/report.mjs';
 import { createDocument } from '../../../web/charts/node_dom.mjs';
 
 const X = ['t0', 't1', 't2'];
@@ -67,6 +67,20 @@ describe('buildReport', () => {
     expect(() => buildReport({}, { document: createDocument() })).toThrow(/not a ptqscope result/);
     expect(() => buildReport(result, { document: null })).toThrow(/no DOM document/);
     expect(buildReport({ schema: 'ptqscope.result', version: 1 }, { document: createDocument() })).toContain('no analysis sections');
+  });
+});
+
+describe('combineDocuments', () => {
+  it('keeps the options and timings of every analysis', () => {
+    const a = { schema: 'ptqscope.result', version: 1, options: { sensitivity: { node_type: 'weight' } }, timings_ms: { sensitivity: 5 }, sensitivity: { weight: {} }, cancelled: false };
+    const b = { schema: 'ptqscope.result', version: 1, options: { acc_error: { metric: 'mse' } }, timings_ms: { acc_error: 7 }, acc_error: {}, cancelled: true };
+    const c = combineDocuments([a, b]);
+    expect(c.options).toEqual({ sensitivity: { node_type: 'weight' }, acc_error: { metric: 'mse' } });
+    expect(c.timings_ms).toEqual({ sensitivity: 5, acc_error: 7 });
+    expect(c.cancelled).toBe(true);
+    expect(Object.keys(c)).toEqual(expect.arrayContaining(['sensitivity', 'acc_error']));
+    const html = buildReport([a, b], { document: createDocument() });
+    expect(html).toContain('sensitivity 5 ms, acc_error 7 ms');
   });
 });
 
