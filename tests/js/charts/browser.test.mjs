@@ -36,7 +36,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('charts in Chromium', () => {
       build: { outDir: path.join(dir, 'dist'), emptyOutDir: true, minify: false,
         lib: { entry, formats: ['iife'], name: 'PtqCharts', fileName: () => 'charts.js' } },
     });
-    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><body><div id="a"></div><div id="b"></div><script src="dist/charts.js"></script></body></html>');
+    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><html><head><meta charset="utf-8"></head><body><div id="a"></div><div id="b"></div><script src="dist/charts.js"></script></body></html>');
     const { chromium } = await import('playwright-core');
     context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'profile-')), {
       executablePath: CHROMIUM, headless: true, viewport: { width: 1000, height: 1400 },
@@ -63,6 +63,42 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('charts in Chromium', () => {
     const boxes = await page.$eval('#b path.boxes', (p) => p.getAttribute('d'));
     expect(boxes).toBe(renderIn(renderBoxplot, box).svg.querySelector('path.boxes').getAttribute('d'));
     expect(errors).toEqual([]);
+  });
+
+  it('draws every chart type identically (paths and texts) in Chromium and linkedom', async () => {
+    const cases = {
+      renderHistogram: [{ title: 'a\nb', threshold: 1, max_abs: 1.5, histograms: [{ label: 'h', color: '#99ffbb', edges: [0, 0.5, 1, 1.5, 2], counts: [1, 0, 4, 2], zeros_excluded: 1 }] }, { logY: true }],
+      renderSensitivityAnalysis: [{ x: ['none', 'Conv_2', 'Conv_5'], cumulative: [0.99, 'nan', 0.999], per_node: [0.993, 0.998], qtype: 'int16' }],
+      renderStatInfo: [{ nodes: ['a', 'b'], thresholds: [1, 2], scales: [0.01, 0.02], max_vals: [1, 2], min_nz_vals: [0, 1e-3] }, { tensorType: 'feature' }],
+      renderHeatLegend: [{ title: 'sqnr', direction: 'lower is worse', domain: [3, 30] }],
+      renderBoxplot: [box],
+      renderAccError: [figure],
+    };
+    const marks = (root) => ({
+      d: [...root.querySelectorAll('path')].map((p) => p.getAttribute('d')),
+      text: [...root.querySelectorAll('text')].map((t) => t.textContent),
+      size: [root.querySelector('svg').getAttribute('width'), root.querySelector('svg').getAttribute('height')],
+    });
+    const { createDocument } = await import('../../../web/charts/node_dom.mjs');
+    const charts = await import('../../../web/charts/index.mjs');
+    for (const [fn, [data, options]] of Object.entries(cases)) {
+      const browser = await page.evaluate(({ fn, data, options }) => {
+        const holder = document.createElement('div');
+        document.body.appendChild(holder);
+        PtqCharts[fn](holder, data, { ...options, interactive: false });
+        const out = {
+          d: [...holder.querySelectorAll('path')].map((p) => p.getAttribute('d')),
+          text: [...holder.querySelectorAll('text')].map((t) => t.textContent),
+          size: [holder.querySelector('svg').getAttribute('width'), holder.querySelector('svg').getAttribute('height')],
+        };
+        holder.remove();
+        return out;
+      }, { fn, data, options: options || {} });
+      const doc = createDocument();
+      const holder = doc.createElement('div');
+      charts[fn](holder, data, { ...(options || {}), interactive: false });
+      expect(browser, fn).toEqual(marks(holder));
+    }
   });
 
   it('follows the mouse with the crosshair and focuses the clicked node', async () => {
