@@ -37,8 +37,10 @@ export function worseDirection(metric) {
 export function heatScale(metric, values, { scale = 'linear' } = {}) {
   const direction = worseDirection(metric);
   const finite = [...(values || [])].map(toNumber).filter(Number.isFinite);
-  const lo = finite.length ? Math.min(...finite) : NaN;
-  const hi = finite.length ? Math.max(...finite) : NaN;
+  // A loop, not Math.min(...values): spreading very long arrays overflows the call stack.
+  let lo = finite.length ? Infinity : NaN;
+  let hi = finite.length ? -Infinity : NaN;
+  for (const v of finite) { if (v < lo) lo = v; if (v > hi) hi = v; }
   const useLog = scale === 'log' && finite.length > 0 && lo > 0;
   const f = useLog ? Math.log10 : (v) => v;
   const flo = f(lo);

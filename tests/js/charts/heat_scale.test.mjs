@@ -48,6 +48,11 @@ describe('heatScale', () => {
     expect(heatScale('mse', ['nan']).worseness(3)).toBe(0.5);
   });
 
+  it('takes very long value lists', () => {
+    const values = Array.from({ length: 300000 }, (_, i) => i);
+    expect(heatScale('mse', values).legend.domain).toEqual([0, 299999]);
+  });
+
   it('spreads values logarithmically on request', () => {
     const s = heatScale('mse', [1e-6, 1e-4, 1e-2], { scale: 'log' });
     expect(s.legend.scale).toBe('log');
