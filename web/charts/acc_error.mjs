@@ -70,7 +70,8 @@ function yDomain(curves) {
  */
 export function renderAccError(target, figure, options = {}) {
   const width = options.width ?? 800;
-  const height = options.height ?? 600;
+  // Tall enough for the legend (one curve per node name can make dozens of entries).
+  const height = Math.max(options.height ?? 600, 60 + (figure.curves || []).length * 16);
   const interactive = options.interactive ?? true;
   const nodeOf = options.nodeOf || ((t) => t);
   const curves = (figure.curves || []).map((c, i) => ({

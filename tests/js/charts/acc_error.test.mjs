@@ -53,6 +53,15 @@ describe('renderAccError', () => {
     });
   });
 
+  it('grows to fit a long legend', () => {
+    const many = { ...figure, curves: Array.from({ length: 50 }, (_, i) => ({ name: `Conv_${i}`, x: X, y: X.map(() => 1) })) };
+    const { svg } = renderIn(renderAccError, many);
+    const items = svg.querySelectorAll('.legend-item');
+    expect(items.length).toBe(50);
+    const legendTop = Number(/translate\([-\d.]+,([-\d.]+)\)/.exec(svg.querySelector('.legend').getAttribute('transform'))[1]);
+    expect(legendTop + 49 * 16).toBeLessThan(Number(svg.getAttribute('height')));
+  });
+
   it('is deterministic', () => {
     expect(renderIn(renderAccError, figure).text).toBe(renderIn(renderAccError, figure).text);
   });
