@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// Sensitivity sweeps (issue 3 item 7), measured in ONE run per model: our incremental sweep
+// (Session.analyze, wasm, one thread) against
+//  * the naive method: one full forward pass per item with onnxruntime-web (wasm backend, 1 thread);
+//    counted as items x the median float forward pass, i.e. without the per-item model rewrite and
+//    session creation the original pays, so the naive time is a lower bound;
+//  * the cost floor: for every item, the FLOPs of its downstream cone (the nodes its calibration
+//    nodes reach), summed, at our executor's own measured FLOP rate (a full float forward pass).
+// Prints the table; `--write-docs` rewrites the table in docs/benchmarks.md. Not a test.
+// Usage: node scripts/bench-sweep.mjs [--models resnet18,yolov8n_like] [--node-types activation,node]
+//        [--max-items N] [--runs N] [--write-docs]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
+import { decodeNpy } from '../web/cli/lib/npy.mjs';
+import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const models = option('models', 'resnet18,yolov8n_like').split(',');
+const nodeTypes = option('node-types', 'activation,node').split(',');
+const maxItems = Number(option('max-items', Infinity));  // smoke runs: the first N items only
+const runs = Number(option('runs', 5));
+const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
+const cache = path.join(REPO_ROOT, '.cache/bench');
+const calibrateTool = ['native-release', 'native-asan'].map((d) => path.join(REPO_ROOT, 'build', d, 'ptq_calibrate'))
+  .find((f) => fs.existsSync(f));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function timeLoop(fn, warmup = 2) {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+// The float model calibrated by the native ptq_calibrate (max calibration), cached.
+function calibrated(name) {
+  const float = path.join(fixtures, `${name}.onnx`);
+  const out = path.join(cache, `${name}_calibrated_model.onnx`);
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs > fs.statSync(float).mtimeMs) return out;
+  if (!calibrateTool) throw new Error('no ptq_calibrate: run scripts/build.sh release');
+  fs.mkdirSync(cache, { recursive: true });
+  execFileSync(calibrateTool, [float, path.join(fixtures, `${name}_data`), `${out}.tmp.onnx`], { stdio: 'pipe' });
+  fs.renameSync(`${out}.tmp.onnx`, out);
+  return out;
+}
+
+// --- FLOPs from the graph JSON (docs/graph-schema.md) -------------------------------------------
+const numel = (dims) => (Array.isArray(dims) && dims.every((d) => Number.isInteger(d) && d >= 0)
+  ? dims.reduce((a, b) => a * b, 1) : 0);
+
+function nodeFlops(graph, node) {
+  const dims = (name) => graph.values[name]?.dims;
+  const out = node.outputs.reduce((s, o) => s + (o ? numel(dims(o)) : 0), 0);
+  switch (node.op_type) {
+    case 'Conv': return 2 * out * numel((dims(node.inputs[1]) ?? []).slice(1));
+    case 'ConvTranspose': {
+      const w = dims(node.inputs[1]) ?? [];
+      return 2 * numel(dims(node.inputs[0])) * numel(w.slice(1));
+    }
+    case 'MatMul': { const a = dims(node.inputs[0]) ?? []; return 2 * out * (a[a.length - 1] ?? 0); }
+    case 'Gemm': {
+      const a = dims(node.inputs[0]) ?? [];
+      return 2 * out * ((node.attributes.transA ? a[0] : a[1]) ?? 0);
+    }
+    default: return out;  // elementwise-like: one operation per output element
+  }
+}
+
+// Nodes reachable from `start` node names (inclusive), by tensor consumers.
+function downstream(graph, byName, start) {
+  const seen = new Set();
+  const stack = [...start];
+  while (stack.length) {
+    const n = stack.pop();
+    if (seen.has(n)) continue;
+    seen.add(n);
+    for (const o of byName.get(n).outputs) for (const c of graph.values[o]?.consumers ?? []) stack.push(c);
+  }
+  return seen;
+}
+
+// The calibration nodes switched ON for each item (reference §3.2), found as the relations do:
+// a node's inputs, looking through skippable producers.
+const SKIPPABLE = new Set(['MaxPool', 'GlobalMaxPool', 'Relu', 'Reshape', 'Transpose', 'ReduceMax', 'Split', 'Slice', 'Gather', 'ScatterND']);
+function inputCalibrations(graph, byName, node) {
+  const found = new Set();
+  const visit = (tensor, depth) => {
+    const p = graph.values[tensor]?.producer;
+    if (!p || depth > 64) return;
+    const pn = byName.get(p);
+    if (pn.calibration) found.add(p);
+    else if (SKIPPABLE.has(pn.op_type)) for (const i of pn.inputs) if (i) visit(i, depth + 1);
+  };
+  for (const i of node.inputs) if (i) visit(i, 0);
+  return [...found];
+}
+
+function floorFlops(graph, nodeType, items) {
+  const byName = new Map(graph.nodes.map((n) => [n.name, n]));
+  const flops = new Map(graph.nodes.map((n) => [n.name, nodeFlops(graph, n)]));
+  let sum = 0;
+  for (const item of items) {
+    const start = nodeType === 'node' ? inputCalibrations(graph, byName, byName.get(item)) : [item];
+    for (const n of downstream(graph, byName, start)) sum += flops.get(n);
+  }
+  const total = [...flops.values()].reduce((a, b) => a + b, 0);
+  return { sum, total };
+}
+
+// --- measurement -----------------------------------------------------------------------------
+function lastSample(dataDir) {
+  return fs.readdirSync(dataDir).sort().map((name) => {
+    const file = path.join(dataDir, name, fs.readdirSync(path.join(dataDir, name)).sort().at(-1));
+    return { name, ...decodeNpy(fs.readFileSync(file)) };
+  });
+}
+
+async function main() {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  ort.env.logLevel = 'error';
+  const ptq = await loadPtqModule();
+  const rows = [];
+  for (const name of models) {
+    const dataDir = path.join(fixtures, `${name}_data`);
+    const modelFile = calibrated(name);
+    const session = new ptq.Session();
+    session.loadModel(fs.readFileSync(modelFile));
+    const files = readCalibrationFolder(dataDir);
+    const { sampleCount } = session.loadCalibrationData(files);
+    const graph = JSON.parse(session.graphJson());
+    const oursForward = await timeLoop(() => session.run(sampleCount - 1, 'off'));
+
+    const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
+    const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
+    const feeds = Object.fromEntries(lastSample(dataDir).map((s) => [s.name, new ort.Tensor('float32', s.data, s.dims)]));
+    const ortForward = await timeLoop(() => ortSession.run(feeds));
+    await ortSession.release?.();
+
+    for (const nodeType of nodeTypes) {
+      const request = { analysis: 'sensitivity', options: { node_type: nodeType, metrics: ['cosine-similarity'] } };
+      const all = JSON.parse(session.listItems(JSON.stringify(request)));
+      const count = Math.min(all.length, maxItems);
+      const t0 = performance.now();
+      session.analyze(JSON.stringify({ ...request, items: { begin: 0, end: count } }));
+      const ours = performance.now() - t0;
+      const { sum, total } = floorFlops(graph, nodeType, all.slice(0, count));
+      const floor = (sum / total) * oursForward;
+      rows.push({ name, nodeType, count, ours, naive: count * ortForward, floor, oursForward, ortForward });
+      console.error(`${name} ${nodeType}: ${count} items, ${ours.toFixed(0)} ms`);
+    }
+    session.delete();
+  }
+  const f = (x) => x.toFixed(0);
+  const lines = [
+    '| model | sweep | items | ptqscope sweep (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive | floor: Σ cone FLOPs at our rate (ms) | ours / floor |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.name} | ${r.nodeType} | ${r.count} | ${f(r.ours)} | ${f(r.naive)} (${r.ortForward.toFixed(1)} per item) | `
+      + `${(r.naive / r.ours).toFixed(2)}× | ${f(r.floor)} (forward ${r.oursForward.toFixed(1)}) | ${(r.ours / r.floor).toFixed(2)} |`),
+  ];
+  const header = `Sensitivity sweep (metric cosine-similarity, data_num 1), wasm, one thread, one worker${Number.isFinite(maxItems) ? `, first ${maxItems} items only (smoke run)` : ''}; `
+    + `forward passes: median of ${runs} runs; Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; ${new Date().toISOString().slice(0, 10)}.`;
+  console.log(header);
+  console.log(lines.join('\n'));
+  if (args.includes('--write-docs')) {
+    const doc = path.join(REPO_ROOT, 'docs/benchmarks.md');
+    const text = fs.readFileSync(doc, 'utf8');
+    const begin = '<!-- bench-sweep:begin -->', end = '<!-- bench-sweep:end -->';
+    fs.writeFileSync(doc, text.replace(new RegExp(`${begin}[\\s\\S]*${end}`), `${begin}\n${header}\n\n${lines.join('\n')}\n${end}`));
+  }
+}
+
+main().catch((e) => {
+  console.error(e?.stack ?? String(e));
+  process.exit(1);
+});
