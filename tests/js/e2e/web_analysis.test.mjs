@@ -10,7 +10,8 @@ import { chromium } from 'playwright-core';
 import { REPO_ROOT, loadPtqModule } from '../helpers.mjs';
 import { readCalibrationFolder } from '../../../web/cli/lib/files.mjs';
 
-const PAGE = path.join(REPO_ROOT, 'dist/ptqscope.html');
+// PTQ_WEB_PAGE: another build of the page (e.g. one made with a private wasm build).
+const PAGE = process.env.PTQ_WEB_PAGE || path.join(REPO_ROOT, 'dist/ptqscope.html');
 const EXAMPLE = path.join(REPO_ROOT, 'build/web-example');
 const ARTIFACTS = path.join(REPO_ROOT, 'build/test-results/e2e-web-analysis');
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',

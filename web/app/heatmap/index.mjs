@@ -8,6 +8,7 @@ import { renderHeatLegend } from '../../charts/legend.mjs';
 import { createHeatController, availableViews, metricsOfView, resolveSettings } from './controller.mjs';
 import { renderNodeSection } from './sidebar.mjs';
 import { el } from '../analysis/forms.mjs';
+import { formatValue } from './mapping.mjs';
 
 const VIEW_LABELS = { node: 'node', weight: 'weight', activation: 'activation', leave_one_out: 'leave-one-out' };
 
@@ -40,7 +41,10 @@ function mountHeatPanel(root, st) {
     legend.replaceChildren();
     const heat = st.get('heat');
     if (heat?.legend) renderHeatLegend(legend, heat.legend);
-    summary.textContent = heat ? `${heat.values.size} nodes coloured · ${heat.legend.title}` : 'Run an analysis to colour the graph.';
+    const [lo, hi] = heat?.legend?.domain ?? [];
+    summary.textContent = heat
+      ? `${heat.values.size} nodes coloured · ${heat.legend.title} · ${heat.legend.direction} · range ${formatValue(lo, 8)} … ${formatValue(hi, 8)}`
+      : 'Run an analysis to colour the graph.';
   }
   metric.addEventListener('change', () => st.set('heatSettings', { ...st.get('heatSettings'), metric: metric.value }));
   st.on('heat', draw);
