@@ -52,6 +52,9 @@ describe('combining documents', () => {
     let doc = applyItemEvent(null, { type: 'item', analysis: 'sensitivity', section: 'node', item: 'Conv_0', row: { m: 1 }, done: 1, total: 2 });
     doc = applyItemEvent(doc, { type: 'item', analysis: 'distribution', item: 'x', row: { kind: 'activation' }, done: 1, total: 1 });
     expect(doc).toMatchObject({ partial: true, sensitivity: { node: { Conv_0: { m: 1 } } }, sensitivity_order: { node: ['Conv_0'] }, distribution: { x: { kind: 'activation' } } });
+    // Progress-only events (row null) leave the document as it is.
+    expect(applyItemEvent(doc, { type: 'item', analysis: 'distribution', section: 'distribution', item: 'y', row: null, done: 2, total: 2 })).toBe(doc);
+    expect(applyItemEvent(null, { type: 'item', analysis: 'acc_error', section: 'acc_error', item: null, row: null, done: 1, total: 2 })).toBe(null);
     const done = combineResults(doc, { sensitivity: { node: { Conv_0: { m: 1 }, Relu_1: { m: 2 } } }, cancelled: false });
     expect(done.partial).toBeUndefined();
     expect(Object.keys(done.sensitivity.node)).toEqual(['Conv_0', 'Relu_1']);

@@ -35,11 +35,13 @@ function isPlainObject(v) {
 const TABLE_ANALYSES = new Set(['sensitivity', 'leave_one_out']);
 
 // Folds one item event ({type:"item", analysis, section, item, row, done, total}) into `doc` and
-// returns a new document (the previous one is left untouched so listeners can compare).
+// returns a new document (the previous one is left untouched so listeners can compare). Events
+// without a row (progress only: acc_error, distribution, stat_info, ... send `row: null`) return
+// `doc` itself.
 export function applyItemEvent(doc, event) {
-  const out = { ...(doc ?? { schema: 'ptqscope.result', version: 1, partial: true }) };
   const { analysis, section, item, row } = event;
-  if (!analysis || item === undefined) return out;
+  if (!analysis || item === undefined || item === null || row === undefined || row === null) return doc;
+  const out = { ...(doc ?? { schema: 'ptqscope.result', version: 1, partial: true }) };
   if (TABLE_ANALYSES.has(analysis) && section) {
     const orderKey = `${analysis}_order`;
     out[analysis] = { ...out[analysis], [section]: { ...out[analysis]?.[section], [item]: row } };
