@@ -4,9 +4,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FIXTURES, REPO_ROOT } from './helpers.mjs';
+import { wasmModulePath } from '../../web/cli/lib/wasm.mjs';
 
 export const CLI = path.join(REPO_ROOT, 'web/cli/ptqscope.mjs');
-export const WASM_PATH = path.join(REPO_ROOT, 'build/wasm/ptqscope.mjs');
+// PTQSCOPE_WASM selects another module build (as for the CLI itself).
+export const WASM_PATH = wasmModulePath();
 
 // {model, data}: the calibrated digits model (cached in .cache/cli) and its calibration_data folder.
 export function calibratedDigits() {

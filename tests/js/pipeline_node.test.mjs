@@ -1,0 +1,74 @@
+// web/pipeline on real worker threads running the wasm core (node_worker.mjs), on the calibrated
+// digits model: a sweep split over 2 workers in several chunks equals the one-call result; item
+// events are relayed; cancelling terminates the busy workers and the pool keeps working.
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../../web/pipeline/pool.mjs';
+import { spawnNodeWorker } from '../../web/pipeline/node_worker.mjs';
+import { runAnalysis } from '../../web/pipeline/sweep.mjs';
+import { readCalibrationFolder } from './helpers.mjs';
+import { WASM_PATH, calibratedDigits } from './cli_fixture.mjs';
+
+const { model, data } = calibratedDigits();
+const REQUEST = { analysis: 'sensitivity', options: { node_type: 'node', metrics: ['cosine-similarity', 'sqnr'], data_num: 8 } };
+const stable = (doc) => ({ sensitivity: doc.sensitivity, sensitivity_order: doc.sensitivity_order, samples: doc.samples, cancelled: doc.cancelled });
+
+describe('worker threads on the wasm core', () => {
+  let one;
+  let two;
+  beforeAll(async () => {
+    const load = { model: new Uint8Array(fs.readFileSync(model)), files: readCalibrationFolder(data), modelName: model, dataName: data };
+    one = createPool({ size: 1, spawn: () => spawnNodeWorker(WASM_PATH) });
+    two = createPool({ size: 2, spawn: () => spawnNodeWorker(WASM_PATH) });
+    await Promise.all([one.load(load), two.load(load)]);
+  });
+  afterAll(() => {
+    one?.close();
+    two?.close();
+  });
+
+  it('a sweep in 3 chunks on 2 workers equals one call on one worker; every item event relayed once', async () => {
+    const whole = await runAnalysis(one, REQUEST);
+    const items = [];
+    const progress = [];
+    const split = await runAnalysis(two, REQUEST, { chunks: 3, onItem: (e) => items.push(e.item), onProgress: (d, t) => progress.push([d, t]) });
+    const names = whole.sensitivity_order.node;
+    expect(names.length).toBeGreaterThan(2);
+    expect(stable(split)).toEqual(stable(whole));
+    expect([...items].sort()).toEqual([...names].sort());
+    expect(progress.map(([d]) => d)).toEqual(names.map((_, i) => i + 1));
+    expect(split.cancelled).toBe(false);
+  });
+
+  it('cancelling stops the sweep; the pool then runs the next request normally', async () => {
+    const ctrl = new AbortController();
+    let seen = 0;
+    const run = runAnalysis(two, REQUEST, {
+      signal: ctrl.signal,
+      chunks: 6,
+      onItem: () => {
+        seen++;
+        if (seen === 1) ctrl.abort();
+      },
+    });
+    const outcome = await run.then((doc) => doc, (err) => err);
+    if (outcome instanceof Error) {
+      expect(outcome.name).toBe('AbortError');
+    } else {
+      expect(outcome.cancelled).toBe(true);
+      expect(outcome.sensitivity_order.node.length).toBeLessThan(
+        (await runAnalysis(one, REQUEST)).sensitivity_order.node.length);
+    }
+    const after = await runAnalysis(two, REQUEST);
+    expect(stable(after)).toEqual(stable(await runAnalysis(one, REQUEST)));
+  });
+
+  it('core errors come back with their kind and the pool stays usable', async () => {
+    await expect(runAnalysis(two, { analysis: 'sensitivity', options: { node_type: 'node', metrics: ['psnr'] } }))
+      .rejects.toMatchObject({ name: 'PtqError', message: expect.stringContaining('psnr') });
+    await expect(runAnalysis(two, { analysis: 'distribution', options: { nodes_list: ['NoSuchNode'] } }))
+      .rejects.toMatchObject({ message: expect.stringContaining('NoSuchNode does not exist in the model.') });
+    const ok = await runAnalysis(two, REQUEST);
+    expect(ok.sensitivity_order.node.length).toBeGreaterThan(2);
+  });
+});
