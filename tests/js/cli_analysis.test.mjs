@@ -12,6 +12,8 @@ import { pyFloatRepr } from '../../web/pipeline/pyformat.mjs';
 import { calibratedDigits, cli } from './cli_fixture.mjs';
 
 const { model, data } = calibratedDigits();
+// §3.5 / §8.3: names longer than 50 characters are shown as "..." + their last 47.
+const shown = (name) => (name.length > 50 ? `...${name.slice(-47)}` : name);
 const readJson = (f) => JSON.parse(fs.readFileSync(f, 'utf8'));
 // The parts of a sensitivity document that must not depend on how the sweep was split.
 const sweepResult = (doc) => ({ sensitivity: doc.sensitivity, sensitivity_order: doc.sensitivity_order,
@@ -56,7 +58,7 @@ describe('get-sensitivity-of-nodes', () => {
     expect(lines[2]).toMatch(/^activation\s+node\s+threshold\s+qtype\s+cosine-similarity\s*$/);
     expect(lines[3]).toBe('-'.repeat(lines[1].length));
     const names = lines.slice(4).filter(Boolean).map((l) => l.split(/\s+/)[0]);
-    expect(names).toEqual(doc.sensitivity_order.activation);
+    expect(names).toEqual(doc.sensitivity_order.activation.map(shown));
   });
 });
 
@@ -136,7 +138,7 @@ describe('runall', () => {
       expect(lines[0]).toBe('='.repeat(e) + t + '='.repeat(e));
       expect(lines[1]).toBe('Node'.padEnd(nameWidth + 2) + 'cosine-similarity'.padEnd(metricWidth + 2));
       expect(lines[2]).toBe('-'.repeat(head));
-      expect(lines.slice(3, -1)).toEqual(order.map((k, i) => k.padEnd(nameWidth + 2) + pyFloatRepr(Math.fround(values[i])).padEnd(metricWidth + 2)));
+      expect(lines.slice(3, -1)).toEqual(order.map((k, i) => shown(k).padEnd(nameWidth + 2) + pyFloatRepr(Math.fround(values[i])).padEnd(metricWidth + 2)));
     }
   });
 
