@@ -80,7 +80,7 @@ export function mountAnalysesPanel(root, state, runner) {
     // The heatmap follows the sweep being run (it fills as its items finish).
     if (payload.analysis === 'sensitivity' || payload.analysis === 'leave_one_out') {
       const view = payload.analysis === 'leave_one_out' ? 'leave_one_out' : payload.options.node_type;
-      state.set('heatSettings', { view, metric: payload.options.metrics[0] });
+      state.set('heatSettings', { view, metric: payload.options.metrics[0], looType: payload.options.node_type });
     }
     try {
       await runner.run(kind, payload, TABS.find((t) => t.id === current).title);

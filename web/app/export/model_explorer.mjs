@@ -9,8 +9,8 @@ import { nodeIndex, nodeValues, worseIsLower } from '../heatmap/mapping.mjs';
 // Cold → hot; stop 0 is the minimum value, so similarity metrics (worse when low) run reversed.
 const COLD_TO_HOT = ['#2c7bb6', '#abd9e9', '#ffffbf', '#fdae61', '#d7191c'];
 
-export function modelExplorerNodeData(result, graph, { view = 'node', metric } = {}) {
-  const values = nodeValues(result, graph, { view, metric });
+export function modelExplorerNodeData(result, graph, { view = 'node', metric, looType } = {}) {
+  const values = nodeValues(result, graph, { view, metric, looType });
   const idx = nodeIndex(graph);
   const results = {};
   for (const [name, { value }] of values) {

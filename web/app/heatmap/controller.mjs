@@ -1,23 +1,23 @@
 // Keeps state 'heat' in step with state 'results' and the heatmap settings (state 'heatSettings':
-// {view, metric}). Env-neutral: heatScale (web/charts/heat_scale.mjs) is passed in.
+// {view, metric, looType}). Env-neutral: heatScale (web/charts/heat_scale.mjs) is passed in.
 import { VIEWS, buildHeat, metricColumns, viewTable } from './mapping.mjs';
 
 export function availableViews(result) {
   return VIEWS.filter((v) => viewTable(result, v));
 }
 
-export function metricsOfView(result, view) {
-  const table = viewTable(result, view);
+export function metricsOfView(result, view, looType) {
+  const table = viewTable(result, view, looType);
   return table ? metricColumns(table.rows) : [];
 }
 
 // The settings actually used: the requested view if the result has it, else the first it has;
 // the requested metric if that view has it, else its first metric (the sort key).
-export function resolveSettings(result, { view, metric } = {}) {
+export function resolveSettings(result, { view, metric, looType } = {}) {
   const views = availableViews(result);
   const v = views.includes(view) ? view : views[0] ?? null;
-  const metrics = v ? metricsOfView(result, v) : [];
-  return { view: v, metric: metrics.includes(metric) ? metric : metrics[0] ?? null };
+  const metrics = v ? metricsOfView(result, v, looType) : [];
+  return { view: v, metric: metrics.includes(metric) ? metric : metrics[0] ?? null, looType };
 }
 
 export function createHeatController(state, heatScale) {

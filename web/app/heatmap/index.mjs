@@ -35,7 +35,7 @@ function mountHeatPanel(root, st) {
       b.addEventListener('click', () => st.set('heatSettings', { ...st.get('heatSettings'), view: v }));
       views.append(b);
     }
-    metric.replaceChildren(...metricsOfView(result, settings.view).map((m) =>
+    metric.replaceChildren(...metricsOfView(result, settings.view, settings.looType).map((m) =>
       el(doc, 'option', { value: m, text: m, selected: m === settings.metric })));
     metric.disabled = !settings.view;
     legend.replaceChildren();

@@ -16,11 +16,12 @@ export { toNumber, formatValue };
 export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out'];
 
 // {section, nodeType, rows, order} for a view, or null when the result has no such table.
-export function viewTable(result, view) {
+// `looType` picks the leave-one-out table when several node types were run (else node first).
+export function viewTable(result, view, looType) {
   if (!result) return null;
   if (view === 'leave_one_out') {
     const loo = result.leave_one_out ?? {};
-    const nodeType = ['node', 'activation', 'weight', 'tae'].find((t) => loo[t]) ?? Object.keys(loo)[0];
+    const nodeType = [looType, 'node', 'activation', 'weight', 'tae'].find((t) => t && loo[t]) ?? Object.keys(loo)[0];
     if (!nodeType) return null;
     return { section: 'leave_one_out', nodeType, rows: loo[nodeType], order: result.leave_one_out_order?.[nodeType] };
   }
@@ -76,8 +77,8 @@ export function targetsOfItem(item, row, graph) {
 
 // Per node: the worst value of `metric` over the items mapped onto it, with every contributing item.
 // Returns Map<nodeName, {value, items: [{item, value}]}>.
-export function nodeValues(result, graph, { view = 'node', metric } = {}) {
-  const table = viewTable(result, view);
+export function nodeValues(result, graph, { view = 'node', metric, looType } = {}) {
+  const table = viewTable(result, view, looType);
   const out = new Map();
   if (!table) return out;
   const m = metric ?? metricColumns(table.rows)[0];
@@ -112,11 +113,11 @@ export function heatLabel(entry, nodeName) {
 
 // The value of state 'heat' (Contract 3): colours from the chart package's heat scale.
 // `heatScale(metric, values) -> {color(v), legend}` is passed in so this module stays pure.
-export function buildHeat(result, graph, { view = 'node', metric } = {}, heatScale) {
-  const table = viewTable(result, view);
+export function buildHeat(result, graph, { view = 'node', metric, looType } = {}, heatScale) {
+  const table = viewTable(result, view, looType);
   if (!table) return null;
   const m = metric ?? metricColumns(table.rows)[0];
-  const values = nodeValues(result, graph, { view, metric: m });
+  const values = nodeValues(result, graph, { view, metric: m, looType });
   if (!values.size) return null;
   const finite = [...values.values()].map((e) => e.value).filter(Number.isFinite);
   const scale = heatScale(m, finite);
