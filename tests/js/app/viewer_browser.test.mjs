@@ -52,6 +52,13 @@ const calibrationNodes = () => graph.nodes.filter((n) => n.op_type === 'HzCalibr
 const normalNodes = () => graph.nodes.filter((n) => n.op_type !== 'HzCalibration');
 const sidebarName = () => page.textContent('#sidebar .node-name .sidebar-value');
 
+// Resolves once node `name` is in the middle of the graph view (after the zoom transition).
+const waitCentred = (name) => page.waitForFunction((n) => {
+  const svg = document.querySelector('#graph svg').getBoundingClientRect();
+  const box = document.querySelector(`#graph .node[data-name="${CSS.escape(n)}"]`)?.getBoundingClientRect();
+  return box && Math.abs(box.x + box.width / 2 - (svg.x + svg.width / 2)) < 4 && Math.abs(box.y + box.height / 2 - (svg.y + svg.height / 2)) < 4;
+}, name);
+
 describe('viewer (Chromium, file://)', () => {
   it('opens the example and draws the graph with calibration badges', async () => {
     await page.click('#open-example');
@@ -77,17 +84,15 @@ describe('viewer (Chromium, file://)', () => {
     await page.keyboard.press('Enter');
     await page.waitForSelector(`#graph .node.selected[data-name="${target}"]`);
     expect(await sidebarName()).toBe(target);
-    // Centred once the zoom transition ends.
-    await page.waitForFunction((name) => {
-      const svg = document.querySelector('#graph svg').getBoundingClientRect();
-      const n = document.querySelector(`#graph .node[data-name="${CSS.escape(name)}"]`).getBoundingClientRect();
-      return Math.abs(n.x + n.width / 2 - (svg.x + svg.width / 2)) < 4 && Math.abs(n.y + n.height / 2 - (svg.y + svg.height / 2)) < 4;
-    }, target);
+    await waitCentred(target);
     await page.keyboard.press('Escape');
+    await page.waitForSelector('.graph-search', { state: 'hidden' });
   });
 
   it('a click on a node shows its properties; a badge shows the calibration parameters', async () => {
     const conv = normalNodes().find((n) => n.op_type === 'Conv');
+    await page.evaluate((n) => window.ptqscope.state.set('focus', n), conv.name); // what a click in a chart does
+    await waitCentred(conv.name);
     await page.locator(`#graph .node[data-name="${conv.name}"] .node-header`).click();
     await page.waitForFunction((name) => document.querySelector('#sidebar .node-name .sidebar-value')?.textContent === name, conv.name);
     const sections = await page.$$eval('#sidebar h3', (hs) => hs.map((h) => h.textContent));

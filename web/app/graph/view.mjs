@@ -316,8 +316,9 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     if (!m) return;
     const name = m.kind === 'tensor' && model?.byName.has(`input:${m.tensor}`) ? m.tensor : m.node;
     if (!name || !model) return;
-    state.set('focus', name);
+    // Select first: the sidebar opening narrows the graph, and centring must use the final size.
     if (!model.byName.has(`input:${name}`)) state.set('selection', name);
+    state.set('focus', name);
   }
   searchInput.addEventListener('input', () => {
     matches = graph ? searchGraph(graph, searchInput.value) : [];
