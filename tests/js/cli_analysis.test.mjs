@@ -160,3 +160,64 @@ describe('runall', () => {
     expect(results.acc_error_figures.map((f) => f.prefix)).toEqual(['weight_activation_quantized_separately']);
   });
 });
+
+describe('the chart sub-commands write the original file names (.svg + .png)', () => {
+  const list = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
+  const both = (bases) => bases.flatMap((b) => [`${b}.png`, `${b}.svg`]).sort();
+  let weights;
+  let activations;
+  let nodes;
+  beforeAll(async () => {
+    // The names to plot, from a node ranking's JSON (no chart written by get-sensitivity-of-nodes).
+    const file = path.join(tmp, 'names.json');
+    const [w, a, n] = await Promise.all(['weight', 'activation', 'node'].map((t) => cli(['get-sensitivity-of-nodes', model, data, '-n', t, '--quiet', '--json', `${file}.${t}`])));
+    expect([w.code, a.code, n.code]).toEqual([0, 0, 0]);
+    [weights, activations, nodes] = ['weight', 'activation', 'node'].map((t) => readJson(`${file}.${t}`).sensitivity_order[t]);
+  });
+
+  it('plot-distribution: activation_<name>, weight_<name>, node_output_:<tensor>_of_<node> (§6.2), "/" -> "_"', async () => {
+    const dir = path.join(tmp, 'dist');
+    const names = [activations[0], weights[0], nodes[0]];
+    const r = await cli(['plot-distribution', model, data, '-n', `[${names.join(',')}]`, '-s', dir, '--quiet', '--json', path.join(tmp, 'dist.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    const nodeOutput = Object.values(readJson(path.join(tmp, 'dist.json')).distribution).filter((p) => p.kind === 'node_output');
+    expect(nodeOutput.length).toBeGreaterThan(0);
+    const safe = (n) => n.replace(/\//g, '_');
+    expect(list(dir)).toEqual(both([`activation_${safe(activations[0])}`, `weight_${safe(weights[0])}`,
+      ...nodeOutput.map((p) => `node_output_:${safe(p.tensor)}_of_${safe(nodes[0])}`)]));
+  });
+
+  it('get-channelwise-data-distribution: <name>_boxplot (§7)', async () => {
+    const dir = path.join(tmp, 'cw');
+    const r = await cli(['get-channelwise-data-distribution', model, data, '-n', `['${weights[1]}','${activations[1]}']`, '-a', '0', '-s', dir, '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(list(dir)).toEqual(both([weights[1], activations[1]].map((n) => `${n.replace(/\//g, '_')}_boxplot`)));
+  });
+
+  it('plot-acc-error: nested -q -> quantize_node_accumulate_err_of_partial_qmodel, average_ prefix with -a True (§5.3, §5.5)', async () => {
+    const dir = path.join(tmp, 'acc');
+    const r = await cli(['plot-acc-error', model, data, '-q', `[[${nodes[0]}],[${nodes[0]},${nodes[1]}]]`, '-nq', `[${nodes[2]}]`,
+      '-m', 'mse', '-a', 'True', '-s', dir, '--quiet', '--json', path.join(tmp, 'acc.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(list(dir)).toEqual(both(['average_quantize_node_accumulate_err_of_partial_qmodel_mse', 'average_non_quantize_node_accumulate_err_of_node_mse']));
+    const doc = readJson(path.join(tmp, 'acc.json'));
+    expect(doc.acc_error_figures[0].curves.map((c) => doc.acc_error[c].label)).toEqual(['default calibrated model', 'partial_qmodel_0', 'partial_qmodel_1']);
+  });
+
+  it('sensitivity-analysis -sd: partial_quantization (§8.2) with the given sensitive nodes', async () => {
+    const dir = path.join(tmp, 'sa');
+    const r = await cli(['sensitivity-analysis', model, data, '-sn', `[${nodes[0]},${nodes[1]}]`, '-sd', dir, '--quiet', '--json', path.join(tmp, 'sa.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(list(dir)).toEqual(both(['partial_quantization']));
+    expect(readJson(path.join(tmp, 'sa.json')).sensitivity_analysis.x).toEqual(['none', nodes[0], nodes[1]]);
+  });
+
+  it('an unknown node name: exit 2 with the original message', async () => {
+    const r = await cli(['plot-distribution', model, data, '-n', 'NoSuchNode', '-s', path.join(tmp, 'none'), '--quiet']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('NoSuchNode does not exist in the model.');
+    const d = await cli(['get-sensitivity-of-nodes', model, data, '-d', '999', '--quiet']);
+    expect(d.code).toBe(2);
+    expect(d.stderr).toContain('There are only 32 data, but data_num is set to 999!');
+  });
+});
