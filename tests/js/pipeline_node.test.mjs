@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../web/pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../web/pipeline/node_worker.mjs';
 import { runAnalysis } from '../../web/pipeline/sweep.mjs';
+import { calibrationSetResolver } from '../../web/pipeline/relations.mjs';
 import { readCalibrationFolder } from './helpers.mjs';
 import { WASM_PATH, calibratedDigits } from './cli_fixture.mjs';
 
@@ -70,5 +71,20 @@ describe('worker threads on the wasm core', () => {
       .rejects.toMatchObject({ message: expect.stringContaining('NoSuchNode does not exist in the model.') });
     const ok = await runAnalysis(two, REQUEST);
     expect(ok.sensitivity_order.node.length).toBeGreaterThan(2);
+  });
+
+  it("relations.mjs gives the core's calibration sets: each node's sensitivity = that of its set as one interested group", async () => {
+    const graph = JSON.parse((await one.request({ type: 'graph' })).json);
+    const setOf = calibrationSetResolver(graph);
+    const metrics = ['cosine-similarity', 'mse'];
+    const byNode = await runAnalysis(one, { analysis: 'sensitivity', options: { node_type: 'node', metrics, data_num: 2 } });
+    const nodes = byNode.sensitivity_order.node;
+    const groups = nodes.map((n) => setOf(n));
+    expect(groups.every((g) => g.length >= 1 && g.every((c) => c.endsWith('_HzCalibration')))).toBe(true);
+    const bySet = await runAnalysis(one, { analysis: 'sensitivity', options: { node_type: 'node', metrics, data_num: 2, interested_nodes: groups } });
+    nodes.forEach((n, i) => {
+      const key = groups[i].join('+');
+      expect(bySet.sensitivity.node[key], `${n} -> ${key}`).toEqual(byNode.sensitivity.node[n]);
+    });
   });
 });
