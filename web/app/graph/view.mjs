@@ -20,6 +20,15 @@ const el = (name, attrs = {}, parent = null) => {
 const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 const edgePath = line().x((p) => p.x).y((p) => p.y).curve(curveBasis);
 
+// Relative luminance of an 'rgb(...)' or '#rrggbb' colour (null if unparsed), to keep text readable.
+function luminance(color) {
+  const m = /^rgba?\(\s*([\d.]+)[ ,]+([\d.]+)[ ,]+([\d.]+)/.exec(color) ??
+    /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color)?.slice(0, 4).map((x, i) => (i ? parseInt(x, 16) : x));
+  if (!m) return null;
+  const [r, g, b] = m.slice(1, 4).map((v) => Number(v) / 255);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
 // Rounded-top rectangle for a node header.
 function headerPath(w, h, r, roundBottom) {
   const b = roundBottom ? r : 0;
@@ -239,20 +248,29 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     for (const g of elements.values()) {
       const body = g.querySelector('.node-body');
       body.style.fill = '';
-      g.classList.remove('heated');
+      g.classList.remove('heated', 'heat-dark');
       g.querySelector('title.heat')?.remove();
     }
-    for (const list of badgeElements.values()) for (const b of list) b.querySelector('rect').style.fill = '';
+    for (const list of badgeElements.values()) {
+      for (const b of list) {
+        b.querySelector('rect').style.fill = '';
+        b.classList.remove('heat-dark');
+      }
+    }
     if (!heat?.values) return;
     for (const [name, h] of heat.values) {
       const g = model?.byName.get(name) ? elements.get(name) : null;
       if (g) {
         g.querySelector('.node-body').style.fill = h.color; // inline style beats the category CSS
         g.classList.add('heated');
+        if ((luminance(h.color) ?? 1) < 0.4) g.classList.add('heat-dark');
         const t = el('title', { class: 'heat' }, g);
         t.textContent = `${name}\n${heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
       }
-      for (const b of badgeElements.get(name) ?? []) b.querySelector('rect').style.fill = h.color;
+      for (const b of badgeElements.get(name) ?? []) {
+        b.querySelector('rect').style.fill = h.color;
+        if ((luminance(h.color) ?? 1) < 0.4) b.classList.add('heat-dark');
+      }
     }
   }
   function focus(name) {
