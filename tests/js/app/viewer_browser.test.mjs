@@ -4,6 +4,7 @@
 // turns badges back into nodes, and a broken model that shows the banner while the page stays usable.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -173,6 +174,38 @@ describe('viewer (Chromium, file://)', () => {
     expect(await page.locator('#graph .badge').count()).toBe(2200); // 1,100 on edges (features) + 1,100 on weight rows
     expect(maxGap).toBeLessThan(2000); // chunks of 400 boxes per frame; generous for a loaded 2-core CI
     await page.screenshot({ path: path.join(ARTIFACTS, 'large.png') });
+  });
+
+  it('dist/ works from a plain static server too (relative URLs, no special headers)', async () => {
+    const root = path.join(REPO_ROOT, 'dist');
+    const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+    const served = [];
+    const server = http.createServer((req, res) => {
+      const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+      served.push(req.url);
+      if (!file.startsWith(root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' }).end(fs.readFileSync(file));
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${server.address().port}`;
+    const other = await context.newPage();
+    const foreign = [];
+    other.on('request', (r) => { if (!r.url().startsWith(origin) && !/^(data|blob):/.test(r.url())) foreign.push(r.url()); });
+    try {
+      await other.goto(`${origin}/index.html`);
+      await other.waitForSelector('body[data-ready="true"]');
+      await other.click('#open-example');
+      await other.waitForSelector('#graph[data-state="ready"]');
+      expect(await other.locator('#graph .node-node').count()).toBe(normalNodes().length);
+      expect(foreign).toEqual([]);
+      expect(served.every((u) => u === '/index.html' || u.startsWith('/assets/'))).toBe(true);
+    } finally {
+      await other.close();
+      server.close();
+    }
   });
 
   it('made no network request and raised no page error', () => {
