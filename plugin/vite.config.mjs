@@ -7,12 +7,15 @@ import { defineConfig } from 'vite';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ASSETS = 'ptqscope-plugin';
+// PTQSCOPE_WASM (as for the CLI) bundles another build of the wasm core, e.g. a debug build.
+const WASM = process.env.PTQSCOPE_WASM;
 
 export default defineConfig({
   root,
   publicDir: false,
   base: './', // assets resolved next to the script, wherever Netron is served
   logLevel: 'warn',
+  resolve: { alias: WASM ? [{ find: /^(\.\.\/)+build\/wasm\/ptqscope\.mjs$/, replacement: path.resolve(WASM) }] : [] },
   build: {
     outDir: path.join(root, 'dist/plugin'),
     emptyOutDir: true,

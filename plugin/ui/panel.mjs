@@ -17,6 +17,9 @@ function isolate(el) {
   }
 }
 
+// `checked` property, or the attribute where the DOM has no property (linkedom under test).
+const isChecked = (input) => input.checked ?? input.hasAttribute('checked');
+
 function options(doc, select, entries, value) {
   clear(select);
   for (const [v, label] of entries) select.append(h(doc, 'option', { value: v, text: label, selected: v === value }));
@@ -109,7 +112,7 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     try {
       request = buildRequest(analysis.value, {
         node_type: nodeType.value,
-        metrics: metricBoxes.map((l) => l.querySelector('input')).filter((i) => i.checked).map((i) => i.value),
+        metrics: metricBoxes.map((l) => l.querySelector('input')).filter(isChecked).map((i) => i.value),
         data_num: dataNum.value,
       });
     } catch (err) {

@@ -98,7 +98,10 @@ describe('plugin on the recorded Netron page', () => {
     const ref = await referenceResult();
     const rows = state.get('results').sensitivity.activation;
     expect(Object.keys(rows).sort()).toEqual(Object.keys(ref.sensitivity.activation).sort());
-    for (const [item, row] of Object.entries(ref.sensitivity.activation)) expect(rows[item]['cosine-similarity']).toBe(row['cosine-similarity']);
+    for (const [item, row] of Object.entries(ref.sensitivity.activation)) {
+      expect(rows[item]['cosine-similarity']).toBe(row['cosine-similarity']);
+      expect(rows[item].mse).toBe(row.mse);
+    }
 
     await until(state, 'heat');
     await settle();
