@@ -221,3 +221,28 @@ describe('the chart sub-commands write the original file names (.svg + .png)', (
     expect(d.stderr).toContain('There are only 32 data, but data_num is set to 999!');
   });
 });
+
+describe("ptqscope's own sub-commands", () => {
+  it('get-calibration-nodes-stat-info -v True: the §8.1 table (title "", key header Node) and both curve charts', async () => {
+    const dir = path.join(tmp, 'stat');
+    const r = await cli(['get-calibration-nodes-stat-info', model, data, '-v', 'True', '-s', dir, '--quiet', '--json', path.join(tmp, 'stat.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = readJson(path.join(tmp, 'stat.json'));
+    const lines = r.stdout.split('\n');
+    expect(lines[1]).toMatch(/^=+$/);
+    expect(lines[2].split(/\s+/).filter(Boolean)).toEqual(['Node', 'Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals']);
+    expect(lines.slice(4).filter(Boolean).map((l) => l.split(/\s+/)[0])).toEqual(doc.stat_info_order.map(shown));
+    expect(fs.readdirSync(dir).sort()).toEqual(['feature_stat_info.png', 'feature_stat_info.svg', 'weight_stat_info.png', 'weight_stat_info.svg']);
+  });
+
+  it('leave-one-out: the same options as get-sensitivity-of-nodes, section leave_one_out, workers 2 = workers 1', async () => {
+    const base = ['leave-one-out', model, data, '-n', 'activation', '-m', '[mse]', '--quiet'];
+    const [one, two] = await Promise.all([1, 2].map((w) => cli([...base, '--workers', String(w), '--json', path.join(tmp, `loo-${w}.json`)])));
+    expect([one.code, two.code]).toEqual([0, 0]);
+    const a = readJson(path.join(tmp, 'loo-1.json'));
+    const b = readJson(path.join(tmp, 'loo-2.json'));
+    expect(a.leave_one_out_order.activation.length).toBeGreaterThan(1);
+    expect(b.leave_one_out).toEqual(a.leave_one_out);
+    expect(b.leave_one_out_order).toEqual(a.leave_one_out_order);
+  });
+});

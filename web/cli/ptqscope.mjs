@@ -11,6 +11,7 @@ const COMMANDS = {
   'sensitivity-analysis': () => import('./commands/sensitivity-analysis.mjs'),
   runall: () => import('./commands/runall.mjs'),
   'leave-one-out': () => import('./commands/leave-one-out.mjs'),
+  'get-calibration-nodes-stat-info': () => import('./commands/get-calibration-nodes-stat-info.mjs'),
   run: () => import('./commands/run.mjs'),
 };
 

@@ -52,21 +52,28 @@ function verboseCell(column, value, metrics) {
   return String(value);
 }
 
-// §3.5: description line (empty), title bar "node sensitivity" (the extra '=' on the right), header
-// (first column named after node_type), dashes, rows. Extra columns node/threshold/qtype first.
-export function formatVerboseTable(nodeType, rows, metrics) {
-  const extras = ['node', 'threshold', 'qtype'].filter((c) => rows.some(([, r]) => c in r));
-  const columns = [...extras, ...metricColumns(rows, metrics)];
-  const cells = rows.map(([k, r]) => [shortName(k), ...columns.map((c) => verboseCell(c, r[c], metrics))]);
-  const headers = [nodeType, ...columns];
-  const widths = headers.map((h, j) => {
-    const w = Math.max(h.length, ...cells.map((row) => row[j].length));
-    return j === 0 ? Math.min(NAME_CAP, Math.max(10, ...rows.map(([k]) => k.length))) : w;
-  });
+// The original's print_info_dict: description line, title bar (the extra '=' on the right), header
+// (first column `keyHeader`, at least 10 wide, at most 50), dashes, rows of cell strings.
+export function formatInfoTable({ title, keyHeader, columns, rows, description = '' }) {
+  const cells = rows.map(([k, values]) => [shortName(k), ...values]);
+  const headers = [keyHeader, ...columns];
+  const widths = headers.map((h, j) => (j === 0
+    ? Math.min(NAME_CAP, Math.max(10, ...rows.map(([k]) => k.length)))
+    : Math.max(h.length, ...cells.map((row) => row[j].length))));
   const headLength = widths.reduce((a, w) => a + w + 2, 0);
-  const title = 'node sensitivity';
   const left = Math.max(0, Math.floor((headLength - title.length) / 2));
   const right = Math.max(0, headLength - title.length - left);
   const line = (row) => row.map((t, j) => pad(t, widths[j] + 2)).join('');
-  return ['', '='.repeat(left) + title + '='.repeat(right), line(headers), '-'.repeat(headLength), ...cells.map(line)].join('\n');
+  return [description, '='.repeat(left) + title + '='.repeat(right), line(headers), '-'.repeat(headLength), ...cells.map(line)].join('\n');
+}
+
+// §3.5, the verbose sensitivity table: title "node sensitivity", first column named after node_type,
+// extra columns node/threshold/qtype first, then the metrics.
+export function formatVerboseTable(nodeType, rows, metrics) {
+  const extras = ['node', 'threshold', 'qtype'].filter((c) => rows.some(([, r]) => c in r));
+  const columns = [...extras, ...metricColumns(rows, metrics)];
+  return formatInfoTable({
+    title: 'node sensitivity', keyHeader: nodeType, columns,
+    rows: rows.map(([k, r]) => [k, columns.map((c) => verboseCell(c, r[c], metrics))]),
+  });
 }

@@ -7,14 +7,17 @@ import path from 'node:path';
 let chartModules;
 async function loadCharts() {
   chartModules ??= (async () => {
-    const [dom, svg, png, acc, hist, box, sa] = await Promise.all([
+    const [dom, svg, png, acc, hist, box, sa, si] = await Promise.all([
       import('../../charts/node_dom.mjs'), import('../../charts/svg.mjs'), import('../../charts/png.mjs'),
       import('../../charts/acc_error.mjs'), import('../../charts/histogram.mjs'), import('../../charts/boxplot.mjs'),
-      import('../../charts/sensitivity_analysis.mjs'),
+      import('../../charts/sensitivity_analysis.mjs'), import('../../charts/stat_info.mjs'),
     ]);
     return {
       createDocument: dom.createDocument, renderToString: svg.renderToString, svgToPng: png.svgToPng,
-      acc, render: { distribution: hist.renderHistogram, channelwise: box.renderBoxplot, sensitivity_analysis: sa.renderSensitivityAnalysis },
+      acc, render: {
+        distribution: hist.renderHistogram, channelwise: box.renderBoxplot, sensitivity_analysis: sa.renderSensitivityAnalysis,
+        stat_info: (target, f, options) => si.renderStatInfo(target, f.curves, { ...options, tensorType: f.tensorType }),
+      },
     };
   })();
   return chartModules;
@@ -32,6 +35,10 @@ async function figuresOf(doc, m) {
       const data = doc[section][key];
       out.push({ kind: section, file_name: data.file_name, data: { name: key, ...data } });
     }
+  }
+  // §8.1 visualize: <weight|feature>_stat_info.png
+  for (const [tensorType, curves] of Object.entries(doc.stat_info_curves ?? {})) {
+    if (curves?.nodes?.length) out.push({ kind: 'stat_info', file_name: `${tensorType}_stat_info.png`, data: { tensorType, curves } });
   }
   if (doc.sensitivity_analysis) {
     out.push({ kind: 'sensitivity_analysis', file_name: doc.sensitivity_analysis.file_name ?? 'partial_quantization.png', data: doc.sensitivity_analysis });
