@@ -20,7 +20,7 @@ export function createProgress({ quiet = false, stream = process.stderr, now = (
   if (quiet) return { stage() {}, update() {}, message() {}, end() {} };
   const tty = Boolean(stream.isTTY);
   let label = 'Progress';
-  let lastPrint = 0;
+  let lastPrint = now();
   let open = false; // a bar is drawn on the current terminal line
   const clear = () => {
     if (open) stream.write('\r\x1b[K');
@@ -33,13 +33,13 @@ export function createProgress({ quiet = false, stream = process.stderr, now = (
       stream.write(`${text}\n`);
     },
     update(done, total, etaMs) {
-      const line = progressLine(label, done, total, etaMs);
       if (tty) {
-        stream.write(`\r\x1b[K${line}`);
+        stream.write(`\r\x1b[K${progressLine(label, done, total, etaMs)}`);
         open = true;
       } else if (done === total || now() - lastPrint >= interval) {
+        // A log: the stage line was printed already, progress lines are indented under it.
         lastPrint = now();
-        stream.write(`${line}\n`);
+        stream.write(`${progressLine(' ', done, total, etaMs)}\n`);
       }
     },
     message(text) {
