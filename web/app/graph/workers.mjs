@@ -52,8 +52,11 @@ function rpc(spawn) {
 export const engine = rpc(() => new EngineWorker({ name: 'ptqscope-engine' }));
 export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout' }));
 
-// Model bytes are copied (not transferred): the app keeps them for the analysis workers.
-export const loadModel = (bytes) => engine.call({ type: 'load', model: bytes.slice() });
+// The app keeps the model bytes (for the analysis workers): the worker gets a copy, transferred.
+export function loadModel(bytes) {
+  const copy = bytes.slice();
+  return engine.call({ type: 'load', model: copy }, [copy.buffer]);
+}
 export const loadCalibration = (files) => engine.call({ type: 'data', files });
 // The view model and its layout, both computed in the layout worker.
 export const modelAndLayout = (graph, options) => layoutWorker.call({ graph, options });
