@@ -1,6 +1,6 @@
 // Every chart of a result document, as {id, title, file (without extension), render(target, options)}.
 // Shared by the result views, the sidebar and the exports (SVG/PNG of every chart).
-import { accErrorFigures, renderAccError } from '../../charts/acc_error.mjs';
+import { accErrorFigures, averagedFigure, renderAccError } from '../../charts/acc_error.mjs';
 import { renderHistogram } from '../../charts/histogram.mjs';
 import { renderBoxplot } from '../../charts/boxplot.mjs';
 import { renderSensitivityAnalysis } from '../../charts/sensitivity_analysis.mjs';
@@ -22,7 +22,9 @@ export function chartList(result, graph) {
     for (const fig of accErrorFigures(result)) {
       charts.push({
         kind: 'acc_error', name: fig.prefix, nodes: [], title: fig.prefix, file: `accumulate_error/${stem(fig.file_name)}`,
-        render: (target, options = {}) => renderAccError(target, fig, { nodeOf: producer, ...options }),
+        // options.average: show a raw figure as running means (the original's average_mode) without re-running.
+        render: (target, { average, ...options } = {}) =>
+          renderAccError(target, average ? averagedFigure(fig) : fig, { nodeOf: producer, ...options }),
       });
     }
   }

@@ -25,6 +25,9 @@ function table(container, title, rows, order, state) {
   renderSensitivityTable(container, sensitivityTable(rows, order), { onFocus: (item) => focusItem(state, item, rows[item]) });
 }
 
+// View toggles that survive redraws while results stream in.
+const toggles = { average: false };
+
 export function renderResultView(container, analysis, result, state) {
   const doc = container.ownerDocument;
   const empty = (text) => container.append(el(doc, 'p', { class: 'ptq-empty', text }));
@@ -51,9 +54,20 @@ export function renderResultView(container, analysis, result, state) {
   const kinds = CHART_KINDS[analysis] ?? [];
   const charts = chartList(result, state.get('graph')).filter((c) => kinds.includes(c.kind));
   if (!charts.length && !(analysis === 'stat_info' && result.stat_info)) return empty('No charts yet.');
-  for (const chart of charts) {
-    const fig = el(doc, 'figure', { class: 'ptq-chart-figure', 'data-kind': chart.kind, 'data-name': chart.name });
-    container.append(fig);
-    chart.render(fig, { onFocus: (node) => { state.set('selection', node); state.set('focus', node); } });
+  const figures = el(doc, 'div', { class: 'ptq-figures' });
+  const draw = () => {
+    figures.replaceChildren();
+    for (const chart of charts) {
+      const fig = el(doc, 'figure', { class: 'ptq-chart-figure', 'data-kind': chart.kind, 'data-name': chart.name });
+      figures.append(fig);
+      chart.render(fig, { average: toggles.average, onFocus: (node) => { state.set('selection', node); state.set('focus', node); } });
+    }
+  };
+  if (analysis === 'acc_error') {
+    const box = el(doc, 'input', { type: 'checkbox', class: 'ptq-average-toggle', checked: toggles.average });
+    box.addEventListener('change', () => { toggles.average = box.checked; draw(); });
+    container.append(el(doc, 'label', { class: 'ptq-view-toggle' }, box, doc.createTextNode(' running mean (average_mode) of the curves')));
   }
+  container.append(figures);
+  draw();
 }
