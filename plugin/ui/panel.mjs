@@ -8,6 +8,7 @@ import { stripRoot, placeLooseNpy, checkCalibrationLayout, isJunk } from '../../
 
 export const PANEL_ID = 'ptqscope-panel';
 const RUNNABLE = [['sensitivity', 'Sensitivity'], ['leave_one_out', 'Leave-one-out']];
+const NODE_ANALYSES = [['distribution', 'Distribution'], ['channelwise', 'Channels'], ['stat_info', 'Stat info']];
 
 // Keeps our panel's events away from Netron's document/body listeners (drop opens a model; any
 // keydown clears Netron's selection).
@@ -170,10 +171,23 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
   // --- selected node ---
   const nodeTitle = h(doc, 'div', { class: 'ptq-node-title', text: 'Select a node in the graph to see its results.' });
   const nodeBody = h(doc, 'div', { class: 'ptq-node-body' });
+  // Per-node analyses whose charts then show below (distribution histograms, channel box plots,
+  // calibration stat info), run for the selected node only.
+  const runForNode = (kind) => {
+    const name = state.get('selection');
+    try {
+      runner.run('analysis', buildRequest(kind, { nodes_list: [name] })).catch(() => {});
+    } catch (err) {
+      state.set('error', err.message);
+    }
+  };
+  const nodeActions = h(doc, 'div', { class: 'ptq-node-actions', hidden: true },
+    ...NODE_ANALYSES.map(([kind, label]) => h(doc, 'button', { type: 'button', 'data-analysis': kind, text: label, onclick: () => runForNode(kind) })));
   const renderNode = () => {
     const name = state.get('selection');
     clear(nodeBody);
     nodeTitle.textContent = name ? name : 'Select a node in the graph to see its results.';
+    nodeActions.hidden = !name;
     if (!name) return;
     const list = sections();
     for (const section of list) {
@@ -218,7 +232,7 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
       h(doc, 'div', {}, runButton, ' ', cancelButton, ' ', progress),
       runStatus),
     h(doc, 'section', { class: 'ptq-heat' }, h(doc, 'div', {}, 'Colour by ', heatView, ' ', heatMetric), legend),
-    h(doc, 'section', { class: 'ptq-node' }, nodeTitle, nodeBody));
+    h(doc, 'section', { class: 'ptq-node' }, nodeTitle, nodeActions, nodeBody));
   const toggle = h(doc, 'button', { type: 'button', class: 'ptq-toggle', 'aria-label': 'collapse', text: '–' });
   toggle.addEventListener('click', () => {
     body.hidden = !body.hidden;

@@ -22,6 +22,12 @@ export const PANEL_CSS = `
 #ptqscope-panel .ptq-node-rows th { text-align: left; padding-top: 4px; word-break: break-all; }
 #ptqscope-panel .ptq-node-rows td { padding: 0 4px; font-variant-numeric: tabular-nums; }
 #ptqscope-panel svg { max-width: 100%; height: auto; }
+#ptqscope-panel .ptq-node-actions { margin: 4px 0; display: flex; gap: 4px; }
+#ptqscope-panel .ptq-node-body h4 { margin: 6px 0 2px; font-size: 12px; }
+#ptqscope-panel dl.ptq-node-row { display: grid; grid-template-columns: auto 1fr; gap: 0 8px; margin: 0; }
+#ptqscope-panel dl.ptq-node-row dt { color: #666; }
+#ptqscope-panel dl.ptq-node-row dd { margin: 0; font-variant-numeric: tabular-nums; word-break: break-all; }
+#ptqscope-panel figure { margin: 4px 0; }
 @media (prefers-color-scheme: dark) {
   #ptqscope-panel { background: rgba(45,45,45,0.97); color: #ddd; border-color: #555; }
   #ptqscope-panel .ptq-header { background: #383838; border-color: #555; }

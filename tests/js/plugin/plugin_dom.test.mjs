@@ -179,8 +179,17 @@ describe('plugin on the recorded Netron page', () => {
     page.view.select('node-name-Conv_0');
     await until(state, 'selection', (s) => s === 'Conv_0');
     expect(panelNode.querySelector('[data-section="analysis-results"] h4').textContent).toContain('via /backbone/pool/MaxPool_output_0_HzCalibration');
+    // Per-node charts: the distribution of the selected calibration node, drawn by web/charts.
+    page.view.select('node-name-/backbone/pool/MaxPool_output_0_HzCalibration');
+    await until(state, 'selection', (s) => s === '/backbone/pool/MaxPool_output_0_HzCalibration');
+    const done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
+    panelNode.querySelector('.ptq-node-actions [data-analysis="distribution"]').dispatchEvent(new page.window.Event('click'));
+    expect(await done).toMatchObject({ type: 'done', cancelled: false });
+    expect(Object.keys(state.get('results').distribution ?? {}).length).toBeGreaterThan(0);
+    expect(panelNode.querySelectorAll('figure[data-kind="distribution"] svg').length).toBeGreaterThan(0);
     page.view.select(null);
     await until(state, 'selection', (s) => s === null);
+    expect(panelNode.querySelector('.ptq-node-actions').hidden).toBe(true);
   });
 
   it('a new model through Netron clears the old results and colours', async () => {

@@ -161,6 +161,10 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.locator('[id="node-name-/backbone/pool/MaxPool_output_0_HzCalibration"] > g.node-item').first().click();
     await page.locator('#ptqscope-panel .ptq-node-title', { hasText: '/backbone/pool/MaxPool_output_0_HzCalibration' }).waitFor();
     await page.locator('#ptqscope-panel .ptq-node [data-section="analysis-results"] h4').first().waitFor();
+    // Its distribution chart (web/charts/histogram.mjs) from a per-node run.
+    await page.locator('#ptqscope-panel .ptq-node-actions [data-analysis="distribution"]').click();
+    await waitOrPanelError('#ptqscope-panel .ptq-node figure[data-kind="distribution"] svg');
+    expect(await page.locator('#ptqscope-panel').getAttribute('data-run')).toBe('done');
     expect(problems).toEqual([]);
   });
 });
