@@ -5,7 +5,7 @@ import { openDigits, analyzeWithEvents, WASM_PATH } from './fixture.mjs';
 import { spawnNodeWorker } from '../../../web/pipeline/node_worker.mjs';
 import * as pipeline from '../../../web/app/analysis/pipeline.mjs';
 import { createAnalysisRunner, progressText } from '../../../web/app/analysis/runner.mjs';
-import { buildRequest } from '../../../web/app/analysis/requests.mjs';
+import { buildRequest, runAllOptions } from '../../../web/app/analysis/requests.mjs';
 import { createStore } from '../../../web/app/state.mjs';
 
 let digits;
@@ -82,5 +82,21 @@ describe('analysis runner', () => {
     expect(state.get('error')).toMatch(/node_type/);
     const doc = await runner.run('analysis', request);
     expect(doc.sensitivity.activation).toEqual(reference.sensitivity.activation);
+  });
+
+  it('Run all (§8.4) fills every section, with node_type=node mapped to calibration sets', async () => {
+    const stages = [];
+    const off = runner.on((ev) => ev.type === 'stage' && stages.push(ev.stage));
+    const doc = await runner.run('runall', runAllOptions({ node_type: 'node', ns_metrics: ['cosine-similarity'], pick_threshold: '1' }));
+    off();
+    expect(stages).toEqual(['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']);
+    const r = state.get('results');
+    for (const key of ['distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']) expect(r[key], key).toBeTruthy();
+    expect(r.sensitivity.node).toEqual(doc.sensitivity.node);
+    // The top-5 nodes became their calibration nodes (§1.9) for the distribution / box plot stages.
+    const calibration = new Set(digits.graph.nodes.filter((n) => n.calibration).map((n) => n.name));
+    expect(r.channelwise_order.length).toBeGreaterThan(0);
+    for (const name of r.channelwise_order) expect(calibration.has(name)).toBe(true);
+    expect(r.sensitivity_analysis.x[0]).toBe('none');
   });
 });
