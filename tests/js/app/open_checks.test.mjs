@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { zipSync } from 'fflate';
 import { fixture, loadPtqModule, readCalibrationFolder } from '../helpers.mjs';
-import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, sampleNames, isNpy } from '../../../web/app/open/checks.mjs';
+import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, sampleNames, isNpy, findCalibrationRoot } from '../../../web/app/open/checks.mjs';
 import { expandZips } from '../../../web/app/open/sources.mjs';
 import { createOpener } from '../../../web/app/open/open.mjs';
 import { createStore } from '../../../web/app/state.mjs';
@@ -115,6 +115,29 @@ describe('opener with the wasm core', () => {
     const bad = encodeNpy('float64', [1, 1, 8, 8], new Float64Array(64));
     expect(await opener.openCalibration([{ path: 'calib/input/0.npy', bytes: bad }])).toBe(false);
     expect(s.get('error')).toMatch(/^calib: Unexpected data type for input: input/);
+  });
+
+  it('finds the calibration folder inside a dropped output directory, ignoring the other files', async () => {
+    const s = createStore();
+    const dir = [
+      { path: 'out/digits_cnn.onnx', bytes: modelFile().bytes },
+      { path: 'out/test_images.npy', bytes: dropped()[0].bytes },
+      { path: 'out/notes/readme.txt', bytes: new Uint8Array([65]) },
+      ...dropped().map((f) => ({ ...f, path: `out/${f.path}` })),
+    ];
+    expect(findCalibrationRoot(dir.slice(1), ['input']).root).toBe('out/calibration_data');
+    expect(await createOpener(s, engine).openFiles(dir)).toBe(true);
+    expect(s.get('error')).toBeNull();
+    expect(s.get('samples')).toMatchObject({ folder: 'calibration_data' });
+    expect(findCalibrationRoot([{ path: 'a/b.npy', bytes: new Uint8Array() }], ['input'])).toBeNull();
+  });
+
+  it('takes loose .npy files dropped with a one-input model', async () => {
+    const s = createStore();
+    const loose = dropped().slice(0, 3).map((f) => ({ ...f, path: f.path.split('/').pop() }));
+    expect(await createOpener(s, engine).openFiles([modelFile(), ...loose])).toBe(true);
+    expect(s.get('samples').count).toBe(3);
+    expect(s.get('calibrationFiles').map((f) => f.path)).toEqual(['input/0.npy', 'input/1.npy', 'input/10.npy']);
   });
 
   it('asks for the model first', async () => {

@@ -109,3 +109,21 @@ export function sampleNames(files, inputNames) {
   const first = inputNames[0];
   return files.filter((f) => f.path.startsWith(`${first}/`)).map((f) => f.path.slice(first.length + 1)).sort(sortNames);
 }
+
+// A model dropped together with its folder (e.g. the whole output directory): finds the folder whose
+// sub-folders are the model's inputs ('<root>/<input>/<file>') and keeps only the files under it.
+// Returns { root, files } (paths still starting with root) or null when no such folder exists.
+export function findCalibrationRoot(files, inputNames) {
+  const counts = new Map();
+  for (const f of files) {
+    const parts = f.path.split('/');
+    if (parts.length >= 2 && inputNames.includes(parts[parts.length - 2])) {
+      const root = parts.slice(0, -2).join('/');
+      counts.set(root, (counts.get(root) ?? 0) + 1);
+    }
+  }
+  if (counts.size === 0) return null;
+  const [root] = [...counts].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length)[0];
+  const prefix = root ? `${root}/` : '';
+  return { root, files: files.filter((f) => f.path.startsWith(prefix)) };
+}

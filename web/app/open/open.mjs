@@ -2,7 +2,7 @@
 // checks it, and publishes the result in the store. Failures go to state 'error' (the banner); the
 // previous model stays usable. The engine (wasm worker client) is injected so tests can pass a
 // Node session.
-import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout } from './checks.mjs';
+import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, findCalibrationRoot } from './checks.mjs';
 
 export function createOpener(state, engine) {
   const fail = (message) => {
@@ -62,8 +62,15 @@ export function createOpener(state, engine) {
     if (errors.length) return fail(errors.join('\n'));
     if (!model && data.length === 0) return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, or .npy files.');
     if (model && !(await openModel(model))) return false;
-    if (data.length) return openCalibration(data, label);
-    return true;
+    if (!data.length) return true;
+    if (model && data.some((f) => f.path.includes('/'))) {
+      // Dropped with the model, the data may sit inside a larger folder: use the calibration folder in it.
+      const found = findCalibrationRoot(data, state.get('summary').inputs.map((i) => i.name));
+      if (!found) return fail(`${model.path} opened, but none of the other files is in a calibration_data layout (<input name>/<file>.npy).`);
+      const relative = found.files.map((f) => ({ ...f, path: found.root ? f.path.slice(found.root.length + 1) : f.path }));
+      return openCalibration(relative, found.root.split('/').pop() || label);
+    }
+    return openCalibration(data, label);
   }
 
   return { openFiles, openModel, openCalibration };
