@@ -57,8 +57,10 @@ export function mountAnalysesPanel(root, state, runner) {
   }
 
   function drawOutput() {
+    const top = output.scrollTop; // rows streaming in must not scroll the user back up
     output.replaceChildren();
     renderResultView(output, current, state.get('results'), state);
+    output.scrollTop = top;
   }
 
   async function start() {

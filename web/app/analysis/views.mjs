@@ -19,10 +19,16 @@ export function focusItem(state, item, row) {
   state.set('focus', consumer ?? self ?? item);
 }
 
-function table(container, title, rows, order, state) {
+// The last table drawn per key: its sort / filter / top-k carry over when rows stream in.
+const tables = new Map();
+
+function table(container, key, title, rows, order, state) {
   const doc = container.ownerDocument;
   container.append(el(doc, 'h4', { class: 'ptq-table-title', text: title }));
-  renderSensitivityTable(container, sensitivityTable(rows, order), { onFocus: (item) => focusItem(state, item, rows[item]) });
+  const kept = tables.get(key)?.state();
+  tables.set(key, renderSensitivityTable(container, sensitivityTable(rows, order), {
+    ...kept, onFocus: (item) => focusItem(state, item, rows[item]),
+  }));
 }
 
 // View toggles that survive redraws while results stream in.
@@ -37,7 +43,7 @@ export function renderResultView(container, analysis, result, state) {
     if (!sections.length) return empty(`No ${analysis.replace(/_/g, '-')} results yet.`);
     for (const [nodeType, rows] of sections) {
       const name = analysis === 'leave_one_out' ? 'leave-one-out' : 'sensitivity';
-      table(container, `${name}: ${nodeType}${result.cancelled ? ' (cancelled: items finished so far)' : ''}`, rows, result[`${analysis}_order`]?.[nodeType], state);
+      table(container, `${analysis}:${nodeType}`, `${name}: ${nodeType}${result.cancelled ? ' (cancelled: items finished so far)' : ''}`, rows, result[`${analysis}_order`]?.[nodeType], state);
     }
     return;
   }
@@ -45,7 +51,7 @@ export function renderResultView(container, analysis, result, state) {
     const names = ['Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
     const rows = Object.fromEntries(Object.entries(result.stat_info).map(([k, r]) =>
       [k, Array.isArray(r.cells) ? Object.fromEntries(names.map((n, i) => [n, r.cells[i]])) : r]));
-    table(container, 'calibration nodes stat info', rows, result.stat_info_order, state);
+    table(container, 'stat_info', 'calibration nodes stat info', rows, result.stat_info_order, state);
   }
   if (analysis === 'runall') {
     const parts = ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis'].filter((k) => result[k]);
