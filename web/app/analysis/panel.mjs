@@ -4,6 +4,7 @@ import { ANALYSES, buildRequest, runAllOptions, topK } from './requests.mjs';
 import { FORMS, buildForm, el, readForm } from './forms.mjs';
 import { progressText, formatDuration } from './runner.mjs';
 import { renderResultView } from './views.mjs';
+import { calibrationSetResolver } from '../../pipeline/relations.mjs';
 
 const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
 
@@ -34,7 +35,13 @@ export function mountAnalysesPanel(root, state, runner) {
         state.set('error', 'top-k: run a sensitivity analysis first (its most sensitive items fill this list)');
         return;
       }
-      form.querySelector(`[name="${name}"]`).value = topK(result, type, k).join(', ');
+      let items = topK(result, type, k);
+      // Box plots take calibration nodes: normal nodes become their calibration sets (§1.9), as in runall.
+      if (form.dataset.analysis === 'channelwise' && type === 'node') {
+        const setOf = calibrationSetResolver(state.get('graph'));
+        items = [...new Set(items.flatMap((n) => setOf(n)))];
+      }
+      form.querySelector(`[name="${name}"]`).value = items.join(', ');
     },
   });
 
