@@ -4,7 +4,7 @@
 // scheduling, terminates the busy workers and returns what finished; worker errors keep their kind.
 import { describe, expect, it } from 'vitest';
 import { createPool } from '../../web/pipeline/pool.mjs';
-import { chunkRanges, runAnalysis } from '../../web/pipeline/sweep.mjs';
+import { chunkRanges, interleave, partCount, runAnalysis } from '../../web/pipeline/sweep.mjs';
 import { handleMessage } from '../../web/pipeline/worker_core.mjs';
 
 const ITEMS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
@@ -30,12 +30,14 @@ function fakePtq(log) {
     analyze(text, onEvent) {
       const req = JSON.parse(text);
       if (req.options.fail) throw Object.assign(new Error('x does not exist in the model.'), { name: 'PtqError' });
-      const { begin = 0, end = ITEMS.length } = req.items ?? {};
+      log.requests.push(req.items ?? null);
+      const { begin = 0, end = ITEMS.length } = Array.isArray(req.items) ? {} : req.items ?? {};
       const indices = [];
       for (let i = begin; i < end; i++) {
+        if (Array.isArray(req.items) && !req.items.includes(ITEMS[i])) continue;
         indices.push(i);
         log.computed.push(ITEMS[i]);
-        onEvent?.(JSON.stringify({ type: 'item', item: ITEMS[i], done: i - begin + 1, total: end - begin }));
+        onEvent?.(JSON.stringify({ type: 'item', item: ITEMS[i], done: indices.length, total: req.items?.length ?? ITEMS.length }));
       }
       return JSON.stringify({ ...sorted(indices), sweep: { items: indices.map((i) => ITEMS[i]), indices, total: ITEMS.length }, cancelled: false });
     }
@@ -54,7 +56,7 @@ function fakePtq(log) {
 // Fake Worker: messages are cloned and handled asynchronously; `hold(type)` delays that message type
 // until release() so tests can cancel while a job is "running".
 function fakeWorkers() {
-  const log = { loads: 0, computed: [], merges: 0, spawned: 0, terminated: 0, held: [] };
+  const log = { loads: 0, computed: [], requests: [], merges: 0, spawned: 0, terminated: 0, held: [] };
   const spawn = () => {
     log.spawned++;
     const ptq = fakePtq(log);
@@ -88,8 +90,20 @@ async function until(cond) {
 const REQUEST = { analysis: 'sensitivity', options: { node_type: 'node' } };
 const MODEL = { model: new Uint8Array([1, 2, 3]), files: [{ path: 'input/0.npy', bytes: new Uint8Array(4) }], modelName: 'm.onnx', dataName: 'data' };
 
-describe('chunkRanges', () => {
-  it('covers [0, n) with contiguous near-equal chunks', () => {
+describe('splitting', () => {
+  it('interleaves the items over the parts (each part gets early and late items)', () => {
+    expect(interleave(ITEMS, 3)).toEqual([['a', 'd', 'g'], ['b', 'e'], ['c', 'f']]);
+    expect(interleave(['a', 'b'], 5)).toEqual([['a'], ['b']]);
+    expect(interleave(ITEMS, 1)).toEqual([ITEMS]);
+  });
+  it('one part per worker, three per worker when cancellable, one call for one worker', () => {
+    expect(partCount(40, 2, false)).toBe(2);
+    expect(partCount(40, 2, true)).toBe(6);
+    expect(partCount(4, 2, true)).toBe(4);
+    expect(partCount(40, 1, false)).toBe(1);
+    expect(partCount(40, 1, true)).toBe(3);
+  });
+  it('position ranges (for sweeps with repeated names) cover [0, n) with contiguous near-equal chunks', () => {
     expect(chunkRanges(7, 3)).toEqual([{ begin: 0, end: 2 }, { begin: 2, end: 4 }, { begin: 4, end: 7 }]);
     expect(chunkRanges(2, 6)).toEqual([{ begin: 0, end: 1 }, { begin: 1, end: 2 }]);
     expect(chunkRanges(5, 1)).toEqual([{ begin: 0, end: 5 }]);
@@ -121,6 +135,7 @@ describe('worker pool and sweep splitting', () => {
     const items = [];
     const split = await runAnalysis(pool2, REQUEST, { onItem: (ev) => items.push(ev.item) });
     expect([...two.log.computed].sort()).toEqual(ITEMS);
+    expect(two.log.requests.slice(-2)).toEqual([['a', 'c', 'e', 'g'], ['b', 'd', 'f']]); // one interleaved part per worker
     expect([...items].sort()).toEqual(ITEMS);
     expect(two.log.merges).toBe(1);
     expect(split.sensitivity_order.node).toEqual(single.sensitivity_order.node);
@@ -165,8 +180,8 @@ describe('worker pool and sweep splitting', () => {
     ctrl.abort();
     const result = await run;
     expect(result.cancelled).toBe(true);
-    expect(chunksDone).toBe(2); // chunk [0, 2) of 7 items in 3 chunks
-    expect(Object.keys(result.sensitivity.node).sort()).toEqual(['a', 'b']);
+    expect(chunksDone).toBe(3); // part 1 of 7 items in 3 parts: a, d, g
+    expect(Object.keys(result.sensitivity.node).sort()).toEqual(['a', 'd', 'g']);
     expect(log.terminated).toBe(1);
     // The pool still works: a replacement worker, loaded once before its first job.
     log.hold = null;

@@ -1,10 +1,11 @@
 // runAnalysis: one analysis request on a worker pool. Sweeps (sensitivity, leave_one_out, distribution,
-// channelwise) are split: listItems -> contiguous chunks of item positions, scheduled on whichever
-// worker is free, then merged by the core (mergeResults re-sorts with §3.4, so the result does not
-// depend on the split). Progress counts finished items over all chunks, with an ETA.
+// channelwise) are split: listItems -> interleaved parts of the item list (item k goes to part
+// k mod parts, so every part gets early items with large downstream cones and late cheap ones),
+// scheduled on whichever worker is free, then merged by the core (mergeResults re-sorts with §3.4,
+// so the result does not depend on the split). Progress counts finished items over all parts, with an ETA.
 //
-// Cancellation (`signal`): no further chunk is scheduled and the busy workers are terminated; the
-// chunks finished so far are merged and returned with `cancelled: true` (or the AbortError is thrown
+// Cancellation (`signal`): no further part is scheduled and the busy workers are terminated; the
+// parts finished so far are merged and returned with `cancelled: true` (or the AbortError is thrown
 // when none finished).
 import { abortError } from './pool.mjs';
 
@@ -19,12 +20,18 @@ export function chunkRanges(count, parts) {
   }));
 }
 
-// How many chunks for `items` items on `workers` workers: a few per worker so that uneven item costs
-// (early items have larger downstream cones) even out, but not so many that the per-chunk reference
-// runs dominate. One worker without a signal runs the whole sweep in one call.
-export function chunkCount(items, workers, cancellable) {
+// The items of part k of `parts`: names[k], names[k + parts], ... (every part non-empty).
+export function interleave(names, parts) {
+  const n = Math.max(1, Math.min(names.length, parts));
+  return Array.from({ length: n }, (_, k) => names.filter((_, i) => i % n === k));
+}
+
+// How many parts for `items` items on `workers` workers. Each part repeats the reference runs of its
+// samples, so one part per worker is the cheapest; a cancellable run uses three per worker so that
+// cancelling keeps most of the finished work. One worker without a signal runs the sweep in one call.
+export function partCount(items, workers, cancellable) {
   if (workers <= 1 && !cancellable) return 1;
-  return Math.min(items, Math.max(1, workers) * 3);
+  return Math.min(items, Math.max(1, workers) * (cancellable ? 3 : 1));
 }
 
 function progressTracker(total, onProgress, now) {
@@ -58,7 +65,10 @@ export async function runAnalysis(pool, request, { onItem, onProgress, signal, c
     return JSON.parse(reply.json);
   }
 
-  const ranges = chunkRanges(names.length, chunks ?? chunkCount(names.length, pool.size, Boolean(signal)));
+  const count = chunks ?? partCount(names.length, pool.size, Boolean(signal));
+  // Items are sent by name; a sweep with repeated names (an interested_nodes list naming an item
+  // twice) cannot be addressed by name, so it is split into position ranges instead.
+  const ranges = new Set(names).size === names.length ? interleave(names, count) : chunkRanges(names.length, count);
   const tick = progressTracker(names.length, onProgress, now);
   const parts = new Array(ranges.length).fill(null);
   const local = new AbortController(); // aborts the running chunks when `signal` fires
