@@ -1,0 +1,182 @@
+// QuantizeLinear / DequantizeLinear (opsets 10, 13, 19, 21): per-tensor, per-axis (13+) and blocked
+// (21, `block_size`) scales; integer types int8/uint8/int16/uint16 (plus int32 input to
+// DequantizeLinear). float8 / int4 types have no ptq::Tensor dtype and are rejected.
+//   Q:  y = saturate(round_half_even(x / scale) + zero_point)
+//   DQ: y = (x - zero_point) * scale
+// Both are evaluated in float32 with a true division, the same arithmetic as the HzCalibration
+// fake-quant (quant/calibration.cpp), so a Horizon model rewritten by hz_to_qdq runs bit-identically.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "exec/registry.h"
+
+namespace ptq::exec {
+namespace {
+
+// How scale/zero-point elements map onto x: x viewed as [outer, channels, inner] around `axis`;
+// a run of `inner` consecutive elements of x uses parameters base, base + step, ... (step 0 or 1).
+struct ParamLayout {
+  int64_t outer = 1, channels = 1, inner = 1;
+  int64_t block = 0;      // > 0: blocked quantization along the axis
+  bool per_tensor = true;
+
+  // First parameter index of the run at (o, c) and the per-element step within it.
+  int64_t base(int64_t o, int64_t c) const {
+    if (per_tensor) return 0;
+    if (block == 0) return c;
+    const int64_t blocks = (channels + block - 1) / block;
+    return (o * blocks + c / block) * inner;
+  }
+  int64_t step() const { return !per_tensor && block > 0 ? 1 : 0; }
+};
+
+ParamLayout param_layout(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
+  ParamLayout p;
+  const bool scalar = scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1);
+  const int64_t block = ctx.opset() >= 21 ? ctx.node.attr_int("block_size", 0) : 0;
+  ctx.check(block >= 0, "attribute 'block_size' must be >= 0");
+  if (scalar && block == 0) {
+    p.inner = x.numel();  // one run over the whole tensor
+    return p;
+  }
+  ctx.check(ctx.opset() >= 13, "scale must be a scalar before opset 13 (per-axis needs opset 13), got " +
+                                   shape_str(scale.shape()));
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  int64_t axis = ctx.node.attr_int("axis", 1);
+  ctx.check(axis >= -rank && axis < rank, "attribute 'axis' " + std::to_string(axis) + " is out of range for input " +
+                                              shape_str(x.shape()));
+  if (axis < 0) axis += rank;
+  p.per_tensor = false;
+  p.block = block;
+  for (int64_t d = 0; d < axis; ++d) p.outer *= x.dim(static_cast<size_t>(d));
+  p.channels = x.dim(static_cast<size_t>(axis));
+  for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x.dim(static_cast<size_t>(d));
+  if (block == 0) {
+    ctx.check(scale.rank() == 1 && scale.dim(0) == p.channels,
+              "per-axis scale " + shape_str(scale.shape()) + " must be 1-D with " + std::to_string(p.channels) +
+                  " elements (input " + shape_str(x.shape()) + ", axis " + std::to_string(axis) + ")");
+    return p;
+  }
+  Shape expected = x.shape();
+  expected[static_cast<size_t>(axis)] = (p.channels + block - 1) / block;
+  ctx.check(scale.shape() == expected, "blocked scale " + shape_str(scale.shape()) + " must have shape " +
+                                           shape_str(expected) + " (block_size " + std::to_string(block) + ")");
+  return p;
+}
+
+// Zero points as int64 (0 when absent), checked against the scale's shape.
+std::vector<int64_t> zero_points(const KernelContext& ctx, const Tensor* zp, const Tensor& scale) {
+  if (!zp) return std::vector<int64_t>(static_cast<size_t>(scale.numel()), 0);
+  ctx.check(zp->numel() == scale.numel(), "zero point " + shape_str(zp->shape()) + " does not match scale " +
+                                              shape_str(scale.shape()));
+  return zp->to_int64_vector();
+}
+
+bool is_quantized_type(DType t) {
+  return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16;
+}
+
+template <class Q>
+void quantize_as(const ParamLayout& p, const float* x, const std::vector<float>& scale,
+                 const std::vector<int64_t>& zp, Q* y) {
+  const float qmin = static_cast<float>(std::numeric_limits<Q>::min());
+  const float qmax = static_cast<float>(std::numeric_limits<Q>::max());
+  const int64_t step = p.step();
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (int64_t c = 0; c < p.channels; ++c) {
+      const int64_t offset = (o * p.channels + c) * p.inner;
+      int64_t k = p.base(o, c);
+      for (int64_t i = 0; i < p.inner; ++i, k += step) {
+        const float s = scale[static_cast<size_t>(k)];
+        const float z = static_cast<float>(zp[static_cast<size_t>(k)]);
+        float q = std::nearbyint(x[offset + i] / s) + z;
+        // NaN has no integer image: it maps to the zero point (dequantizes to 0).
+        q = std::isnan(q) ? z : std::min(std::max(q, qmin), qmax);
+        y[offset + i] = static_cast<Q>(q);
+      }
+    }
+}
+
+void quantize_linear(KernelContext& ctx) {
+  const Tensor& x_in = ctx.required(0);
+  const Tensor& scale_in = ctx.required(1);
+  const Tensor* zp = ctx.input(2);
+  ctx.check(x_in.dtype() == DType::Float || x_in.dtype() == DType::Float16 || x_in.dtype() == DType::BFloat16 ||
+                x_in.dtype() == DType::Double || x_in.dtype() == DType::Int32,
+            "unsupported input dtype " + dtype_name(x_in.dtype()));
+  DType out = zp ? zp->dtype() : DType::UInt8;
+  const int64_t requested = ctx.opset() >= 21 ? ctx.node.attr_int("output_dtype", 0) : 0;
+  if (requested != 0) {
+    if (zp)
+      ctx.check(static_cast<int64_t>(zp->dtype()) == requested, "attribute 'output_dtype' " + std::to_string(requested) +
+                                                                     " differs from the zero point's dtype " +
+                                                                     dtype_name(zp->dtype()));
+    out = static_cast<DType>(requested);
+  }
+  ctx.check(is_quantized_type(out), "unsupported output type (zero point / 'output_dtype'): only int8, uint8, int16 "
+                                    "and uint16 are supported");
+  const Tensor x = x_in.to_float();
+  const ParamLayout p = param_layout(ctx, x, scale_in);
+  const std::vector<float> scale = scale_in.to_float_vector();
+  const std::vector<int64_t> z = zero_points(ctx, zp, scale_in);
+  Tensor y(out, x.shape());
+  const float* xd = x.data<float>();
+  switch (out) {
+    case DType::Int8: quantize_as(p, xd, scale, z, y.mutable_data<int8_t>()); break;
+    case DType::UInt8: quantize_as(p, xd, scale, z, y.mutable_data<uint8_t>()); break;
+    case DType::Int16: quantize_as(p, xd, scale, z, y.mutable_data<int16_t>()); break;
+    default: quantize_as(p, xd, scale, z, y.mutable_data<uint16_t>()); break;
+  }
+  ctx.outputs[0] = y;
+}
+
+template <class Q>
+void dequantize_as(const ParamLayout& p, const Q* x, const std::vector<float>& scale, const std::vector<int64_t>& zp,
+                   float* y) {
+  const int64_t step = p.step();
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (int64_t c = 0; c < p.channels; ++c) {
+      const int64_t offset = (o * p.channels + c) * p.inner;
+      int64_t k = p.base(o, c);
+      for (int64_t i = 0; i < p.inner; ++i, k += step)
+        y[offset + i] = static_cast<float>(static_cast<int64_t>(x[offset + i]) - zp[static_cast<size_t>(k)]) *
+                        scale[static_cast<size_t>(k)];
+    }
+}
+
+void dequantize_linear(KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& scale_in = ctx.required(1);
+  const Tensor* zp = ctx.input(2);
+  ctx.check(is_quantized_type(x.dtype()) || x.dtype() == DType::Int32,
+            "unsupported input dtype " + dtype_name(x.dtype()) + " (int8, uint8, int16, uint16, int32 are supported)");
+  ctx.check(!zp || zp->dtype() == x.dtype(), "zero point dtype " + (zp ? dtype_name(zp->dtype()) : std::string()) +
+                                                 " differs from the input's " + dtype_name(x.dtype()));
+  const ParamLayout p = param_layout(ctx, x, scale_in);
+  const std::vector<float> scale = scale_in.to_float_vector();
+  const std::vector<int64_t> z = zero_points(ctx, zp, scale_in);
+  if (x.dtype() == DType::Int32)
+    ctx.check(std::all_of(z.begin(), z.end(), [](int64_t v) { return v == 0; }), "int32 input needs a zero point of 0");
+  Tensor y(DType::Float, x.shape());
+  float* yd = y.mutable_data<float>();
+  switch (x.dtype()) {
+    case DType::Int8: dequantize_as(p, x.data<int8_t>(), scale, z, yd); break;
+    case DType::UInt8: dequantize_as(p, x.data<uint8_t>(), scale, z, yd); break;
+    case DType::Int16: dequantize_as(p, x.data<int16_t>(), scale, z, yd); break;
+    case DType::UInt16: dequantize_as(p, x.data<uint16_t>(), scale, z, yd); break;
+    default: dequantize_as(p, x.data<int32_t>(), scale, z, yd); break;
+  }
+  // Opset 19+: the output has the scale's type (float16 / bfloat16 scales give such outputs).
+  const DType out = ctx.opset() >= 19 ? scale_in.dtype() : DType::Float;
+  ctx.outputs[0] = out == DType::Float ? y : cast_tensor(y, out);
+}
+
+}  // namespace
+
+void register_qdq(OpRegistry& r) {
+  r.add("", "QuantizeLinear", &quantize_linear);
+  r.add("", "DequantizeLinear", &dequantize_linear);
+}
+
+}  // namespace ptq::exec
