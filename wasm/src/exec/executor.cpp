@@ -155,9 +155,14 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
   for (size_t i = 0; i < inputs.size(); ++i) check_input(i, inputs[i]);
 
   std::vector<Tensor> values(g.values.size());
-  std::vector<uint8_t> pinned(g.values.size(), keep_all ? 1 : 0);
+  const bool budgeted = keep_all && keep_all_budget_ > 0;
+  std::vector<uint8_t> pinned(g.values.size(), keep_all && !budgeted ? 1 : 0);
   for (int v : keep) pinned.at(static_cast<size_t>(v)) = 1;
   for (int v : g.outputs) pinned[static_cast<size_t>(v)] = 1;
+  // Graph inputs are the caller's tensors (no cost) and the root of every recomputation.
+  if (keep_all)
+    for (int v : g.inputs) pinned[static_cast<size_t>(v)] = 1;
+  RunRecord record;
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
 
   std::vector<const Tensor*> in_ptrs;
@@ -176,20 +181,70 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
     }
     outs.assign(node.outputs.size(), Tensor());
     execute_node(static_cast<int>(i), in_ptrs, outs, config);
-    for (size_t o = 0; o < outs.size(); ++o)
-      if (node.outputs[o] >= 0) values[static_cast<size_t>(node.outputs[o])] = std::move(outs[o]);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const int v = node.outputs[o];
+      if (v < 0) continue;
+      if (budgeted && !pinned[static_cast<size_t>(v)]) {
+        const size_t bytes = outs[o].nbytes();
+        if (record.kept_bytes + bytes <= keep_all_budget_) {
+          pinned[static_cast<size_t>(v)] = 1;
+          record.kept_bytes += bytes;
+        } else {
+          ++record.evicted;
+        }
+      }
+      values[static_cast<size_t>(v)] = std::move(outs[o]);
+    }
     // Release tensors whose last consumer has run (the arena of this executor is the allocator).
     for (int in : node.inputs)
       if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
         values[static_cast<size_t>(in)] = Tensor();
     if (stats) ++stats->nodes_executed;
   }
-  RunRecord record;
   record.config = config;
   record.values.resize(g.values.size());
   for (size_t v = 0; v < values.size(); ++v)
     if (pinned[v]) record.values[v] = std::move(values[v]);
   return record;
+}
+
+void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats) {
+  const ir::Graph& g = graph();
+  auto held = [&](int v) {
+    return g.constant(v) || base.values[static_cast<size_t>(v)].defined() || cache[static_cast<size_t>(v)].defined();
+  };
+  // Producers to re-run: walk back from `value` through tensors neither the base nor the cache holds.
+  std::vector<uint8_t> needed(g.nodes.size(), 0);
+  std::vector<int> stack = {value};
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (held(v)) continue;
+    const int p = g.value(v).producer;
+    if (p < 0) fail("incremental run: the base record lacks tensor '" + g.value(v).name + "' (run it with keep_all)");
+    if (needed[static_cast<size_t>(p)]) continue;
+    needed[static_cast<size_t>(p)] = 1;
+    for (int in : g.node(p).inputs)
+      if (in >= 0) stack.push_back(in);
+  }
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {  // node order is topological
+    if (!needed[i]) continue;
+    const ir::Node& node = g.nodes[i];
+    in_ptrs.clear();
+    for (int in : node.inputs) {
+      if (in < 0) { in_ptrs.push_back(nullptr); continue; }
+      const Tensor* c = g.constant(in);
+      const Tensor& b = base.values[static_cast<size_t>(in)];
+      in_ptrs.push_back(c ? c : b.defined() ? &b : &cache[static_cast<size_t>(in)]);
+    }
+    outs.assign(node.outputs.size(), Tensor());
+    execute_node(static_cast<int>(i), in_ptrs, outs, base.config);
+    if (stats) ++stats->nodes_recomputed;
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (node.outputs[o] >= 0 && !held(node.outputs[o])) cache[static_cast<size_t>(node.outputs[o])] = std::move(outs[o]);
+  }
 }
 
 RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
@@ -202,11 +257,19 @@ RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& co
   for (int v : keep) wanted.at(static_cast<size_t>(v)) = 1;
   for (int v : g.outputs) wanted[static_cast<size_t>(v)] = 1;
 
-  auto base_value = [&](int v) -> const Tensor* {
+  std::vector<Tensor> recomputed(g.values.size());  // base tensors evicted under the keep_all budget
+  // The base's tensor if it is still held (nullptr when evicted and not yet recomputed).
+  auto held_base = [&](int v) -> const Tensor* {
     if (const Tensor* c = g.constant(v)) return c;
     const Tensor& t = base.values[static_cast<size_t>(v)];
-    if (!t.defined()) fail("incremental run: the base record lacks tensor '" + g.value(v).name + "' (run it with keep_all)");
-    return &t;
+    if (t.defined()) return &t;
+    const Tensor& r = recomputed[static_cast<size_t>(v)];
+    return r.defined() ? &r : nullptr;
+  };
+  auto base_value = [&](int v) -> const Tensor* {
+    if (const Tensor* t = held_base(v)) return t;
+    recompute_base(base, v, recomputed, stats);
+    return &recomputed[static_cast<size_t>(v)];
   };
 
   std::vector<const Tensor*> in_ptrs;
@@ -232,11 +295,13 @@ RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& co
     outs.assign(node.outputs.size(), Tensor());
     execute_node(static_cast<int>(i), in_ptrs, outs, config);
     if (stats) ++stats->nodes_executed;
-    // Propagation stops where the recomputed tensor equals the cached one bit for bit.
+    // Propagation stops where the recomputed tensor equals the cached one bit for bit (an evicted
+    // cached tensor counts as different: rebuilding it just to compare would cost more than it saves).
     for (size_t o = 0; o < outs.size(); ++o) {
       const int v = node.outputs[o];
       if (v < 0) continue;
-      if (!same_bits(outs[o], *base_value(v))) changed[static_cast<size_t>(v)] = std::move(outs[o]);
+      const Tensor* cached = held_base(v);
+      if (!cached || !same_bits(outs[o], *cached)) changed[static_cast<size_t>(v)] = std::move(outs[o]);
     }
     for (int in : node.inputs)
       if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)])

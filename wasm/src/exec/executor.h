@@ -28,11 +28,14 @@ struct QuantConfig {
 struct RunRecord {
   std::vector<Tensor> values;
   QuantConfig config;
+  size_t kept_bytes = 0;  // keep_all tensors counted against the executor's keep_all budget
+  int64_t evicted = 0;    // keep_all tensors dropped because the budget was exhausted
 };
 
 struct RunStats {
   int64_t nodes_executed = 0;
-  int64_t nodes_skipped = 0;  // reused from the cached run
+  int64_t nodes_skipped = 0;     // reused from the cached run
+  int64_t nodes_recomputed = 0;  // re-run to rebuild base tensors evicted under the keep_all budget
 };
 
 class Executor {
@@ -49,6 +52,15 @@ class Executor {
   // Configurations: as stored in the file (switch attribute), all ON, all OFF (the float model).
   QuantConfig stored_config() const;
   QuantConfig uniform_config(bool on) const;
+
+  // Byte budget for the tensors a keep_all run keeps besides graph inputs, outputs and `keep`
+  // (0 = unlimited, the default). Tensors are kept in graph order while they fit; the rest are
+  // released as in a normal run. run_incremental recomputes an evicted base tensor (from the nearest
+  // kept ones, under the base's config) only when it needs its value, and treats a recomputed node
+  // whose cached output was evicted as changed instead of comparing bits. Sizes are counted as
+  // nbytes per tensor, so zero-copy views (Reshape...) count in full: the budget is an upper bound.
+  void set_keep_all_budget(size_t bytes) { keep_all_budget_ = bytes; }
+  size_t keep_all_budget() const { return keep_all_budget_; }
 
   // Validates inputs (count, dtype, shape vs the model's declared input) and runs the whole graph.
   // `keep` lists value ids to keep in the record besides graph outputs; keep_all keeps everything.
@@ -72,6 +84,9 @@ class Executor {
                     const QuantConfig& config);
   Tensor run_calibration(int cali_index, const Tensor& input, const QuantConfig& config);
   const quant::QType& effective_qtype(int cali_index, const QuantConfig& config) const;
+  // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
+  // tensors that `base` or `cache` still hold.
+  void recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats);
   void check_config(const QuantConfig& config) const;
 
   ir::Model model_;
@@ -84,6 +99,7 @@ class Executor {
   std::vector<quant::QType> stored_qtypes_;
   // Fake-quantized weights, computed once per (calibration node, qtype name, round mode).
   std::map<std::string, Tensor> weight_cache_;
+  size_t keep_all_budget_ = 0;
 };
 
 }  // namespace ptq::exec
