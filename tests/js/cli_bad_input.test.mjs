@@ -58,4 +58,10 @@ describe('analysis sub-commands: bad input exits with 2', () => {
       expect(r.stderr).toContain(cases[i][1]);
     });
   });
+
+  it('ptqscope itself not ready (no wasm build): exit 1, not 2', async () => {
+    const r = await cli(['get-sensitivity-of-nodes', model, data], { env: { PTQSCOPE_WASM: path.join(tmp, 'none.mjs') } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${path.join(tmp, 'none.mjs')} not found`);
+  });
 });

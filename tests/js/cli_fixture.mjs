@@ -26,9 +26,9 @@ export function calibratedDigits() {
 }
 
 // Runs `ptqscope args...` (asynchronously, so several can run at once): {code, stdout, stderr}.
-export function cli(args, { cwd } = {}) {
+export function cli(args, { cwd, env } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: env ? { ...process.env, ...env } : process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
