@@ -47,7 +47,8 @@ function progressTracker(total, onProgress, now) {
 
 export async function runAnalysis(pool, request, { onItem, onProgress, signal, chunks, now = () => Date.now() } = {}) {
   if (signal?.aborted) throw abortError(signal);
-  const { items: names } = SPLITTABLE.has(request.analysis)
+  // A request that already names its items (a part chosen by the caller) is run as it is.
+  const { items: names } = SPLITTABLE.has(request.analysis) && request.items === undefined
     ? await pool.request({ type: 'listItems', request }, { signal })
     : { items: null };
 
