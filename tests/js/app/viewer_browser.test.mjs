@@ -172,7 +172,8 @@ describe('viewer (Chromium, file://)', () => {
     const maxGap = await page.evaluate(() => { window.__gaps.on = false; return window.__gaps.max; });
     expect(await page.getAttribute('#graph', 'data-layout')).toBe('layered');
     expect(await page.locator('#graph .badge').count()).toBe(2200); // 1,100 on edges (features) + 1,100 on weight rows
-    expect(maxGap).toBeLessThan(2000); // chunks of 400 boxes per frame; generous for a loaded 2-core CI
+    // Drawn in ~24 ms slices; drawing it in one go blocks for the whole draw time (5-25 s here).
+    expect(maxGap).toBeLessThan(3000);
     await page.screenshot({ path: path.join(ARTIFACTS, 'large.png') });
   });
 
