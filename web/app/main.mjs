@@ -48,7 +48,7 @@ function describe() {
     const cali = graph.nodes.filter((n) => n.op_type === 'HzCalibration').length;
     parts.push(`${graph.nodes.length} nodes`, `${cali} calibration nodes`);
   } else if (summary) parts.push(`${summary.nodeCount} nodes`);
-  parts.push(samples ? `${samples.count} calibration samples (${samples.folder})` : 'no calibration data');
+  if (summary) parts.push(samples ? `${samples.count} calibration samples (${samples.folder})` : 'no calibration data');
   $('#model-info').textContent = parts.join(' · ');
 }
 state.on('summary', (s) => {
