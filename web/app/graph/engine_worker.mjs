@@ -1,7 +1,9 @@
-// Web Worker holding one wasm Session for the viewer: parses the model (graphJson, summary) and
-// validates calibration data (the core's dtype/shape/NaN checks). Analyses run in H5's own pool.
+// Web Worker with one wasm Session for the viewer: parses the model (graphJson, summary) and
+// validates calibration data (the core's dtype/shape/NaN checks). Analyses run in their own pool.
+// The main thread ends this worker after each request (a wasm heap never shrinks), so 'data' brings
+// the model again.
 // Messages: {id, type: 'load', model: Uint8Array} -> {id, summary, graph}
-//           {id, type: 'data', files: [{path, bytes}]} -> {id, sampleCount, sampleNames}
+//           {id, type: 'data', model?: Uint8Array, files: [{path, bytes}]} -> {id, sampleCount, sampleNames}
 import createPtqModule from '../../../build/wasm/ptqscope.mjs';
 
 let session = null;
@@ -25,8 +27,9 @@ const handlers = {
     }
     return { summary, graph: JSON.parse(session.graphJson()) };
   },
-  async data({ files }) {
+  async data({ model, files }) {
     await ready;
+    if (model) session.loadModel(model);
     const { sampleCount, sampleNames } = session.loadCalibrationData(files);
     return { sampleCount, sampleNames: [...sampleNames] };
   },

@@ -49,14 +49,28 @@ function rpc(spawn) {
   };
 }
 
-export const engine = rpc(() => new EngineWorker({ name: 'ptqscope-engine' }));
 export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout' }));
+
+// One request per engine worker: ending it afterwards gives its wasm heap (which only grows, to the
+// size of the largest model) back; compiling the module again takes a fraction of a second.
+// A fresh worker per request, so requests never wait for or cancel each other.
+async function once(message, transfer) {
+  const engine = rpc(() => new EngineWorker({ name: 'ptqscope-engine' }));
+  try {
+    return await engine.call(message, transfer);
+  } finally {
+    engine.restart(); // nothing is pending any more: this only ends the worker
+  }
+}
 
 // The app keeps the model bytes (for the analysis workers): the worker gets a copy, transferred.
 export function loadModel(bytes) {
   const copy = bytes.slice();
-  return engine.call({ type: 'load', model: copy }, [copy.buffer]);
+  return once({ type: 'load', model: copy }, [copy.buffer]);
 }
-export const loadCalibration = (files) => engine.call({ type: 'data', files });
+export function loadCalibration(files, modelBytes) {
+  const copy = modelBytes.slice();
+  return once({ type: 'data', model: copy, files }, [copy.buffer]);
+}
 // The view model and its layout, both computed in the layout worker.
 export const modelAndLayout = (graph, options) => layoutWorker.call({ graph, options });

@@ -11,14 +11,17 @@ export function createOpener(state, engine) {
     return false;
   };
 
+  let latest = 0; // the newest openModel wins when several overlap
   async function openModel({ path, bytes }) {
+    const ticket = ++latest;
     state.set('status', `Loading ${path}…`);
     let loaded;
     try {
       loaded = await engine.loadModel(bytes);
     } catch (err) {
-      return fail(`${path}: ${err.message}`);
+      return ticket === latest ? fail(`${path}: ${err.message}`) : false;
     }
+    if (ticket !== latest) return false;
     state.set('error', null);
     state.setMany({
       modelName: path, modelBytes: bytes, summary: loaded.summary, calibrationFiles: null, samples: null,
@@ -45,7 +48,7 @@ export function createOpener(state, engine) {
     state.set('status', `Checking ${files.length} calibration files…`);
     let loaded;
     try {
-      loaded = await engine.loadCalibration(files); // dtype / shape / NaN checks of the core
+      loaded = await engine.loadCalibration(files, state.get('modelBytes')); // the core's dtype / shape / NaN checks
     } catch (err) {
       return fail(`${folder}: ${err.message}`);
     }
