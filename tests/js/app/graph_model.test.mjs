@@ -79,6 +79,21 @@ describe('view model from graphJson (hand-written tiny calibrated graph)', () =>
     expect(m.byName.get('w1_HzCalibration').rows[0]).toMatchObject({ kind: 'initializer', value: '⟨4×3×3×3⟩' });
   });
 
+  it('folds Constant nodes into rows of their consumers, showing small values', () => {
+    const g = {
+      inputs: [{ name: 'x', dtype: 'float32', dims: [1, 4] }], outputs: [{ name: 'y', dtype: 'float32', dims: [1, 4] }],
+      nodes: [node('c0', 'Constant', [], ['lo']), node('c1', 'Constant', [], ['hi']), node('clip', 'Clip', ['x', 'lo', 'hi'], ['y'])],
+      values: {
+        x: val([1, 4], null, ['clip']), y: val([1, 4], 'clip', []),
+        lo: { ...val([], 'c0', ['clip']), constant: true, values: [0] }, hi: { ...val([], 'c1', ['clip']), constant: true, values: [6] },
+      },
+    };
+    const m = buildViewModel(g);
+    expect(m.nodes.map((n) => n.id)).toEqual(['input:x', 'clip', 'output:y']);
+    expect(m.byName.get('clip').rows.map((r) => `${r.name}=${r.value}`)).toEqual(['min=0', 'max=6']);
+    expect(m.edges.map((e) => `${e.from}>${e.to}`)).toEqual(['input:x>clip', 'clip>output:y']);
+  });
+
   it('labels edges with shapes (unknown and symbolic dims kept readable) and categories like Netron', () => {
     const m = buildViewModel(TINY);
     expect(edge(m, 'conv2', 'add').label).toBe('1×4×?×W');

@@ -50,7 +50,8 @@ afterAll(async () => {
 });
 
 const calibrationNodes = () => graph.nodes.filter((n) => n.op_type === 'HzCalibration');
-const normalNodes = () => graph.nodes.filter((n) => n.op_type !== 'HzCalibration');
+// Drawn as boxes: everything but calibration nodes (badges) and Constant nodes (folded into rows).
+const normalNodes = () => graph.nodes.filter((n) => n.op_type !== 'HzCalibration' && n.op_type !== 'Constant');
 const sidebarName = () => page.textContent('#sidebar .node-name .sidebar-value');
 
 // Resolves once node `name` is in the middle of the graph view (after the zoom transition).
@@ -113,7 +114,7 @@ describe('viewer (Chromium, file://)', () => {
   it('shows calibration nodes as nodes on request (C)', async () => {
     await page.locator('#graph svg').focus();
     await page.keyboard.press('c');
-    await page.waitForFunction((n) => document.querySelectorAll('#graph .node-node').length === n, graph.nodes.length);
+    await page.waitForFunction((n) => document.querySelectorAll('#graph .node-node').length === n, graph.nodes.filter((n) => n.op_type !== 'Constant').length);
     expect(await page.locator('#graph .badge').count()).toBe(0);
     await page.keyboard.press('c');
     await page.waitForFunction((n) => document.querySelectorAll('#graph .node-node').length === n, normalNodes().length);

@@ -95,7 +95,10 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
   const values = graph.values ?? {};
   const nodesByName = new Map(graph.nodes.map((n) => [n.name, n]));
   const collapse = !showCalibration;
-  const isInit = (t) => Boolean(values[t]?.initializer);
+  // Initializers and Constant-node outputs are drawn as rows of the nodes that read them (Netron
+  // folds Constant nodes the same way); the Constant nodes themselves are not drawn.
+  const isInit = (t) => Boolean(values[t]?.initializer || values[t]?.constant);
+  const folded = (n) => n.op_type === 'Constant' && n.outputs.every((t) => !t || isInit(t));
 
   // Collapsed mode: tensor aliases (calibration output -> its input) and the badges riding on them.
   const alias = new Map();
@@ -139,7 +142,7 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
   for (const [name, id] of inputIds) producerOf.set(name, id);
   const calibrationOf = new Map(); // normal node name -> [calibration node names it reads through]
   for (const n of graph.nodes) {
-    if (collapse && isCalibration(n)) continue;
+    if ((collapse && isCalibration(n)) || folded(n)) continue;
     const rows = [];
     const names = INPUT_NAMES[n.op_type] ?? [];
     n.inputs.forEach((t, i) => {
@@ -150,8 +153,10 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
         calibrationOf.get(n.name).push(...r.badges.map((b) => b.node));
       }
       if (!isInit(r.tensor)) return;
-      const dims = values[r.tensor]?.dims;
-      rows.push({ kind: 'initializer', name: names[i] ?? String(i), value: `⟨${formatDims(dims)}⟩`, tensor: r.tensor, badge: r.badges[0] ?? null });
+      const { dims, values: small } = values[r.tensor] ?? {};
+      // Scalars and tiny constants show their values (Clip's min/max, Reshape's shape), others their shape.
+      const value = small && small.length <= 4 ? `${small.length === 1 && dims?.length === 0 ? small[0] : `[${small.join(', ')}]`}` : `⟨${formatDims(dims)}⟩`;
+      rows.push({ kind: 'initializer', name: names[i] ?? String(i), value, tensor: r.tensor, badge: r.badges[0] ?? null });
     });
     rows.push(...keyAttributeRows(n));
     const v = {
@@ -185,7 +190,7 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     });
   };
   for (const n of graph.nodes) {
-    if (collapse && isCalibration(n)) continue;
+    if ((collapse && isCalibration(n)) || folded(n)) continue;
     for (const t of n.inputs) if (t) addEdge(null, n.name, t);
   }
   for (const [name, id] of outputIds) addEdge(null, id, name);
