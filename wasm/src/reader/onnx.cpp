@@ -1,5 +1,6 @@
 #include "reader/onnx.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
@@ -135,7 +136,11 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
 
   auto buffer = new_buffer(0);
   std::vector<uint8_t>& out = *buffer;
-  out.reserve(nbytes);
+  // Reserve no more than the fields can hold (each element takes at least one byte on the wire): a
+  // corrupt shape claiming 2^40 elements must end in the size error below, not an allocation failure.
+  size_t wire_bound = 0;
+  for (const auto& f : tf.typed) wire_bound += f.wire == WireType::Bytes ? f.bytes.size : 1;
+  out.reserve(std::min(nbytes, wire_bound * dtype_size(dtype)));
   switch (dtype) {
     case DType::Float:
       fill_typed<float>(tf, 4, WireType::Fixed32, r, out, [](uint64_t v) { float x; uint32_t b = static_cast<uint32_t>(v); std::memcpy(&x, &b, 4); return x; });
