@@ -38,6 +38,9 @@ run_step "build native-asan" bash scripts/build.sh asan && asan_ok=1
 run_step "build wasm" bash scripts/build.sh wasm && wasm_ok=1
 fixtures_ok=0
 run_step fixtures /usr/bin/python3 scripts/fixtures/make_fixtures.py && fixtures_ok=1
+# The web app (dist/, dist/ptqscope.html) and its example: the browser tests open them. After the
+# fixtures: the example is the calibrated digits fixture.
+run_step "build web" bash scripts/build.sh web
 
 if ((asan_ok)); then
   run_step "native gtest (ASan/UBSan)" --report "$RESULTS/gtest-native.json" build/native-asan/ptq_tests --gtest_brief=1 --gtest_output=json:"$RESULTS/gtest-native.json"
@@ -47,6 +50,9 @@ if ((asan_ok)); then
 else
   skip_step "native gtest (ASan/UBSan)" "build failed"
 fi
+
+# Bounded libFuzzer smoke of the two readers of untrusted bytes (ONNX, npy): clang + ASan/UBSan.
+run_step "fuzz smoke (readers)" --report "$RESULTS/fuzz.json" bash scripts/fuzz-smoke.sh 15 "$RESULTS/fuzz.json"
 
 if ((wasm_ok)); then
   run_step "wasm gtest (node)" --report "$RESULTS/gtest-wasm.json" node build/wasm/ptq_tests.js --gtest_brief=1 --gtest_output=json:"$RESULTS/gtest-wasm.json"
@@ -75,7 +81,9 @@ let passed = 0, failed = 0, skipped = 0;
 for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
   const r = JSON.parse(fs.readFileSync(`${dir}/${f}`, 'utf8'));
   let p = 0, x = 0, s = 0;
-  if (f.startsWith('gtest')) {
+  if (f.startsWith('fuzz')) {
+    p = r.passed.length; x = r.failed.length;
+  } else if (f.startsWith('gtest')) {
     for (const suite of r.testsuites ?? []) for (const t of suite.testsuite ?? []) {
       if (t.result === 'SKIPPED' || t.status === 'NOTRUN') s++;
       else if (t.failures?.length) x++;
