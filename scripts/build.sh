@@ -43,20 +43,18 @@ build_wasm() { # [target]
   cmake --build build/wasm -j"$JOBS" ${1:+--target "$1"}
 }
 
-# The embedded example of the web app: a calibrated model (HzCalibration nodes) and its data.
+# The embedded example of the web app: the calibrated digits fixture (HzCalibration nodes, made by
+# ptq_calibrate in scripts/fixtures/calibrated_models.py) and its data, copied where Vite bundles it.
 build_example() {
   step "web example (build/web-example)"
-  /usr/bin/python3 scripts/fixtures/make_fixtures.py --parts digits
   cmake -S "$ROOT" -B build/native-release -DCMAKE_BUILD_TYPE=Release -DPTQ_TESTS=OFF >/dev/null
   cmake --build build/native-release -j"$JOBS" --target ptq_calibrate
-  local src=.cache/fixtures/digits out=build/web-example
-  local model=$out/digits_cnn_calibrated_model.onnx
-  if [[ ! -f $model || $model -ot $src/digits_cnn.onnx || $model -ot build/native-release/ptq_calibrate ]]; then
-    rm -rf "$out.tmp" && mkdir -p "$out.tmp"
-    build/native-release/ptq_calibrate "$src/digits_cnn.onnx" "$src/calibration_data" "$out.tmp/$(basename "$model")"
-    cp -r "$src/calibration_data" "$out.tmp/calibration_data"
-    rm -rf "$out" && mv "$out.tmp" "$out"
-  fi
+  /usr/bin/python3 scripts/fixtures/make_fixtures.py --parts digits,calibrated
+  local fixtures=.cache/fixtures out=build/web-example
+  rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+  cp "$fixtures/calibrated/digits_cnn_calibrated_model.onnx" "$out.tmp/"
+  cp -r "$fixtures/digits/calibration_data" "$out.tmp/calibration_data"
+  rm -rf "$out" && mv "$out.tmp" "$out"
 }
 
 build_web() {
