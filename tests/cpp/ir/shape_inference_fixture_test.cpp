@@ -1,10 +1,14 @@
 // Static shape inference vs the executor's runtime shapes on the real fixture models
 // (.cache/fixtures, built by scripts/; skipped when absent). One sample per model, keep_all.
+// File access through POSIX I/O (not std::filesystem) so the test also runs in the wasm build (NODERAWFS).
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "exec/executor.h"
 #include "io/npy.h"
@@ -12,24 +16,34 @@
 #include "reader/onnx.h"
 
 using namespace ptq;
-namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<uint8_t> read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 // The lexicographically first .npy of <data>/<input name>/.
-Tensor first_sample(const fs::path& data, const std::string& input) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(data / input))
-    if (e.path().extension() == ".npy") files.push_back(e.path());
+Tensor first_sample(const std::string& data, const std::string& input) {
+  const std::string dir = data + "/" + input;
+  std::vector<std::string> files;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) files.push_back(name);
+    }
+    ::closedir(d);
+  }
   std::sort(files.begin(), files.end());
-  if (files.empty()) throw std::runtime_error("no samples in " + (data / input).string());
-  const auto bytes = read_file(files.front());
-  return io::read_npy(bytes.data(), bytes.size(), files.front().string()).clone();
+  if (files.empty()) throw std::runtime_error("no samples in " + dir);
+  const auto bytes = read_file(dir + "/" + files.front());
+  return io::read_npy(bytes.data(), bytes.size(), files.front()).clone();
 }
 
 struct Fixture {
@@ -56,18 +70,18 @@ class ShapeInferenceFixture : public ::testing::TestWithParam<Fixture> {};
 }  // namespace
 
 TEST_P(ShapeInferenceFixture, MatchesRuntimeShapes) {
-  const fs::path root = fs::path(PTQ_SOURCE_DIR) / ".cache/fixtures";
+  const std::string root = std::string(PTQ_SOURCE_DIR) + "/.cache/fixtures/";
   const Fixture& f = GetParam();
-  if (!fs::exists(root / f.model)) GTEST_SKIP() << "fixture " << f.model << " not built (scripts/)";
+  if (!exists(root + f.model)) GTEST_SKIP() << "fixture " << f.model << " not built (scripts/)";
 #ifndef NDEBUG
   // Optimised builds (native release, the wasm gtest run) always check every fixture.
   if (f.heavy && !std::getenv("PTQ_SLOW_TESTS")) GTEST_SKIP() << "slow in a Debug build; set PTQ_SLOW_TESTS=1";
 #endif
-  const auto bytes = read_file(root / f.model);
+  const auto bytes = read_file(root + f.model);
   exec::Executor ex(reader::read_onnx(bytes.data(), bytes.size()));
   const ir::Graph& graph = ex.graph();
   std::vector<Tensor> inputs;
-  for (int id : graph.inputs) inputs.push_back(first_sample(root / f.data, graph.value(id).name));
+  for (int id : graph.inputs) inputs.push_back(first_sample(root + f.data, graph.value(id).name));
   const exec::RunRecord rec = ex.run(inputs, ex.uniform_config(false), {}, /*keep_all=*/true);
 
   // As declared: every inferred dim that is known must be the runtime one (symbolic ones stay -1).
@@ -98,7 +112,9 @@ TEST_P(ShapeInferenceFixture, MatchesRuntimeShapes) {
       if (d.has_shape) {  // symbolic inputs may leave a rank unknown (shape subgraphs)
         ASSERT_EQ(d.dims.size(), t.rank()) << what;
         for (size_t k = 0; k < t.rank(); ++k)
-          if (d.dims[k] >= 0) EXPECT_EQ(d.dims[k], t.dim(k)) << what << " dim " << k;
+          if (d.dims[k] >= 0) {
+            EXPECT_EQ(d.dims[k], t.dim(k)) << what << " dim " << k;
+          }
       }
       ++compared;
     }
