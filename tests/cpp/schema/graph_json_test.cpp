@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 
@@ -330,4 +332,37 @@ TEST(GraphJson, UnnamedNodesGetReaderNames) {
   std::vector<std::string> names;
   for (const auto& n : j["nodes"].arr) names.push_back(n["name"].str);
   EXPECT_EQ(names, (std::vector<std::string>{"Relu_0", "Neg_1", "Abs_2"}));
+}
+
+// The calibrated digits fixture (scripts/fixtures; skipped when absent): valid JSON, every
+// calibration node described, every tensor with a known shape.
+TEST(GraphJson, CalibratedDigitsFixture) {
+  const std::string path = std::string(PTQ_SOURCE_DIR) + "/.cache/fixtures/calibrated/digits_cnn_calibrated_model.onnx";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) GTEST_SKIP() << path << " not built (scripts/fixtures)";
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const ir::Model m = reader::read_onnx(bytes.data(), bytes.size());
+  const Json j = to_json(m);
+  ASSERT_EQ(j["nodes"].arr.size(), m.graph.nodes.size());
+  int calibrations = 0;
+  for (const auto& n : j["nodes"].arr) {
+    if (n["op_type"].str != "HzCalibration") {
+      EXPECT_EQ(n["calibration"].kind, Json::Null) << n["name"].str;
+      continue;
+    }
+    ++calibrations;
+    const Json& c = n["calibration"];
+    ASSERT_EQ(c.kind, Json::Object) << n["name"].str;
+    EXPECT_TRUE(c["kind"].str == "feature" || c["kind"].str == "weight") << n["name"].str;
+    EXPECT_FALSE(c["thresholds"].arr.empty()) << n["name"].str;
+    EXPECT_EQ(c["scales"].arr.size(), c["thresholds"].arr.size()) << n["name"].str;
+    EXPECT_FALSE(c["consumers"].arr.empty()) << n["name"].str;
+    EXPECT_EQ(c["tensor"].str, n["inputs"][0].str);
+  }
+  EXPECT_GT(calibrations, 0);
+  for (const auto& [name, v] : j["values"].obj) {
+    ASSERT_EQ(v["dims"].kind, Json::Array) << name;
+    for (const auto& d : v["dims"].arr) EXPECT_GE(d.num, 0) << name;
+    EXPECT_EQ(v["dtype"].kind, Json::String) << name;
+  }
 }
