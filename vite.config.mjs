@@ -15,12 +15,12 @@ const ROOT = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE_DIR = path.resolve(ROOT, process.env.PTQ_EXAMPLE_DIR ?? 'build/web-example');
 
 // The page may run scripts of its own bundle, workers from blob: URLs and wasm compiled from bytes;
-// it may not connect anywhere (connect-src 'none'). 'unsafe-eval' is there only because embind builds
-// its call wrappers with new Function(); linking the wasm with -sDYNAMIC_EXECUTION=0 would let it go.
+// it may not connect anywhere (connect-src 'none'). No 'unsafe-eval': the wasm module is linked with
+// -sDYNAMIC_EXECUTION=0, so embind never calls new Function().
 // In ptqscope.html 'self' is replaced by the hash of the inlined script.
 const csp = (scriptSrc) => [
   "default-src 'none'",
-  `script-src ${scriptSrc} 'wasm-unsafe-eval' 'unsafe-eval' blob:`,
+  `script-src ${scriptSrc} 'wasm-unsafe-eval' blob:`,
   "worker-src blob: data:",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",

@@ -175,7 +175,8 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     initialView();
     // Draw in slices of about one frame's budget, yielding to the browser in between.
     const jobs = [...model.edges.map((e, i) => () => drawEdge(e, positions.edges[i])), ...model.nodes.map((v) => () => drawNode(v))];
-    for (let i = 0; i < jobs.length;) {
+    let slices = 0;
+    for (let i = 0; i < jobs.length; ++slices) {
       if (gen !== generation) return;
       const start = performance.now();
       do jobs[i++]();
@@ -190,6 +191,7 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     container.dataset.state = 'ready';
     container.dataset.nodes = String(elements.size);
     container.dataset.drawMs = String(Math.round(performance.now() - t0));
+    container.dataset.drawSlices = String(slices);
     setStatus(null);
     container.dispatchEvent(new CustomEvent('graph-ready', { detail: model.stats }));
   }
