@@ -25,8 +25,12 @@
 #include "core/tensor.h"
 #include "data/calibration_data.h"
 #include "exec/executor.h"
+#include "quant/calibrate.h"
+#include "quant/calibration.h"
+#include "quant/hz_to_qdq.h"
 #include "quant/relations.h"
 #include "reader/onnx.h"
+#include "reader/onnx_writer.h"
 #include "schema/graph_json.h"
 
 // Calls the JS function `fn` with one string. A JS exception is caught here (it must not unwind
@@ -95,6 +99,37 @@ Buffer copy_from_js(const val& bytes, const std::string& what) {
 std::string js_string(const val& v, const std::string& what) {
   check(v.isString(), what + " must be a string");
   return v.as<std::string>();
+}
+
+// The files of a calibration_data/ folder from JS `[{path, bytes}]`, with the buffers the entries view.
+struct CalibrationFiles {
+  std::vector<Buffer> buffers;
+  std::vector<data::FileEntry> entries;
+};
+
+CalibrationFiles calibration_files(const val& files, const std::string& what) {
+  check(files.isArray(), what + ": expected an array of {path, bytes}");
+  const size_t n = files["length"].as<size_t>();
+  CalibrationFiles out;
+  out.buffers.reserve(n);  // entries point into the buffers: no reallocation
+  out.entries.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string label = what + ": files[" + std::to_string(i) + "]";
+    val f = files[i];
+    check(f.typeOf().as<std::string>() == "object" && !f.isNull(), label + " must be an object {path, bytes}");
+    data::FileEntry e;
+    e.path = js_string(f["path"], label + ".path");
+    out.buffers.push_back(copy_from_js(f["bytes"], label + ".bytes (" + e.path + ")"));
+    e.data = out.buffers.back().data.get();
+    e.size = out.buffers.back().size;
+    out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
+val bytes_to_js(const std::vector<uint8_t>& bytes) {
+  // new Uint8Array(view) copies out of the heap.
+  return val::global("Uint8Array").new_(val(emscripten::typed_memory_view(bytes.size(), bytes.data())));
 }
 
 val dims_array(const std::vector<int64_t>& dims) {
@@ -190,6 +225,42 @@ val tensor_view(const Tensor& t) {
   }
 }
 
+// ptq.calibrate(floatModelBytes, files, {method?, percentile?, int16?, qdq?}) ->
+// {model: Uint8Array, qdq: Uint8Array | null, activations, weights, samples}: quant/calibrate.h.
+val calibrate(val model_bytes, val files, val options) {
+  return guarded([&] {
+    const Buffer model = copy_from_js(model_bytes, "calibrate: model");
+    const ir::Model float_model = reader::read_onnx(model.data.get(), model.size);
+    const CalibrationFiles files_in = calibration_files(files, "calibrate");
+    const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files_in.entries);
+    quant::CalibrateOptions co;
+    bool want_qdq = false;
+    if (!options.isUndefined() && !options.isNull()) {
+      check(options.typeOf().as<std::string>() == "object", "calibrate: options must be an object");
+      if (val m = options["method"]; !m.isUndefined()) co.method = quant::parse_activation_method(js_string(m, "calibrate: options.method"));
+      if (val p = options["percentile"]; !p.isUndefined()) {
+        check(p.isNumber(), "calibrate: options.percentile must be a number");
+        co.percentile = p.as<double>();
+      }
+      if (val q = options["int16"]; !q.isUndefined()) {
+        check(q.isArray(), "calibrate: options.int16 must be an array of names");
+        for (size_t i = 0, n = q["length"].as<size_t>(); i < n; ++i)
+          co.int16.push_back(js_string(q[i], "calibrate: options.int16[" + std::to_string(i) + "]"));
+      }
+      if (val q = options["qdq"]; !q.isUndefined()) want_qdq = q.isTrue();
+    }
+    const ir::Model calibrated = quant::calibrate(float_model, data.samples(), co);
+    const quant::CalibrationCounts counts = quant::count_calibration_nodes(calibrated.graph);
+    val o = val::object();
+    o.set("model", bytes_to_js(reader::write_onnx(calibrated)));
+    o.set("qdq", want_qdq ? bytes_to_js(reader::write_onnx(quant::hz_to_qdq(calibrated))) : val::null());
+    o.set("activations", val(static_cast<double>(counts.activations)));
+    o.set("weights", val(static_cast<double>(counts.weights)));
+    o.set("samples", val(static_cast<double>(data.sample_count())));
+    return o;
+  });
+}
+
 std::string merge_results(const std::string& results_json_array) {
   return guarded([&] { return api::merge_results(results_json_array); });
 }
@@ -229,24 +300,9 @@ class Session {
       require_model();
       data_.reset();
       outputs_.clear();
-      check(files.isArray(), "loadCalibrationData: expected an array of {path, bytes}");
-      const size_t n = files["length"].as<size_t>();
       // The file bytes only need to live during parsing: the data set owns its tensors.
-      std::vector<Buffer> buffers;
-      std::vector<data::FileEntry> entries;
-      buffers.reserve(n);
-      entries.reserve(n);
-      for (size_t i = 0; i < n; ++i) {
-        const std::string label = "loadCalibrationData: files[" + std::to_string(i) + "]";
-        val f = files[i];
-        check(f.typeOf().as<std::string>() == "object" && !f.isNull(), label + " must be an object {path, bytes}");
-        data::FileEntry e;
-        e.path = js_string(f["path"], label + ".path");
-        buffers.push_back(copy_from_js(f["bytes"], label + ".bytes (" + e.path + ")"));
-        e.data = buffers.back().data.get();
-        e.size = buffers.back().size;
-        entries.push_back(std::move(e));
-      }
+      const CalibrationFiles files_in = calibration_files(files, "loadCalibrationData");
+      const auto& entries = files_in.entries;
       auto loaded = std::make_unique<data::CalibrationData>(data::CalibrationData::from_files(executor_->graph(), entries));
       val o = val::object();
       o.set("sampleCount", val(static_cast<double>(loaded->sample_count())));
@@ -413,6 +469,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("listItems", &Session::list_items)
       .function("graphJson", &Session::graph_json);
   emscripten::function("mergeResults", &merge_results);
+  emscripten::function("calibrate", &calibrate);
 }
 
 }  // namespace ptq::bind

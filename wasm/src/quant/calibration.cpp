@@ -82,6 +82,16 @@ bool is_calibration_node(const ir::Node& node) {
   return node.op_type == "HzCalibration" && (node.domain == "horizon" || node.domain.empty());
 }
 
+CalibrationCounts count_calibration_nodes(const ir::Graph& graph) {
+  CalibrationCounts counts;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!is_calibration_node(graph.nodes[i])) continue;
+    const auto spec = parse_calibration(graph, static_cast<int>(i));
+    (spec.kind == TensorKind::Weight ? counts.weights : counts.activations)++;
+  }
+  return counts;
+}
+
 std::string CalibrationSpec::kind_name() const {
   switch (kind) {
     case TensorKind::Weight: return "weight";

@@ -50,6 +50,12 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id);
 // True for HzCalibration in domain "horizon" or "".
 bool is_calibration_node(const ir::Node& node);
 
+// How many calibration nodes quantize activations (feature / unknown kind) and weights.
+struct CalibrationCounts {
+  size_t activations = 0, weights = 0;
+};
+CalibrationCounts count_calibration_nodes(const ir::Graph& graph);
+
 // Scales for `qtype` from the spec's thresholds (§1.4). Used when a run overrides the qtype.
 std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype);
 

@@ -153,14 +153,9 @@ int run(const Args& a) {
 
   const ir::Model calibrated = quant::calibrate(float_model, data.samples(), a.options);
   write_file(a.out, reader::write_onnx(calibrated));
-  size_t weights = 0, activations = 0;
-  for (size_t i = 0; i < calibrated.graph.nodes.size(); ++i) {
-    if (!quant::is_calibration_node(calibrated.graph.nodes[i])) continue;
-    const auto spec = quant::parse_calibration(calibrated.graph, static_cast<int>(i));
-    (spec.kind == quant::TensorKind::Weight ? weights : activations)++;
-  }
-  std::printf("%s: %zu activation and %zu weight calibration nodes from %zu sample(s)\n", a.out.c_str(), activations,
-              weights, data.sample_count());
+  const quant::CalibrationCounts counts = quant::count_calibration_nodes(calibrated.graph);
+  std::printf("%s: %zu activation and %zu weight calibration nodes from %zu sample(s)\n", a.out.c_str(),
+              counts.activations, counts.weights, data.sample_count());
   if (!a.qdq.empty()) {
     write_file(a.qdq, reader::write_onnx(quant::hz_to_qdq(calibrated)));
     std::printf("%s: QuantizeLinear/DequantizeLinear model\n", a.qdq.c_str());

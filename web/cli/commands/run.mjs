@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from '../lib/args.mjs';
+import { withContext } from '../lib/errors.mjs';
 import { readCalibrationFolder, readModelFile } from '../lib/files.mjs';
 import { encodeNpy } from '../lib/npy.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
@@ -54,14 +55,4 @@ export async function main(argv, { log = console.log } = {}) {
     session.delete();
   }
   return 0;
-}
-
-// Prefixes the core's message with the file it concerns, keeping the error's name (exit code).
-function withContext(file, fn) {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof Error && !err.message.includes(file)) err.message = `${file}: ${err.message}`;
-    throw err;
-  }
 }

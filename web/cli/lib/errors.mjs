@@ -25,3 +25,14 @@ export class SetupError extends Error {
 export function isInputError(err) {
   return err instanceof UsageError || err?.name === 'FormatError' || err?.name === 'PtqError';
 }
+
+// Runs fn, prefixing a core error's message with the file it concerns (keeping its name, which
+// decides the exit code).
+export function withContext(file, fn) {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof Error && !err.message.includes(file)) err.message = `${file}: ${err.message}`;
+    throw err;
+  }
+}
