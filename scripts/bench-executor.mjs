@@ -5,18 +5,13 @@
 // Not a test: speed targets are read from this table, never asserted in the suite.
 // Usage: node scripts/bench-executor.mjs [--runs N] [--warmup N] [--models resnet18,mobilenet_v2,yolov8n_like]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
+import { machine, option, report, runMain, timeLoop } from './bench-common.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const runs = Number(option('runs', 20));
 // V8 tiers wasm up from Liftoff to TurboFan after a while: generous warm-up for both wasm engines.
 const warmup = Number(option('warmup', 5));
@@ -24,18 +19,7 @@ const models = option('models', 'resnet18,mobilenet_v2,yolov8n_like').split(',')
 const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
 const nativeBench = path.join(REPO_ROOT, 'build/native-release/ptq_bench');
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function timeLoop(fn) {
-  for (let i = 0; i < warmup; i++) await fn();
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
+const time = (fn) => timeLoop(fn, { warmup, runs });
 
 function firstSample(dataDir) {
   // One sub-folder per input; the lexicographically first file of each.
@@ -50,7 +34,7 @@ async function ortTime(ort, bytes, sample, options) {
   const session = await ort.InferenceSession.create(bytes, options);
   const feeds = {};
   for (const s of sample) feeds[s.name] = new ort.Tensor('float32', s.data, s.dims);
-  const ms = await timeLoop(() => session.run(feeds));
+  const ms = await time(() => session.run(feeds));
   await session.release?.();
   return ms;
 }
@@ -75,7 +59,7 @@ async function main() {
     const session = new ptq.Session();
     session.loadModel(bytes);
     session.loadCalibrationData(readCalibrationFolder(dataDir).filter((f) => sample.some((s) => f.path === `${s.name}/${path.basename(s.file)}`)));
-    const oursWasm = await timeLoop(() => session.run(0, 'off'));
+    const oursWasm = await time(() => session.run(0, 'off'));
     session.delete();
 
     let oursNative = NaN;
@@ -95,19 +79,7 @@ async function main() {
     '|---|---|---|---|---|---|---|',
     ...rows.map((x) => `| ${x.name} | ${f(x.oursWasm)} | ${f(x.ortWebMs)} | ${r(x.oursWasm, x.ortWebMs)} | ${f(x.oursNative)} | ${f(x.ortNodeMs)} | ${r(x.oursNative, x.ortNodeMs)} |`),
   ];
-  const header = `Float forward pass, batch 1, one thread, median of ${runs} runs after ${warmup} warm-ups; Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; ${new Date().toISOString().slice(0, 10)}.`;
-  console.log(header);
-  console.log(lines.join('\n'));
-  if (args.includes('--write-docs')) {
-    const doc = path.join(REPO_ROOT, 'docs/benchmarks.md');
-    const text = fs.readFileSync(doc, 'utf8');
-    const begin = '<!-- bench-executor:begin -->', end = '<!-- bench-executor:end -->';
-    const updated = text.replace(new RegExp(`${begin}[\\s\\S]*${end}`), `${begin}\n${header}\n\n${lines.join('\n')}\n${end}`);
-    fs.writeFileSync(doc, updated);
-  }
+  report('bench-executor', `Float forward pass, batch 1, one thread, median of ${runs} runs after ${warmup} warm-ups; ${machine()}`, lines);
 }
 
-main().catch((e) => {
-  console.error(e?.stack ?? String(e));
-  process.exit(1);
-});
+runMain(main);

@@ -10,50 +10,25 @@
 // Usage: node scripts/bench-sweep.mjs [--models resnet18,yolov8n_like] [--node-types activation,node]
 //        [--max-items N] [--runs N] [--write-docs]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
+import { machine, option, report, runMain, timeLoop } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
 const models = option('models', 'resnet18,yolov8n_like').split(',');
 const nodeTypes = option('node-types', 'activation,node').split(',');
 const maxItems = Number(option('max-items', Infinity));  // smoke runs: the first N items only
 const runs = Number(option('runs', 5));
 const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
-const cache = path.join(REPO_ROOT, '.cache/bench');
-const calibrateTool = ['native-release', 'native-asan'].map((d) => path.join(REPO_ROOT, 'build', d, 'ptq_calibrate'))
-  .find((f) => fs.existsSync(f));
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const time = (fn) => timeLoop(fn, { warmup: 2, runs });
 
-async function timeLoop(fn, warmup = 2) {
-  for (let i = 0; i < warmup; i++) await fn();
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  return median(times);
-}
-
-// The float model calibrated by the native ptq_calibrate (max calibration), cached.
+// The calibrated fixture (scripts/fixtures/calibrated_models.py: ptq_calibrate, max calibration).
 function calibrated(name) {
-  const float = path.join(fixtures, `${name}.onnx`);
-  const out = path.join(cache, `${name}_calibrated_model.onnx`);
-  if (fs.existsSync(out) && fs.statSync(out).mtimeMs > fs.statSync(float).mtimeMs) return out;
-  if (!calibrateTool) throw new Error('no ptq_calibrate: run scripts/build.sh release');
-  fs.mkdirSync(cache, { recursive: true });
-  execFileSync(calibrateTool, [float, path.join(fixtures, `${name}_data`), `${out}.tmp.onnx`], { stdio: 'pipe' });
-  fs.renameSync(`${out}.tmp.onnx`, out);
-  return out;
+  const model = path.join(REPO_ROOT, '.cache/fixtures/calibrated', `${name}_calibrated_model.onnx`);
+  if (!fs.existsSync(model)) throw new Error(`${model} is missing: run /usr/bin/python3 scripts/fixtures/make_fixtures.py`);
+  return model;
 }
 
 // --- FLOPs from the graph JSON (docs/graph-schema.md) -------------------------------------------
@@ -141,12 +116,12 @@ async function main() {
     const files = readCalibrationFolder(dataDir);
     const { sampleCount } = session.loadCalibrationData(files);
     const graph = JSON.parse(session.graphJson());
-    const oursForward = await timeLoop(() => session.run(sampleCount - 1, 'off'));
+    const oursForward = await time(() => session.run(sampleCount - 1, 'off'));
 
     const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
     const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
     const feeds = Object.fromEntries(lastSample(dataDir).map((s) => [s.name, new ort.Tensor('float32', s.data, s.dims)]));
-    const ortForward = await timeLoop(() => ortSession.run(feeds));
+    const ortForward = await time(() => ortSession.run(feeds));
     await ortSession.release?.();
 
     for (const nodeType of nodeTypes) {
@@ -171,18 +146,8 @@ async function main() {
       + `${(r.naive / r.ours).toFixed(2)}× | ${f(r.floor)} (forward ${r.oursForward.toFixed(1)}) | ${(r.ours / r.floor).toFixed(2)} |`),
   ];
   const header = `Sensitivity sweep (metric cosine-similarity, data_num 1), wasm, one thread, one worker${Number.isFinite(maxItems) ? `, first ${maxItems} items only (smoke run)` : ''}; `
-    + `forward passes: median of ${runs} runs; Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; ${new Date().toISOString().slice(0, 10)}.`;
-  console.log(header);
-  console.log(lines.join('\n'));
-  if (args.includes('--write-docs')) {
-    const doc = path.join(REPO_ROOT, 'docs/benchmarks.md');
-    const text = fs.readFileSync(doc, 'utf8');
-    const begin = '<!-- bench-sweep:begin -->', end = '<!-- bench-sweep:end -->';
-    fs.writeFileSync(doc, text.replace(new RegExp(`${begin}[\\s\\S]*${end}`), `${begin}\n${header}\n\n${lines.join('\n')}\n${end}`));
-  }
+    + `forward passes: median of ${runs} runs; ${machine()}`;
+  report('bench-sweep', header, lines);
 }
 
-main().catch((e) => {
-  console.error(e?.stack ?? String(e));
-  process.exit(1);
-});
+runMain(main);

@@ -1,0 +1,49 @@
+// Shared by the benchmark scripts (bench-executor, bench-sweep): options, timing, and the tables
+// they print and write into docs/benchmarks.md between `<!-- <name>:begin/end -->` markers.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from '../web/cli/lib/wasm.mjs';
+
+export const args = process.argv.slice(2);
+
+export function option(name, fallback) {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+}
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// Median wall time (ms) of `runs` calls after `warmup` untimed ones (V8 tiers wasm up meanwhile).
+export async function timeLoop(fn, { warmup, runs }) {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+// "Node v20…, <CPU>; <date>": the machine line of every table header.
+export const machine = () =>
+  `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; ${new Date().toISOString().slice(0, 10)}.`;
+
+// Prints the table; with --write-docs also replaces the `name` block of docs/benchmarks.md.
+export function report(name, header, lines) {
+  console.log(header);
+  console.log(lines.join('\n'));
+  if (!args.includes('--write-docs')) return;
+  const doc = path.join(REPO_ROOT, 'docs/benchmarks.md');
+  const begin = `<!-- ${name}:begin -->`, end = `<!-- ${name}:end -->`;
+  const text = fs.readFileSync(doc, 'utf8');
+  fs.writeFileSync(doc, text.replace(new RegExp(`${begin}[\\s\\S]*${end}`), `${begin}\n${header}\n\n${lines.join('\n')}\n${end}`));
+}
+
+export function runMain(main) {
+  main().catch((e) => {
+    console.error(e?.stack ?? String(e));
+    process.exit(1);
+  });
+}
