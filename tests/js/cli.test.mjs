@@ -1,4 +1,4 @@
-// (d) `ptqscope run` on the digits example writes DIR/sample_<k>/<output index>.npy for every sample
+// (d) `ptqscope run` on the calibrated digits example writes DIR/sample_<k>/<output index>.npy for every sample
 // (lexicographic order) with the model's outputs; bad input exits with code 2 and a clear message.
 // The native tool (build/native-release/ptqscope), when built, must write the same values.
 import { spawnSync } from 'node:child_process';
@@ -10,7 +10,8 @@ import { REPO_ROOT, decodeNpy, fixture, openSession, runCopy } from './helpers.m
 
 const CLI = path.join(REPO_ROOT, 'web/cli/ptqscope.mjs');
 const NATIVE = path.join(REPO_ROOT, 'build/native-release/ptqscope');
-const entry = fixture('digits_cnn');
+// The calibrated example: --quant on fake-quantizes (the float model would make on = off).
+const entry = fixture('digits_cnn_calibrated');
 const sampleNames = fs.readdirSync(path.join(entry.data, 'input')).sort();
 
 function cli(args, command = [process.execPath, CLI]) {
@@ -30,11 +31,14 @@ function readOutputs(dir) {
 
 describe('ptqscope run', () => {
   let tmp;
-  let expected; // per sample index: the wasm outputs, computed through the API
+  let expected; // {on, off}: per sample index, the wasm outputs computed through the API
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-cli-'));
     const { session } = await openSession(entry);
-    expected = sampleNames.map((_, k) => runCopy(session, k, 'off'));
+    expected = {
+      on: sampleNames.map((_, k) => runCopy(session, k, 'stored')), // the CLI's "on" = as saved
+      off: sampleNames.map((_, k) => runCopy(session, k, 'off')),
+    };
     session.delete();
   });
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -52,11 +56,15 @@ describe('ptqscope run', () => {
         expect(Object.keys(files)).toEqual(['0.npy']);
         expect(files['0.npy'].dtype).toBe('float32');
         expect(files['0.npy'].dims).toEqual([1, 10]);
-        // sample_k is the k-th file in lexicographic order (a float model: on == off).
-        expect(files['0.npy'].data).toEqual(expected[k][0].data);
+        // sample_k is the k-th file in lexicographic order.
+        expect(files['0.npy'].data).toEqual(expected[quant][k][0].data);
       });
     });
   }
+
+  it('quantization changes the outputs (on != off)', () => {
+    expect(expected.on.some((o, k) => o[0].data.some((v, i) => v !== expected.off[k][0].data[i]))).toBe(true);
+  });
 
   it('exits with 2 and a clear message on bad input', () => {
     const out = path.join(tmp, 'bad');
