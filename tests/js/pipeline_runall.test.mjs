@@ -98,38 +98,18 @@ describe('runAll (§8.4)', () => {
   });
 });
 
-// A graph document with just what the relation reads.
-function graph(nodes) {
-  const values = {};
-  for (const n of nodes) for (const t of n.outputs) values[t] = { producer: n.name };
-  return { nodes, values };
-}
-const node = (name, op_type, inputs, outputs = [`${name}_out`]) => ({ name, op_type, inputs, outputs });
-
+// The relation comes from the core (graph document `input_calibrations`; §1.9 is tested in
+// tests/cpp/quant/relations_test.cpp and on a real model in pipeline_node.test.mjs).
 describe('calibration sets (§1.9 get_calibration_by_node)', () => {
-  it('direct inputs, chains of skippable ops, ScatterND input 0, self-fallback', () => {
-    const g = graph([
-      node('x_HzCalibration', 'HzCalibration', ['x']),
-      node('w_HzCalibration', 'HzCalibration', ['w']),
-      node('Conv_0', 'Conv', ['x_HzCalibration_out', 'w_HzCalibration_out']),
-      node('c_HzCalibration', 'HzCalibration', ['Conv_0_out']),
-      node('Relu_1', 'Relu', ['c_HzCalibration_out']),
-      node('MaxPool_2', 'MaxPool', ['Relu_1_out']),
-      node('Add_3', 'Add', ['MaxPool_2_out', 'Conv_0_out']), // via Relu->MaxPool chain; Conv is not skippable
-      node('Mul_4', 'Mul', ['Conv_0_out']), // a non-skippable producer: nothing
-      node('u_HzCalibration', 'HzCalibration', ['y']),
-      node('ScatterND_5', 'ScatterND', ['Mul_4_out', 'idx', 'u_HzCalibration_out']),
-      node('Sub_6', 'Sub', ['ScatterND_5_out']), // ScatterND searches input 0 only: Mul -> nothing
-      node('Reshape_7', 'Reshape', ['Mul_4_out', 'c_HzCalibration_out']),
-      node('Div_8', 'Div', ['Reshape_7_out']), // first HzCalibration among the skippable's producers
-    ]);
-    const set = calibrationSetResolver(g);
-    expect(set('Conv_0')).toEqual(['x_HzCalibration', 'w_HzCalibration']);
-    expect(set('Relu_1')).toEqual(['c_HzCalibration']);
-    expect(set('Add_3')).toEqual(['c_HzCalibration']);
-    expect(set('Sub_6')).toEqual(['Sub_6']); // no calibration found: the name itself
-    expect(set('Div_8')).toEqual(['c_HzCalibration']);
-    expect(set('x_HzCalibration')).toEqual(['x_HzCalibration']); // a calibration node selects itself
+  it("reads the core's input_calibrations; a name without any selects itself", () => {
+    const set = calibrationSetResolver({ nodes: [
+      { name: 'x_HzCalibration', op_type: 'HzCalibration', input_calibrations: [] },
+      { name: 'Conv_0', op_type: 'Conv', input_calibrations: ['w_HzCalibration', 'x_HzCalibration'] },
+      { name: 'Sub_6', op_type: 'Sub', input_calibrations: [] },
+    ] });
+    expect(set('Conv_0')).toEqual(['w_HzCalibration', 'x_HzCalibration']);
+    expect(set('Sub_6')).toEqual(['Sub_6']);
+    expect(set('x_HzCalibration')).toEqual(['x_HzCalibration']);
     expect(set('Unknown')).toEqual(['Unknown']);
   });
 });

@@ -206,6 +206,16 @@ TEST(GraphJson, CalibrationNodes) {
   EXPECT_FLOAT_EQ(static_cast<float>(w["scales"][1].num), 6.0f / 127.0f);
 }
 
+// §1.9 get_calibration_by_node: conv reads both calibration nodes directly; relu reads conv's output,
+// which no calibration node quantizes (Conv is not skippable); calibration nodes list none.
+TEST(GraphJson, InputCalibrations) {
+  const Json j = to_json(calibrated_model());
+  EXPECT_EQ(node(j, "conv")["input_calibrations"].strings(),
+            (std::vector<std::string>{"w_HzCalibration", "x_HzCalibration"}));
+  EXPECT_TRUE(node(j, "relu")["input_calibrations"].arr.empty());
+  EXPECT_TRUE(node(j, "x_HzCalibration")["input_calibrations"].arr.empty());
+}
+
 TEST(GraphJson, Values) {
   const Json j = to_json(calibrated_model());
   const Json& v = j["values"];

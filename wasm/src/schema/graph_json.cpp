@@ -187,6 +187,14 @@ void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::Calibration
     w.end_object().key("calibration");
     if (relations && quant::is_calibration_node(node)) write_calibration(w, graph, static_cast<int>(n), *relations);
     else w.null();
+    // §1.9 get_calibration_by_node, so viewers and runall's node path need no second implementation.
+    w.key("input_calibrations").begin_array();
+    if (relations) {
+      const auto& sets = relations->node_to_calibration();
+      if (auto it = sets.find(node.name); it != sets.end())
+        for (const auto& c : it->second) w.value(c);
+    }
+    w.end_array();
     w.end_object();
   }
   w.end_array();
