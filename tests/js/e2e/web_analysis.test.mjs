@@ -1,14 +1,15 @@
 // End to end in Chromium: dist/ptqscope.html opened from file:// (no server, no network), the
 // embedded example, a sensitivity sweep (activation) in the page's worker pool, the heatmap on the
-// graph, the table against the wasm core run in Node on the same inputs, and the JSON export.
+// graph, the table against the CLI's --json on the same inputs, the JSON export, and Run all drawing
+// every chart type.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { REPO_ROOT, loadPtqModule } from '../helpers.mjs';
-import { readCalibrationFolder } from '../../../web/cli/lib/files.mjs';
+import { REPO_ROOT } from '../helpers.mjs';
+import { cli } from '../cli_fixture.mjs';
 
 // PTQ_WEB_PAGE: another build of the page (e.g. one made with a private wasm build).
 const PAGE = process.env.PTQ_WEB_PAGE || path.join(REPO_ROOT, 'dist/ptqscope.html');
@@ -22,18 +23,15 @@ let page;
 const offline = []; // any request that is not file:, data: or blob:
 const pageErrors = [];
 
-// The same request the page sends, run by the wasm core in Node on the example's files.
-async function referenceRun(request) {
+// The same analysis from the command line (`ptqscope get-sensitivity-of-nodes ... --json`) on the
+// example's files: the page and the CLI must agree.
+async function cliRun(args) {
   const model = fs.readdirSync(EXAMPLE).find((f) => f.endsWith('.onnx'));
-  const ptq = await loadPtqModule();
-  const session = new ptq.Session();
-  try {
-    session.loadModel(new Uint8Array(fs.readFileSync(path.join(EXAMPLE, model))));
-    session.loadCalibrationData(readCalibrationFolder(path.join(EXAMPLE, 'calibration_data')));
-    return JSON.parse(session.analyze(JSON.stringify(request)));
-  } finally {
-    session.delete();
-  }
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-cli-')), 'result.json');
+  const [command, ...options] = args;
+  const r = await cli([command, path.join(EXAMPLE, model), path.join(EXAMPLE, 'calibration_data'), ...options, '--json', out, '--quiet']);
+  if (r.code !== 0) throw new Error(`ptqscope ${args.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(fs.readFileSync(out, 'utf8'));
 }
 
 // A dock tab toggles its panel: click it only when that panel is not already shown.
@@ -78,8 +76,7 @@ describe('web analyses from file://', () => {
     await page.click('.ptq-run');
     await page.waitForFunction(() => /done in/.test(document.querySelector('.ptq-progress-text')?.textContent ?? ''));
 
-    const request = { analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['cosine-similarity', 'mse'], data_num: 1, sample_selection: 'last', output_node: null, interested_nodes: null } };
-    const reference = await referenceRun(request);
+    const reference = await cliRun(['get-sensitivity-of-nodes', '-n', 'activation', '-m', "['cosine-similarity','mse']"]);
     const order = reference.sensitivity_order.activation;
 
     // The table: same items in the same (most sensitive first) order, same cosine values.
@@ -105,6 +102,32 @@ describe('web analyses from file://', () => {
     expect(saved.sensitivity_order.activation).toEqual(order);
     expect(saved.sensitivity.activation).toEqual(reference.sensitivity.activation);
 
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    expect(pageErrors).toEqual([]);
+    expect(offline).toEqual([]);
+  });
+
+  it('Run all (§8.4) draws every chart type: accumulated error, histograms, box plots, sensitivity analysis', async () => {
+    await openPanel('analyses');
+    await page.click('.ptq-analysis-tabs button[data-analysis="runall"]');
+    // The previous run's "done in" must not count as this one's.
+    await page.evaluate(() => { document.querySelector('.ptq-progress-text').textContent = ''; });
+    await page.click('.ptq-run');
+    await page.waitForFunction(() => /done in/.test(document.querySelector('.ptq-progress-text')?.textContent ?? ''), null, { timeout: 240_000 });
+    expect(await page.textContent('.ptq-analysis-output')).toMatch(/sensitivity, distribution, channelwise, acc_error, sensitivity_analysis/);
+    // Each analysis' tab shows what Run all computed for it.
+    const marks = async (tab, selector) => {
+      await page.click(`.ptq-analysis-tabs button[data-analysis="${tab}"]`);
+      return page.locator(`.ptq-analysis-output ${selector}`).count();
+    };
+    expect(await marks('acc_error', 'svg path.curve')).toBeGreaterThan(0); // accumulated-error curves
+    expect(await marks('distribution', 'svg path.bars')).toBeGreaterThan(0); // histograms
+    expect(await marks('distribution', 'svg line.threshold')).toBeGreaterThan(0); // activation threshold (red dashed)
+    expect(await marks('channelwise', 'svg path.boxes')).toBeGreaterThan(0); // per-channel box plots
+    expect(await marks('channelwise', 'svg path.medians')).toBeGreaterThan(0);
+    expect(await marks('sensitivity_analysis', 'svg path.cumulative, svg path.cumulative-isolated')).toBeGreaterThan(0);
+    expect(await marks('sensitivity', 'table.sensitivity-table')).toBeGreaterThan(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'runall.png'), fullPage: true });
     expect(await page.isHidden('#error-banner')).toBe(true);
     expect(pageErrors).toEqual([]);
     expect(offline).toEqual([]);
