@@ -90,7 +90,7 @@ std::string input_name(const ir::Graph& g, const std::string& node, size_t slot)
   return g.value(node_named(g, node).inputs.at(slot)).name;
 }
 
-size_t count_calibration_nodes(const ir::Graph& g) {
+size_t calibration_node_total(const ir::Graph& g) {
   size_t n = 0;
   for (const auto& node : g.nodes) n += is_calibration_node(node);
   return n;
@@ -121,7 +121,7 @@ TEST(Calibrate, PlacesActivationAndWeightNodesLikeTheToolchain) {
   EXPECT_EQ(cm.opset("horizon"), 1);
   EXPECT_EQ(cm.opset(""), 13);
   // x, W1, r (shared by conv2 and add), c (add only), W2. B1 is not calibrated.
-  EXPECT_EQ(count_calibration_nodes(g), 5u);
+  EXPECT_EQ(calibration_node_total(g), 5u);
   EXPECT_EQ(input_name(g, "conv1", 0), "x_calibrated");
   EXPECT_EQ(input_name(g, "conv1", 1), "W1_calibrated");
   EXPECT_EQ(input_name(g, "conv1", 2), "B1");
@@ -210,7 +210,7 @@ TEST(Calibrate, GemmAndMatMulWeightAxes) {
   EXPECT_EQ(wm.attr_int("axis", -1), 1);
   EXPECT_EQ(wm.attr_floats("thresholds"), (std::vector<float>{1.0f, 1.5f, 0.75f, 0.125f, 3.0f}));
   EXPECT_EQ(input_name(g, "matmul", 0), "h_calibrated");
-  EXPECT_EQ(count_calibration_nodes(g), 4u);
+  EXPECT_EQ(calibration_node_total(g), 4u);
 
   // transB = 0: W [K=4, N=3] -> axis 1.
   const ir::Model fm0 = ModelBuilder()
@@ -271,7 +271,7 @@ TEST(Calibrate, SurvivesWriteAndRead) {
   const auto bytes = reader::write_onnx(cm);
   const ir::Model back = reader::read_onnx(bytes.data(), bytes.size());
   EXPECT_EQ(back.opset("horizon"), 1);
-  EXPECT_EQ(count_calibration_nodes(back.graph), 5u);
+  EXPECT_EQ(calibration_node_total(back.graph), 5u);
   EXPECT_EQ(node_named(back.graph, "W1_HzCalibration").attr_floats("thresholds"), (std::vector<float>{0.9f, 0.7f, 1.3f}));
   exec::Executor a(cm), b(back);
   const Tensor probe = random_tensor({1, 2, 4, 4}, 11);
@@ -323,13 +323,13 @@ TEST(Calibrate, OptionalActivationOpsAndNonFloatTensors) {
                            .build();
   const std::vector<std::vector<Tensor>> samples = {{random_tensor({1, 1, 2, 2}, 1), Tensor::from_int64s({2}, {1, 2})}};
   const ir::Model cm = calibrate(fm, samples);
-  EXPECT_EQ(count_calibration_nodes(cm.graph), 2u);  // p and a, for Concat
+  EXPECT_EQ(calibration_node_total(cm.graph), 2u);  // p and a, for Concat
   EXPECT_EQ(input_name(cm.graph, "pool", 0), "a");
   EXPECT_EQ(input_name(cm.graph, "iadd", 0), "i");
   CalibrateOptions o;
   o.activation_ops = {"AveragePool"};
   const ir::Model cp = calibrate(fm, samples, o);
-  EXPECT_EQ(count_calibration_nodes(cp.graph), 1u);
+  EXPECT_EQ(calibration_node_total(cp.graph), 1u);
   EXPECT_EQ(input_name(cp.graph, "pool", 0), "a_calibrated");
   EXPECT_EQ(input_name(cp.graph, "cat", 1), "a");
 }
