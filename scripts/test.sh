@@ -91,8 +91,10 @@ for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
     }
   } else {
     p = r.numPassedTests; x = r.numFailedTests; s = r.numPendingTests + r.numTodoTests;
-    // A suite that fails to load (e.g. a missing fixture) has no tests but must still count.
-    x += (r.testResults ?? []).filter((t) => t.status === 'failed' && !t.assertionResults?.length).length;
+    // A file that failed without a failed test (it did not load, or a beforeAll threw so its tests
+    // were skipped) must still count as a failure.
+    x += (r.testResults ?? []).filter((t) => t.status === 'failed'
+      && !(t.assertionResults ?? []).some((a) => a.status === 'failed')).length;
   }
   console.log(`  ${f.replace(/\.json$/, '').padEnd(28)} ${p} passed, ${x} failed, ${s} skipped`);
   passed += p; failed += x; skipped += s;

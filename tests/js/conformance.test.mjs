@@ -8,7 +8,9 @@ import { loadManifest, openSession, relError, runCopy, samplesOf } from './helpe
 const TOLERANCE = 1e-4;
 const MAX_SAMPLES = 2; // per model: the check is per sample; more only adds run time
 
-describe.each(loadManifest().map((m) => [m.name, m]))('%s', (name, entry) => {
+// Float models only: onnxruntime cannot load the calibrated fixtures' HzCalibration nodes (those are
+// checked against their QDQ rewrites in fake_quant_conformance.test.mjs).
+describe.each(loadManifest().filter((m) => m.kind === 'float').map((m) => [m.name, m]))('%s', (name, entry) => {
   let wasm;
   let reference;
   beforeAll(async () => {
