@@ -12,19 +12,12 @@ using ptq::test::all_close;
 using ptq::test::attr_int;
 using ptq::test::attr_ints;
 using ptq::test::attr_string;
+using ptq::test::next_index;
 using ptq::test::numel_of;
 using ptq::test::random_floats;
 using ptq::test::run_op;
 
 namespace {
-
-bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
-  for (size_t i = idx.size(); i-- > 0;) {
-    if (++idx[i] < dims[i]) return true;
-    idx[i] = 0;
-  }
-  return false;
-}
 
 struct TCase {
   Shape x, w;  // w: [C, M/group, k...]

@@ -69,4 +69,13 @@ inline void expect_tensor_near(const Tensor& actual, const Shape& shape, const s
   }
 }
 
+// Advances a row-major multi-index over `dims`; false after the last one (naive reference loops).
+inline bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
+  for (size_t i = idx.size(); i-- > 0;) {
+    if (++idx[i] < dims[i]) return true;
+    idx[i] = 0;
+  }
+  return false;
+}
+
 }  // namespace ptq::test

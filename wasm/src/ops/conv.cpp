@@ -266,15 +266,8 @@ void conv(KernelContext& ctx) {
   const Spatial& sp = cs.sp;
   const Tensor x = ops::float_input(ctx, x_in, "X");
   const Tensor w = ops::float_input(ctx, w_in, "W");
-  Tensor bias;
-  if (const Tensor* b = ctx.input(2)) {
-    ctx.check(b->rank() == 1 && b->dim(0) == cs.M, "bias B must have shape [" + std::to_string(cs.M) + "], got " +
-                                                     shape_str(b->shape()));
-    bias = ops::float_input(ctx, *b, "B");
-  }
-  Shape y_shape{cs.batch, cs.M};
-  y_shape.insert(y_shape.end(), sp.out.begin(), sp.out.end());
-  Tensor y(DType::Float, y_shape);
+  const Tensor bias = ops::optional_bias(ctx, cs.M);
+  Tensor y = ops::conv_output(cs.batch, cs.M, sp.out);
   const float* xd = x.data<float>();
   const float* wd = w.data<float>();
   const float* bd = bias.defined() ? bias.data<float>() : nullptr;

@@ -99,6 +99,20 @@ Tensor float_input(const exec::KernelContext& ctx, const Tensor& t, const char* 
 
 Tensor to_dtype(Tensor y, DType dtype) { return dtype == DType::Float ? y : cast_tensor(y, dtype); }
 
+Tensor optional_bias(const exec::KernelContext& ctx, int64_t M) {
+  const Tensor* b = ctx.input(2);
+  if (!b) return Tensor();
+  ctx.check(b->rank() == 1 && b->dim(0) == M,
+            "bias B must have shape [" + std::to_string(M) + "], got " + shape_str(b->shape()));
+  return float_input(ctx, *b, "B");
+}
+
+Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spatial) {
+  Shape shape{batch, M};
+  shape.insert(shape.end(), out_spatial.begin(), out_spatial.end());
+  return Tensor(DType::Float, shape);
+}
+
 const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
                                           const std::function<void(std::vector<float>&)>& build) {
   const Tensor& src = ctx.required(index);

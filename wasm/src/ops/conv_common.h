@@ -43,6 +43,11 @@ bool is_float_like(DType t);
 // Casts a float32 result back to the dtype of the op's input, as ONNX requires T -> T.
 Tensor to_dtype(Tensor y, DType dtype);
 
+// Conv / ConvTranspose: the optional bias input 2 as float32 of shape [M] (undefined when absent),
+// and the float32 output [batch, M, out spatial...].
+Tensor optional_bias(const exec::KernelContext& ctx, int64_t M);
+Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spatial);
+
 // Data derived from a (normally constant) input, e.g. packed GEMM weights. When ctx.prepared is
 // available and input `index` is a graph constant, the result is cached there and rebuilt only if a
 // different tensor arrives (a fake-quantised weight, say). The cache keeps the source tensor alive

@@ -129,15 +129,8 @@ void conv_transpose(KernelContext& ctx) {
   const Spatial& sp = ts.sp;
   const Tensor x = ops::float_input(ctx, x_in, "X");
   const Tensor w = ops::float_input(ctx, w_in, "W");
-  Tensor bias;
-  if (const Tensor* b = ctx.input(2)) {
-    ctx.check(b->rank() == 1 && b->dim(0) == ts.M, "bias B must have shape [" + std::to_string(ts.M) + "], got " +
-                                                     shape_str(b->shape()));
-    bias = ops::float_input(ctx, *b, "B");
-  }
-  Shape y_shape{ts.batch, ts.M};
-  y_shape.insert(y_shape.end(), sp.out.begin(), sp.out.end());
-  Tensor y(DType::Float, y_shape);
+  const Tensor bias = ops::optional_bias(ctx, ts.M);
+  Tensor y = ops::conv_output(ts.batch, ts.M, sp.out);
   float* yd = y.mutable_data<float>();
   const int64_t in_size = sp.in_size(), out_size = sp.out_size(), rows = ts.rows();
   for (int64_t c = 0; c < ts.batch * ts.M; ++c) {
