@@ -15,23 +15,8 @@ using test::attr_string;
 
 namespace {
 
-// x -> x_HzCalibration -> Relu_1 -> r -> r_HzCalibration (int16) -> Mul_2(r_cal, w_cal) -> y1
-//                                    \-> Add_3(r, x) -> y2
-// Calibration sets: Relu_1 {x}, Mul_2 {r, w}, Add_3 {x} (through the skippable Relu).
-ir::Model model() {
-  test::GraphBuilder b;
-  b.input("x", DType::Float, {1, 4});
-  b.initializer("w", Tensor::from_floats({1, 4}, {0.3f, -0.7f, 1.1f, 0.05f}));
-  b.calibration("x", {attr_floats("thresholds", {1.27f})});
-  b.calibration("w", {attr_floats("thresholds", {1.1f})});
-  b.node("Relu_1", "Relu", {"x_cal"}, {"r"});
-  b.calibration("r", {attr_floats("thresholds", {2.0f}), attr_string("qtype", "int16")});
-  b.node("Mul_2", "Mul", {"r_cal", "w_cal"}, {"y1"});
-  b.node("Add_3", "Add", {"r", "x"}, {"y2"});
-  b.output("y1");
-  b.output("y2");
-  return b.model();
-}
+// test::relu_mul_add_model() (analysis_test_util.h).
+ir::Model model() { return test::relu_mul_add_model(); }
 
 struct Fixture {
   exec::Executor ex{model()};
