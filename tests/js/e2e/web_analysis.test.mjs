@@ -4,60 +4,30 @@
 // every chart type.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { REPO_ROOT } from '../helpers.mjs';
-import { cli } from '../cli_fixture.mjs';
+import { openApp, openPanel as openDockPanel, cliJson } from './browser.mjs';
 
-// PTQ_WEB_PAGE: another build of the page (e.g. one made with a private wasm build).
-const PAGE = process.env.PTQ_WEB_PAGE || path.join(REPO_ROOT, 'dist/ptqscope.html');
 const EXAMPLE = path.join(REPO_ROOT, 'build/web-example');
 const ARTIFACTS = path.join(REPO_ROOT, 'build/test-results/e2e-web-analysis');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic'];
 
 let context;
 let page;
-const offline = []; // any request that is not file:, data: or blob:
-const pageErrors = [];
+let offline = []; // any request that is not file:, data: or blob:
+let pageErrors = [];
 
 // The same analysis from the command line (`ptqscope get-sensitivity-of-nodes ... --json`) on the
 // example's files: the page and the CLI must agree.
-async function cliRun(args) {
+function cliRun([command, ...options]) {
   const model = fs.readdirSync(EXAMPLE).find((f) => f.endsWith('.onnx'));
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-cli-')), 'result.json');
-  const [command, ...options] = args;
-  const r = await cli([command, path.join(EXAMPLE, model), path.join(EXAMPLE, 'calibration_data'), ...options, '--json', out, '--quiet']);
-  if (r.code !== 0) throw new Error(`ptqscope ${args.join(' ')} failed: ${r.stderr}`);
-  return JSON.parse(fs.readFileSync(out, 'utf8'));
+  return cliJson(command, path.join(EXAMPLE, model), path.join(EXAMPLE, 'calibration_data'), options);
 }
-
-// A dock tab toggles its panel: click it only when that panel is not already shown.
-async function openPanel(id) {
-  await page.evaluate((pid) => {
-    const tab = document.querySelector(`.dock-tab[data-panel="${pid}"]`);
-    if (!tab.classList.contains('active') || document.querySelector('#dock').classList.contains('collapsed')) tab.click();
-  }, id);
-  await page.waitForSelector(`.dock-panel[data-panel="${id}"]:not([hidden])`);
-}
+const openPanel = (id) => openDockPanel(page, id);
 
 beforeAll(async () => {
-  if (!fs.existsSync(PAGE) || !fs.existsSync(EXAMPLE)) {
-    throw new Error(`${PAGE} or ${EXAMPLE} is missing: build the web app first (scripts/build.sh web)`);
-  }
+  if (!fs.existsSync(EXAMPLE)) throw new Error(`${EXAMPLE} is missing: build the web app first (scripts/build.sh web)`);
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, acceptDownloads: true,
-    viewport: { width: 1400, height: 900 },
-  });
-  page = context.pages()[0] ?? await context.newPage();
-  page.on('request', (r) => { if (!/^(file|data|blob):/.test(r.url())) offline.push(r.url()); });
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(pathToFileURL(PAGE).href);
-  await page.waitForSelector('body[data-ready="true"]');
+  ({ context, page, offline, pageErrors } = await openApp({ acceptDownloads: true }));
 });
 
 afterAll(async () => {

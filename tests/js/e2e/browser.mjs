@@ -1,0 +1,60 @@
+// Shared by the Chromium tests: the page under test opened from file:// in headless Debian chromium
+// (no server, no network; any request that is not file:, data: or blob: is recorded), the dock
+// panels, and the CLI's --json for the same analysis (the page and the CLI must agree).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { REPO_ROOT } from '../helpers.mjs';
+import { cli } from '../cli_fixture.mjs';
+
+// PTQ_WEB_PAGE: another build of the page (e.g. one made with a private wasm build or outDir).
+export const PAGE = process.env.PTQ_WEB_PAGE || path.join(REPO_ROOT, 'dist/ptqscope.html');
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic'];
+
+// -> { context, page, offline: [urls], pageErrors: [messages] }, the page ready (body[data-ready]).
+export async function openApp({ viewport = { width: 1400, height: 900 }, acceptDownloads = false } = {}) {
+  if (!fs.existsSync(PAGE)) throw new Error(`${PAGE} is missing: build the web app first (scripts/build.sh web)`);
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, acceptDownloads, viewport,
+  });
+  const page = context.pages()[0] ?? await context.newPage();
+  const offline = [];
+  const pageErrors = [];
+  page.on('request', (r) => { if (!/^(file|data|blob):/.test(r.url())) offline.push(r.url()); });
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(pathToFileURL(PAGE).href);
+  await page.waitForSelector('body[data-ready="true"]');
+  return { context, page, offline, pageErrors };
+}
+
+// A dock tab toggles its panel: click it only when that panel is not already shown.
+export async function openPanel(page, id) {
+  await page.evaluate((pid) => {
+    const tab = document.querySelector(`.dock-tab[data-panel="${pid}"]`);
+    if (!tab.classList.contains('active') || document.querySelector('#dock').classList.contains('collapsed')) tab.click();
+  }, id);
+  await page.waitForSelector(`.dock-panel[data-panel="${id}"]:not([hidden])`);
+}
+
+// `ptqscope <command> <model> <data> ...options --json out --quiet` -> the result document.
+export async function cliJson(command, model, data, options) {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-cli-')), 'result.json');
+  const r = await cli([command, model, data, ...options, '--json', out, '--quiet']);
+  if (r.code !== 0) throw new Error(`ptqscope ${command} ${options.join(' ')} failed: ${r.stderr}`);
+  return JSON.parse(fs.readFileSync(out, 'utf8'));
+}
+
+// The rows of the analysis panel's sensitivity table: [{item, cells: {column: text}}], in table order.
+export function sensitivityRows(page) {
+  return page.$$eval('.ptq-analysis-output table.sensitivity-table', (tables) => tables.flatMap((table) => {
+    const columns = [...table.querySelectorAll('thead th')].map((th) => th.dataset.column);
+    return [...table.querySelectorAll('tbody tr')].map((tr) => ({
+      item: tr.dataset.item,
+      cells: Object.fromEntries([...tr.children].map((td, i) => [columns[i], td.textContent])),
+    }));
+  }));
+}
