@@ -24,7 +24,8 @@ const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null,
  * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
  * deps: state (a web/app/state.mjs store), pipeline ({createPool, runAnalysis, runAll}), spawn()
  * (a Worker-like analysis worker), heatScale, renderLegend, sections() (per-node chart sections),
- * readDrop(dataTransfer), readPicked(fileList), poolSize?.
+ * readDrop(dataTransfer), readPicked(fileList), poolSize?, save(name, data, type)? (exports; default a
+ * browser download).
  */
 export function installPlugin(win, deps) {
   const doc = win.document;
@@ -39,7 +40,12 @@ export function installPlugin(win, deps) {
   const runner = createAnalysisRunner({ state, pipeline: deps.pipeline, spawn: deps.spawn, ...(deps.poolSize ? { size: deps.poolSize } : {}) });
   const heat = createHeatController(state, deps.heatScale);
   injectStyle(doc);
-  const panel = mountPanel(doc, { state, runner, renderLegend: deps.renderLegend, sections: deps.sections, readDrop: deps.readDrop, readPicked: deps.readPicked });
+  // A table row or chart point the user clicks: Netron's element of that node scrolled into view.
+  const focus = (name) => nodeElementMap(doc, state.get('graph')).get(name)?.scrollIntoView?.({ block: 'center', inline: 'center' });
+  const panel = mountPanel(doc, {
+    state, runner, focus, renderLegend: deps.renderLegend, sections: deps.sections, readDrop: deps.readDrop,
+    readPicked: deps.readPicked, save: deps.save,
+  });
 
   // --- the model Netron opens ---
   let openCount = 0;

@@ -1,13 +1,16 @@
-// The PTQ panel floating over Netron: calibration data, run/cancel with progress, heat view and
-// legend, and the results of the node selected in Netron. All analysis logic is the web app's
-// (request building, runner, heat mapping, charts); this file only wires DOM controls to the store.
+// The PTQ panel floating over Netron. Its analyses and exports ARE the web app's panels
+// (web/app/analysis/panel.mjs: every analysis tab, Run all, progress / ETA / cancel, tables and charts;
+// web/app/export/panel.mjs: JSON, CSV, SVG / PNG, HTML report, ...) mounted with the plugin's store and
+// runner. Only the Netron glue lives here: calibration data drop, heat view and legend, and the
+// results of the node selected in Netron.
 import { h, clear } from './dom.mjs';
-import { buildRequest, METRICS, NODE_TYPES } from '../../web/app/analysis/requests.mjs';
+import { buildRequest } from '../../web/app/analysis/requests.mjs';
+import { mountAnalysesPanel } from '../../web/app/analysis/panel.mjs';
+import { mountExportPanel } from '../../web/app/export/panel.mjs';
 import { availableViews, metricsOfView, resolveSettings } from '../../web/app/heatmap/controller.mjs';
 import { stripRoot, placeLooseNpy, checkCalibrationLayout, isJunk } from '../../web/app/open/checks.mjs';
 
 export const PANEL_ID = 'ptqscope-panel';
-const RUNNABLE = [['sensitivity', 'Sensitivity'], ['leave_one_out', 'Leave-one-out']];
 const NODE_ANALYSES = [['distribution', 'Distribution'], ['channelwise', 'Channels'], ['stat_info', 'Stat info']];
 
 // Keeps our panel's events away from Netron's document/body listeners (drop opens a model; any
@@ -17,9 +20,6 @@ function isolate(el) {
     el.addEventListener(type, (e) => e.stopPropagation());
   }
 }
-
-// `checked` property, or the attribute where the DOM has no property (linkedom under test).
-const isChecked = (input) => input.checked ?? input.hasAttribute('checked');
 
 function options(doc, select, entries, value) {
   clear(select);
@@ -46,13 +46,14 @@ export function prepareCalibrationFiles(files, graph) {
 }
 
 /**
- * mountPanel(doc, deps) -> {element, dispose}
+ * mountPanel(doc, deps) -> {element, analyses, exports, dispose}
  * deps: state (web/app/state.mjs store), runner (web/app/analysis/runner.mjs), renderLegend
  * (web/charts/legend.mjs), sections() ([{id, title, render(el, nodeName, state)}]: the node's rows and
- * charts, e.g. web/app/heatmap/sidebar.mjs), readDrop(dt) and
- * readPicked(fileList) (web/app/open/sources.mjs) returning [{path, bytes}].
+ * charts, e.g. web/app/heatmap/sidebar.mjs), readDrop(dt) and readPicked(fileList)
+ * (web/app/open/sources.mjs) returning [{path, bytes}], focus(nodeName) (show it in Netron's graph),
+ * save(name, data, type) (optional: exports; default a browser download).
  */
-export function mountPanel(doc, { state, runner, renderLegend, sections = () => [], readDrop, readPicked }) {
+export function mountPanel(doc, { state, runner, renderLegend, sections = () => [], readDrop, readPicked, focus, save }) {
   const offs = [];
   const on = (key, fn) => offs.push(state.on(key, fn));
 
@@ -95,54 +96,14 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     });
   }
 
-  // --- run ---
-  const analysis = h(doc, 'select', { class: 'ptq-analysis', 'aria-label': 'analysis' });
-  options(doc, analysis, RUNNABLE, 'sensitivity');
-  const nodeType = h(doc, 'select', { class: 'ptq-node-type', 'aria-label': 'node type' });
-  options(doc, nodeType, NODE_TYPES.map((t) => [t, t]), 'activation');
-  const metricBoxes = METRICS.map((m) => h(doc, 'label', { class: 'ptq-metric' },
-    h(doc, 'input', { type: 'checkbox', value: m, checked: m === 'cosine-similarity' || m === 'mse' }), ` ${m}`));
-  const dataNum = h(doc, 'input', { type: 'number', class: 'ptq-data-num', min: 1, value: 1, 'aria-label': 'data_num', style: 'width:4em' });
-  const runButton = h(doc, 'button', { type: 'button', class: 'ptq-run', text: 'Run' });
-  const cancelButton = h(doc, 'button', { type: 'button', class: 'ptq-cancel', text: 'Cancel', disabled: true });
-  const progress = h(doc, 'progress', { class: 'ptq-progress', max: 1, value: 0 });
-  const runStatus = h(doc, 'div', { class: 'ptq-run-status' });
-
-  runButton.addEventListener('click', () => {
-    let request;
-    try {
-      request = buildRequest(analysis.value, {
-        node_type: nodeType.value,
-        metrics: metricBoxes.map((l) => l.querySelector('input')).filter(isChecked).map((i) => i.value),
-        data_num: dataNum.value,
-      });
-    } catch (err) {
-      state.set('error', err.message);
-      return;
-    }
-    state.set('error', null);
-    runner.run('analysis', request).catch(() => {}); // the runner reports failures in state 'error'
-  });
-  cancelButton.addEventListener('click', () => runner.cancel());
+  // --- the web app's analyses and export panels ---
+  const analysesHost = h(doc, 'div', { class: 'ptq-analyses-host' });
+  const exportHost = h(doc, 'div', { class: 'ptq-export-host' });
   let panel = null; // set below; data-run / data-graph mirror the state for scripts and tests
   const mark = (k, v) => panel?.setAttribute(`data-${k}`, v);
   const offRunner = runner.on((ev) => {
-    if (ev.type !== 'progress' && ev.type !== 'item') mark('run', ev.type === 'start' ? 'running' : ev.type === 'error' ? 'error' : ev.cancelled ? 'cancelled' : 'done');
-    if (ev.type === 'start') {
-      runButton.disabled = true;
-      cancelButton.disabled = false;
-      progress.value = 0;
-      runStatus.textContent = `${ev.label}: starting…`;
-    } else if (ev.type === 'progress') {
-      progress.max = Math.max(1, ev.total);
-      progress.value = ev.done;
-      const eta = Number.isFinite(ev.etaMs) && ev.done < ev.total ? `, ~${Math.ceil(ev.etaMs / 1000)} s left` : '';
-      runStatus.textContent = `${ev.done}/${ev.total} items${eta}`;
-    } else if (ev.type === 'done' || ev.type === 'error') {
-      runButton.disabled = false;
-      cancelButton.disabled = true;
-      runStatus.textContent = ev.type === 'error' ? `${ev.label} failed: ${ev.message}`
-        : `${ev.label} ${ev.cancelled ? 'cancelled' : 'done'} in ${(ev.elapsedMs / 1000).toFixed(1)} s`;
+    if (ev.type === 'start' || ev.type === 'done' || ev.type === 'error') {
+      mark('run', ev.type === 'start' ? 'running' : ev.type === 'error' ? 'error' : ev.cancelled ? 'cancelled' : 'done');
     }
   });
 
@@ -150,16 +111,13 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
   const heatView = h(doc, 'select', { class: 'ptq-heat-view', 'aria-label': 'heat view' });
   const heatMetric = h(doc, 'select', { class: 'ptq-heat-metric', 'aria-label': 'heat metric' });
   const legend = h(doc, 'div', { class: 'ptq-legend' });
-  const heatChanged = () => state.set('heatSettings', { view: heatView.value, metric: heatMetric.value });
-  heatView.addEventListener('change', () => {
-    state.set('heatSettings', { view: heatView.value, metric: null });
-  });
-  heatMetric.addEventListener('change', heatChanged);
+  heatView.addEventListener('change', () => state.set('heatSettings', { ...state.get('heatSettings'), view: heatView.value, metric: null }));
+  heatMetric.addEventListener('change', () => state.set('heatSettings', { ...state.get('heatSettings'), view: heatView.value, metric: heatMetric.value }));
   const syncHeatControls = () => {
     const result = state.get('results');
     const s = resolveSettings(result, state.get('heatSettings') ?? {});
     options(doc, heatView, availableViews(result).map((v) => [v, v.replace(/_/g, '-')]), s.view);
-    options(doc, heatMetric, s.view ? metricsOfView(result, s.view).map((m) => [m, m]) : [], s.metric);
+    options(doc, heatMetric, s.view ? metricsOfView(result, s.view, s.looType).map((m) => [m, m]) : [], s.metric);
   };
   on('results', syncHeatControls);
   on('heatSettings', syncHeatControls);
@@ -181,16 +139,31 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
       state.set('error', err.message);
     }
   };
+  // Netron selects one node at a time: "Pick" adds the selected node to state 'picked', which the
+  // analyses' "← picked" buttons (interested_nodes, quantize_node, nodes_list, ...) read.
+  const togglePicked = () => {
+    const name = state.get('selection');
+    const picked = new Set(state.get('picked') ?? []);
+    if (picked.has(name)) picked.delete(name);
+    else picked.add(name);
+    state.set('picked', picked);
+  };
+  const pickButton = h(doc, 'button', { type: 'button', class: 'ptq-pick-node', onclick: togglePicked });
   const nodeActions = h(doc, 'div', { class: 'ptq-node-actions', hidden: true },
-    ...NODE_ANALYSES.map(([kind, label]) => h(doc, 'button', { type: 'button', 'data-analysis': kind, text: label, onclick: () => runForNode(kind) })));
+    ...NODE_ANALYSES.map(([kind, label]) => h(doc, 'button', { type: 'button', 'data-analysis': kind, text: label, onclick: () => runForNode(kind) })),
+    pickButton);
+  const syncPick = () => {
+    const name = state.get('selection');
+    pickButton.textContent = state.get('picked')?.has(name) ? 'Unpick' : 'Pick';
+  };
   const renderNode = () => {
     const name = state.get('selection');
     clear(nodeBody);
     nodeTitle.textContent = name ? name : 'Select a node in the graph to see its results.';
     nodeActions.hidden = !name;
+    syncPick();
     if (!name) return;
-    const list = sections();
-    for (const section of list) {
+    for (const section of sections()) {
       const box = h(doc, 'div', { class: 'ptq-node-section', 'data-section': section.id },
         section.title ? h(doc, 'div', { class: 'ptq-section-title', text: section.title }) : null);
       nodeBody.append(box);
@@ -203,6 +176,7 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
   };
   on('selection', renderNode);
   on('results', renderNode);
+  on('picked', syncPick);
 
   // --- status and errors ---
   const errorLine = h(doc, 'div', { class: 'ptq-error', role: 'alert', hidden: true });
@@ -222,17 +196,15 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     dataLine.textContent = files?.length ? `${state.get('dataName') ?? 'calibration_data'}: ${files.length} files (${inputs.join(', ')})` : 'No calibration data.';
   });
 
+  const section = (cls, title, ...children) => h(doc, 'details', { class: `ptq-section ${cls}`, open: true },
+    h(doc, 'summary', { text: title }), ...children);
   const body = h(doc, 'div', { class: 'ptq-body' },
     errorLine, statusLine,
-    h(doc, 'section', {}, modelLine, drop, dataLine),
-    h(doc, 'section', { class: 'ptq-run-form' },
-      h(doc, 'div', {}, analysis, ' ', nodeType),
-      h(doc, 'label', { title: 'samples per item (empty: all)' }, 'data_num ', dataNum),
-      h(doc, 'div', { class: 'ptq-metrics' }, metricBoxes),
-      h(doc, 'div', {}, runButton, ' ', cancelButton, ' ', progress),
-      runStatus),
-    h(doc, 'section', { class: 'ptq-heat' }, h(doc, 'div', {}, 'Colour by ', heatView, ' ', heatMetric), legend),
-    h(doc, 'section', { class: 'ptq-node' }, nodeTitle, nodeActions, nodeBody));
+    section('ptq-data', 'Model and calibration data', modelLine, drop, dataLine),
+    section('ptq-section-analyses', 'Analyses', analysesHost),
+    section('ptq-plugin-heat', 'Heatmap', h(doc, 'div', {}, 'Colour by ', heatView, ' ', heatMetric), legend),
+    section('ptq-node', 'Selected node', nodeTitle, nodeActions, nodeBody),
+    section('ptq-section-export', 'Export', exportHost));
   const toggle = h(doc, 'button', { type: 'button', class: 'ptq-toggle', 'aria-label': 'collapse', text: '–' });
   toggle.addEventListener('click', () => {
     body.hidden = !body.hidden;
@@ -243,13 +215,19 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     h(doc, 'div', { class: 'ptq-header' }, h(doc, 'strong', { text: 'PTQ' }), toggle), body);
   isolate(panel);
   doc.body.append(panel);
+  const analyses = mountAnalysesPanel(analysesHost, state, runner, { focus });
+  const exports = mountExportPanel(exportHost, state, { save });
   syncHeatControls();
 
   return {
     element: panel,
+    analyses,
+    exports,
     dispose() {
       offs.forEach((off) => off());
       offRunner();
+      analyses.dispose();
+      exports.dispose();
       panel.remove();
     },
   };

@@ -13,6 +13,10 @@ import { heatScale } from '../../../web/charts/heat_scale.mjs';
 import { renderHeatLegend } from '../../../web/charts/legend.mjs';
 import { renderNodeSection } from '../../../web/app/heatmap/sidebar.mjs';
 import { filesFromDataTransfer, filesFromFileList } from '../../../web/app/open/sources.mjs';
+import { createAnalysisRunner } from '../../../web/app/analysis/runner.mjs';
+import { mountAnalysesPanel } from '../../../web/app/analysis/panel.mjs';
+import { mountExportPanel } from '../../../web/app/export/panel.mjs';
+import { unzipSync, strFromU8 } from 'fflate';
 import { pageHtml, installFakeNetron } from './fake_netron.mjs';
 
 export const FIXTURES = path.resolve(import.meta.dirname, '../../fixtures/netron-dom');
@@ -65,6 +69,36 @@ export function pluginDeps(extra = {}) {
   };
 }
 
+// The web app's side of the same inputs: a page whose store holds what the app's opener puts there
+// (model bytes and name, graphJson, calibration files), with the analyses and export panels mounted
+// as the app's dock mounts them (web/app/analysis/index.mjs, web/app/export/index.mjs), a runner on
+// Node workers, and `save` in place of the browser download.
+export function appHost({ graph, files, save, saved }) {
+  const { window } = parseHTML('<!DOCTYPE html><html><head></head><body><div class="dock-panel"></div></body></html>');
+  const state = createStore({
+    ...DEFAULTS, picked: new Set(), graph, modelBytes: modelBytes(), modelName: MODEL_NAME, calibrationFiles: files,
+  });
+  const runner = createAnalysisRunner({ state, pipeline, spawn: () => spawnNodeWorker(wasmModulePath()), size: 2 });
+  const root = window.document.querySelector('.dock-panel');
+  const panels = [mountAnalysesPanel(root, state, runner), mountExportPanel(root, state, { save })];
+  return {
+    window, root, state, runner, saved,
+    dispose() {
+      panels.forEach((p) => p.dispose());
+      runner.dispose();
+    },
+  };
+}
+
+// A host `save` hook keeping the last file an export wrote, in its own store (key 'file').
+export function fileSaver() {
+  const saved = createStore({ file: null });
+  return { saved, save: (name, data, type) => saved.set('file', { name, data, type }) };
+}
+
+// {name: text} of a .zip's files.
+export const unzipText = (bytes) => Object.fromEntries(Object.entries(unzipSync(bytes)).map(([n, b]) => [n, strFromU8(b)]));
+
 // Resolves with the value once state `key` satisfies `pred` (checked now, then on every set).
 export function until(state, key, pred = (v) => v !== null && v !== undefined) {
   return new Promise((resolve, reject) => {
@@ -99,6 +133,42 @@ export function nextRunnerEvent(runner, pred) {
       }
     });
   });
+}
+
+// The web app's analyses panel (web/app/analysis/panel.mjs) under `root`, driven as a user would:
+// open the tab, fill its form, press Run. Resolves with the runner's 'done' / 'error' event; rejects
+// when the panel refuses the form (state 'error'). Works on the plugin's panel and on the app's alike.
+export function runTab(win, root, { state, runner }, tab, fill = () => {}) {
+  root.querySelector(`.ptq-analysis-tabs button[data-analysis="${tab}"]`).dispatchEvent(new win.Event('click'));
+  fill(analysisForm(root, tab));
+  return new Promise((resolve, reject) => {
+    const offs = [];
+    const stop = () => offs.forEach((off) => off());
+    offs.push(runner.on((ev) => {
+      if (ev.type === 'done' || ev.type === 'error') {
+        stop();
+        resolve(ev);
+      }
+    }));
+    offs.push(state.on('error', (msg) => {
+      if (msg) {
+        stop();
+        reject(new Error(`${tab}: ${msg}`));
+      }
+    }));
+    root.querySelector('.ptq-run').dispatchEvent(new win.Event('click'));
+  });
+}
+
+export const analysisForm = (root, tab) => root.querySelector(`form.ptq-analysis-form[data-analysis="${tab}"]`);
+
+// A multi-choice box of a form (linkedom has no `checked` property: the attribute is the state).
+export const setChecked = (form, name, value, on = true) => form.querySelector(`input[name="${name}"][value="${value}"]`).toggleAttribute('checked', on);
+
+// Presses the "← top-k" button beside a node-list field (the most sensitive items of the last run).
+export function useTopK(win, form, field) {
+  form.querySelector(`[name="${field}"]`).parentNode.querySelector('.ptq-use-topk').dispatchEvent(new win.Event('click'));
+  return form.querySelector(`[name="${field}"]`).value;
 }
 
 // Lets queued microtasks (the plugin's MutationObserver flush) run.

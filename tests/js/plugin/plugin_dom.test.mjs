@@ -8,11 +8,13 @@ import { graphNodeElements, headerPath, headerGroup } from '../../../plugin/netr
 import { coloredCount } from '../../../plugin/netron/decorate.mjs';
 import { BANNER_ID } from '../../../plugin/ui/banner.mjs';
 import { PANEL_ID } from '../../../plugin/ui/panel.mjs';
+import { ANALYSES } from '../../../web/app/analysis/requests.mjs';
+import { EXPORTS } from '../../../web/app/export/panel.mjs';
 import { heatScale } from '../../../web/charts/heat_scale.mjs';
 import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
 import {
   netronPage, pluginDeps, until, nextRunnerEvent, settle, openModelThroughNetron, calibrationFolder,
-  asPickedFiles, modelBytes, choose,
+  asPickedFiles, modelBytes, choose, runTab, analysisForm, setChecked, useTopK, appHost, fileSaver, unzipText,
 } from './helpers.mjs';
 
 const REQUEST = { analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['cosine-similarity', 'mse'], data_num: 1, sample_selection: 'last', output_node: null, interested_nodes: null } };
@@ -75,6 +77,20 @@ describe('plugin on the recorded Netron page', () => {
     expect(cls('/backbone/conv1/Conv')).not.toContain('node-item-type-quantization');
   });
 
+  it('the panel is the web app\'s: every analysis tab, Run all, progress, and every export', () => {
+    const panel = page.document.getElementById(PANEL_ID);
+    const tabs = [...panel.querySelectorAll('.ptq-analysis-tabs button')].map((b) => b.getAttribute('data-analysis'));
+    expect(tabs).toEqual([...ANALYSES.map((a) => a.id), 'runall']);
+    expect(panel.querySelector('.ptq-analysis-tabs button[data-analysis="runall"]').textContent).toBe('Run all');
+    for (const id of tabs) expect(analysisForm(panel, id), id).not.toBeNull();
+    expect(panel.querySelectorAll('.ptq-run')).toHaveLength(1);
+    expect(panel.querySelector('.ptq-cancel').disabled).toBe(true);
+    expect(panel.querySelector('.ptq-progress')).not.toBeNull();
+    const exports = [...panel.querySelectorAll('.ptq-export button')];
+    expect(exports.map((b) => b.getAttribute('data-export'))).toEqual(EXPORTS.map((e) => e.id));
+    expect(exports.every((b) => b.disabled)).toBe(true); // nothing to export yet
+  });
+
   it('panel: calibration folder, Run with progress, and nodes coloured by the real result', async () => {
     const doc = page.document;
     const picker = doc.querySelector(`#${PANEL_ID} .ptq-data-input`);
@@ -84,16 +100,20 @@ describe('plugin on the recorded Netron page', () => {
     expect(files.map((f) => f.path)).toEqual(['images/0.npy', 'images/1.npy', 'images/2.npy']);
     expect(doc.querySelector(`#${PANEL_ID} .ptq-data-status`).textContent).toContain('3 files (images)');
 
-    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-node-type`), 'activation');
     const progress = [];
     const offProgress = plugin.runner.on((ev) => ev.type === 'progress' && progress.push([ev.done, ev.total]));
-    const done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
-    doc.querySelector(`#${PANEL_ID} .ptq-run`).dispatchEvent(new page.window.Event('click'));
-    const ev = await done;
+    const ev = await runTab(page.window, doc.getElementById(PANEL_ID), plugin, 'sensitivity', (form) => {
+      choose(page.window, form.querySelector('select[name="node_type"]'), 'activation');
+      setChecked(form, 'metrics', 'mse');
+    });
     offProgress();
     expect(ev).toMatchObject({ type: 'done', cancelled: false });
     expect(progress.at(-1)).toEqual([3, 3]); // three activation calibration nodes
     expect(doc.querySelector(`#${PANEL_ID} .ptq-progress`).value).toBe(3);
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-progress-text`).textContent).toMatch(/^Sensitivity: done in /);
+    // The app's sensitivity table, most sensitive first (the core's order).
+    const order = [...doc.querySelectorAll(`#${PANEL_ID} .ptq-analysis-output table.sensitivity-table tbody tr`)].map((tr) => tr.getAttribute('data-item'));
+    expect(order).toEqual(state.get('results').sensitivity_order.activation);
 
     const ref = await referenceResult();
     const rows = state.get('results').sensitivity.activation;
@@ -134,10 +154,9 @@ describe('plugin on the recorded Netron page', () => {
   it('Cancel stops a running sweep and keeps the colours of the last result', async () => {
     const doc = page.document;
     const heat = state.get('heat');
-    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-analysis`), 'leave_one_out');
-    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-node-type`), 'node');
-    const done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
-    doc.querySelector(`#${PANEL_ID} .ptq-run`).dispatchEvent(new page.window.Event('click'));
+    const done = runTab(page.window, doc.getElementById(PANEL_ID), plugin, 'leave_one_out', (form) => {
+      choose(page.window, form.querySelector('select[name="node_type"]'), 'node');
+    });
     expect(doc.querySelector(`#${PANEL_ID} .ptq-cancel`).disabled).toBe(false);
     doc.querySelector(`#${PANEL_ID} .ptq-cancel`).dispatchEvent(new page.window.Event('click'));
     expect(await done).toMatchObject({ type: 'done', cancelled: true });
@@ -146,8 +165,22 @@ describe('plugin on the recorded Netron page', () => {
     expect(state.get('error')).toBeNull();
     await settle();
     expect(coloredCount(doc)).toBe(heat.values.size);
-    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-analysis`), 'sensitivity');
-    choose(page.window, doc.querySelector(`#${PANEL_ID} .ptq-node-type`), 'activation');
+  });
+
+  it('accumulated error from the top-k of the sensitivity table: the chart module\'s curves in the panel', async () => {
+    const doc = page.document;
+    const root = doc.getElementById(PANEL_ID);
+    const ev = await runTab(page.window, root, plugin, 'acc_error', (form) => {
+      const items = useTopK(page.window, form, 'quantize_node');
+      expect(items.split(', ').sort()).toEqual(Object.keys(state.get('results').sensitivity.activation).sort());
+    });
+    expect(ev).toMatchObject({ type: 'done', cancelled: false });
+    const figures = root.querySelectorAll('.ptq-analysis-output figure[data-kind="acc_error"]');
+    expect(figures.length).toBe(state.get('results').acc_error_figures.length);
+    expect(root.querySelectorAll('.ptq-analysis-output figure[data-kind="acc_error"] svg path.curve').length).toBeGreaterThan(0);
+    // The heatmap still shows the sensitivity sweep.
+    await settle();
+    expect(coloredCount(doc)).toBe(state.get('heat').values.size);
   });
 
   it('colours survive Netron re-rendering the graph (Show Names, re-open)', async () => {
@@ -198,6 +231,66 @@ describe('plugin on the recorded Netron page', () => {
     await settle();
     expect(state.get('results')).toBeNull();
     expect(coloredCount(page.document)).toBe(0);
+  });
+});
+
+// The same user steps on the plugin's panel and on the web app's panels mounted as the app's dock
+// mounts them (own store, runner and Node worker pool): the exported results JSON must be the same.
+describe('exports: the plugin writes the app\'s results JSON', () => {
+  const steps = async (win, root, host) => {
+    await runTab(win, root, host, 'sensitivity', (form) => setChecked(form, 'metrics', 'mse'));
+    await runTab(win, root, host, 'acc_error', (form) => useTopK(win, form, 'quantize_node'));
+  };
+  const exported = (win, root, { saved }, id) => {
+    saved.set('file', null);
+    root.querySelector(`.ptq-export button[data-export="${id}"]`).dispatchEvent(new win.Event('click'));
+    return until(saved, 'file');
+  };
+  // Wall-clock timings are the only field two runs may differ in.
+  const comparable = (text) => {
+    const { timings_ms: timings, ...doc } = JSON.parse(text);
+    expect(Object.keys(timings).sort()).toEqual(['acc_error', 'sensitivity']);
+    return doc;
+  };
+
+  it('same inputs, same steps: plugin export == app export (results JSON, CSV tables)', async () => {
+    const page = netronPage();
+    const plugin = fileSaver();
+    Object.assign(plugin, installPlugin(page.window, pluginDeps({ save: plugin.save })));
+    try {
+      await openModelThroughNetron(page.window, page.view);
+      const graph = await until(plugin.state, 'graph');
+      const picker = page.document.querySelector(`#${PANEL_ID} .ptq-data-input`);
+      Object.defineProperty(picker, 'files', { value: asPickedFiles(calibrationFolder()), configurable: true });
+      picker.dispatchEvent(new page.window.Event('change'));
+      const files = await until(plugin.state, 'calibrationFiles');
+      const pluginRoot = page.document.getElementById(PANEL_ID);
+      await steps(page.window, pluginRoot, plugin);
+
+      // The app: its store holds what the app's opener puts there; its dock mounts both panels.
+      const app = appHost({ graph, files, ...fileSaver() });
+      await steps(app.window, app.root, app);
+
+      const pluginJson = await exported(page.window, pluginRoot, plugin, 'json');
+      const appJson = await exported(app.window, app.root, app, 'json');
+      expect(pluginJson.name).toBe(appJson.name);
+      expect(pluginJson.name).toBe('horizon_calibrated_tiny.ptqscope.json');
+      expect(pluginJson.type).toBe('application/json');
+      const doc = comparable(pluginJson.data);
+      expect(doc).toEqual(comparable(appJson.data));
+      expect(doc.schema).toBe('ptqscope.result');
+      expect(Object.keys(doc.sensitivity.activation).length).toBe(3);
+      expect(Object.keys(doc.acc_error).length).toBeGreaterThan(0);
+
+      const pluginCsv = await exported(page.window, pluginRoot, plugin, 'csv');
+      const appCsv = await exported(app.window, app.root, app, 'csv');
+      expect(pluginCsv.name).toBe('horizon_calibrated_tiny.tables.zip');
+      expect(unzipText(pluginCsv.data)['sensitivity_activation.csv']).toBe(unzipText(appCsv.data)['sensitivity_activation.csv']);
+      expect(unzipText(pluginCsv.data)['acc_error.csv']).toBe(unzipText(appCsv.data)['acc_error.csv']);
+      app.dispose();
+    } finally {
+      plugin.dispose?.();
+    }
   });
 });
 

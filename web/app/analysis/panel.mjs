@@ -1,17 +1,27 @@
-// The "Analyses" dock panel: one tab per analysis (+ Run all), its form, Run / Cancel, a progress bar
-// with ETA, and the analysis' results (tables and charts) as they stream in.
+// The analyses panel: one tab per analysis (+ Run all), its form, Run / Cancel, a progress bar with
+// ETA, and the analysis' results (tables and charts) as they stream in. Mounted by the app's dock
+// ("Analyses", index.mjs) and by the Netron plugin (plugin/ui/panel.mjs): everything host-specific
+// comes in through `state`, `runner` and `hooks`.
 import { ANALYSES, buildRequest, runAllOptions, topK } from './requests.mjs';
 import { FORMS, buildForm, el, readForm } from './forms.mjs';
 import { progressText, formatDuration } from './runner.mjs';
-import { renderResultView } from './views.mjs';
+import { createResultView } from './views.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
 
 const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
 
-export function mountAnalysesPanel(root, state, runner) {
+/**
+ * mountAnalysesPanel(root, state, runner, hooks?) -> {element, select(id), dispose()}
+ * state: a web/app/state.mjs store (reads results, graph, picked; writes error, heatSettings,
+ * selection); runner: web/app/analysis/runner.mjs; hooks.focus(nodeName): show a node on the host's
+ * graph (default: state 'focus', which the app's graph view centres).
+ */
+export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   const doc = root.ownerDocument;
   let current = 'sensitivity';
   const forms = new Map();
+  const offs = [];
+  const renderView = createResultView(state, { focus: hooks.focus });
 
   const tabs = el(doc, 'nav', { class: 'ptq-analysis-tabs', role: 'tablist' });
   const formHost = el(doc, 'div', { class: 'ptq-analysis-forms' });
@@ -20,8 +30,9 @@ export function mountAnalysesPanel(root, state, runner) {
   const bar = el(doc, 'progress', { class: 'ptq-progress', max: 1, value: 0 });
   const barText = el(doc, 'span', { class: 'ptq-progress-text', 'aria-live': 'polite' });
   const output = el(doc, 'div', { class: 'ptq-analysis-output' });
-  root.append(el(doc, 'div', { class: 'ptq-analyses' },
-    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, runBtn, cancelBtn, bar, barText), output));
+  const element = el(doc, 'div', { class: 'ptq-analyses' },
+    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, runBtn, cancelBtn, bar, barText), output);
+  root.append(element);
 
   const actions = (form) => ({
     picked(name) {
@@ -66,7 +77,7 @@ export function mountAnalysesPanel(root, state, runner) {
   function drawOutput() {
     const top = output.scrollTop; // rows streaming in must not scroll the user back up
     output.replaceChildren();
-    renderResultView(output, current, state.get('results'), state);
+    renderView(output, current, state.get('results'));
     output.scrollTop = top;
   }
 
@@ -102,7 +113,7 @@ export function mountAnalysesPanel(root, state, runner) {
   cancelBtn.addEventListener('click', () => runner.cancel());
 
   let stage = null;
-  runner.on((ev) => {
+  offs.push(runner.on((ev) => {
     if (ev.type === 'stage') stage = ev.stage;
     if (ev.type === 'start') {
       stage = null;
@@ -124,14 +135,22 @@ export function mountAnalysesPanel(root, state, runner) {
       barText.textContent = ev.type === 'error' ? `${ev.label}: failed`
         : `${ev.label}: ${ev.cancelled ? 'cancelled' : 'done'} in ${formatDuration(ev.elapsedMs)}`;
     }
-  });
+  }));
 
-  state.on('results', () => drawOutput());
+  offs.push(state.on('results', () => drawOutput()));
   const showPicked = () => {
     const n = state.get('picked')?.size ?? 0;
     for (const b of root.querySelectorAll('.ptq-use-picked')) b.textContent = `← picked (${n})`;
   };
-  state.on('picked', showPicked);
+  offs.push(state.on('picked', showPicked));
   showPicked();
   select(current);
+  return {
+    element,
+    select,
+    dispose() {
+      offs.forEach((off) => off());
+      element.remove();
+    },
+  };
 }
