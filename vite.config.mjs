@@ -2,7 +2,8 @@
 //   dist/index.html + dist/assets/*   for any static host (relative URLs, no special headers)
 //   dist/ptqscope.html                the same app in one self-contained file that works from file://
 // Both are one JS bundle (no code splitting) whose workers are inlined as blob URLs and whose wasm
-// is embedded (build/wasm/ptqscope.mjs is a SINGLE_FILE module), so nothing is ever fetched. The
+// is embedded once (build/wasm/ptqscope.mjs is a SINGLE_FILE module: sharedWasmPlugin moves its
+// bytes from the workers' copies of the glue to the page), so nothing is ever fetched. The
 // embedded example (calibrated digits CNN + calibration_data) comes from PTQ_EXAMPLE_DIR, default
 // build/web-example (scripts/build.sh web makes it).
 import { createHash } from 'node:crypto';
@@ -13,6 +14,8 @@ import { defineConfig } from 'vite';
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE_DIR = path.resolve(ROOT, process.env.PTQ_EXAMPLE_DIR ?? 'build/web-example');
+// PTQSCOPE_WASM (as for the CLI) swaps in another build of the wasm module, e.g. a private build dir.
+const WASM_GLUE = path.resolve(process.env.PTQSCOPE_WASM ?? path.join(ROOT, 'build/wasm/ptqscope.mjs'));
 
 // The page may run scripts of its own bundle, workers from blob: URLs and wasm compiled from bytes;
 // it may not connect anywhere (connect-src 'none'). No 'unsafe-eval': the wasm module is linked with
@@ -63,6 +66,34 @@ function examplePlugin() {
   };
 }
 
+// The wasm bytes once: the glue's SINGLE_FILE data URI is emptied in every module that imports the
+// glue (the two workers; they get the compiled module from the page, web/app/graph/wasm_share.mjs)
+// and virtual:ptqscope-wasm gives the page the base64 instead.
+const WASM_DATA_URI = /(wasmBinaryFile\s*=\s*")data:application\/octet-stream;base64,([A-Za-z0-9+/=]+)"/;
+function sharedWasmPlugin() {
+  const id = 'virtual:ptqscope-wasm';
+  const glueBase64 = (ctx) => {
+    if (!fs.existsSync(WASM_GLUE)) ctx.error(`${WASM_GLUE} is missing: run scripts/build.sh wasm-module`);
+    const m = WASM_DATA_URI.exec(fs.readFileSync(WASM_GLUE, 'utf8'));
+    if (!m) ctx.error(`${WASM_GLUE}: no embedded wasm (wasmBinaryFile="data:...") found; link it with -sSINGLE_FILE=1`);
+    return m[2];
+  };
+  return {
+    name: 'ptqscope-shared-wasm',
+    resolveId: (source) => (source === id ? `\0${id}` : null),
+    load(resolved) {
+      if (resolved !== `\0${id}`) return null;
+      this.addWatchFile(WASM_GLUE);
+      return `export default ${JSON.stringify(glueBase64(this))};`;
+    },
+    transform(code, module) {
+      if (path.resolve(module.split('?')[0]) !== WASM_GLUE) return null;
+      glueBase64(this); // fails loudly on a glue without embedded bytes
+      return { code: code.replace(WASM_DATA_URI, '$1data:application/octet-stream;base64,"'), map: null };
+    },
+  };
+}
+
 // Fills in the CSP of index.html and writes ptqscope.html with the bundle's JS and CSS inlined.
 function singleFilePlugin() {
   return {
@@ -99,8 +130,9 @@ export default defineConfig({
   root: path.join(ROOT, 'web/app'),
   base: './',
   publicDir: false,
-  plugins: [examplePlugin(), singleFilePlugin()],
-  worker: { format: 'iife' },
+  plugins: [examplePlugin(), sharedWasmPlugin(), singleFilePlugin()],
+  // Workers are bundled with their own plugin list (config.plugins applies to them only in dev).
+  worker: { format: 'iife', plugins: () => [sharedWasmPlugin()] },
   build: {
     outDir: path.join(ROOT, 'dist'),
     emptyOutDir: true,
@@ -110,9 +142,6 @@ export default defineConfig({
     chunkSizeWarningLimit: 8192,
     rolldownOptions: { output: { codeSplitting: false } },
   },
-  // PTQSCOPE_WASM (as for the CLI) swaps in another build of the wasm module, e.g. a private build dir.
-  resolve: process.env.PTQSCOPE_WASM
-    ? { alias: [{ find: /^.*\/build\/wasm\/ptqscope\.mjs$/, replacement: path.resolve(process.env.PTQSCOPE_WASM) }] }
-    : {},
+  resolve: process.env.PTQSCOPE_WASM ? { alias: [{ find: /^.*\/build\/wasm\/ptqscope\.mjs$/, replacement: WASM_GLUE }] } : {},
   server: { fs: { allow: [ROOT] } },
 });

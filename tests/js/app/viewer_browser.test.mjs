@@ -5,44 +5,30 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { REPO_ROOT, loadPtqModule } from '../helpers.mjs';
+import { PAGE, openApp } from '../e2e/browser.mjs';
 import { bigGraph } from './big_graph.mjs';
 
-const PAGE = path.join(REPO_ROOT, 'dist/ptqscope.html');
 const EXAMPLE_MODEL = path.join(REPO_ROOT, 'build/web-example/digits_cnn_calibrated_model.onnx');
 const EXAMPLE_DATA = path.join(REPO_ROOT, 'build/web-example/calibration_data');
 const ARTIFACTS = path.join(REPO_ROOT, 'build/test-results/app-viewer');
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic'];
 
 let context;
 let page;
 let graph; // the example's graphJson, from the wasm core in Node
-const requests = [];
-const pageErrors = [];
+let requests = []; // any request that is not file:, data: or blob:
+let pageErrors = [];
 
 beforeAll(async () => {
-  if (!fs.existsSync(PAGE) || !fs.existsSync(EXAMPLE_MODEL)) {
-    throw new Error(`${PAGE} or ${EXAMPLE_MODEL} is missing: build the web app first (scripts/build.sh web)`);
-  }
+  if (!fs.existsSync(EXAMPLE_MODEL)) throw new Error(`${EXAMPLE_MODEL} is missing: build the web app first (scripts/build.sh web)`);
   const ptq = await loadPtqModule();
   const session = new ptq.Session();
   session.loadModel(new Uint8Array(fs.readFileSync(EXAMPLE_MODEL)));
   graph = JSON.parse(session.graphJson());
   session.delete();
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-viewer-')), {
-    executablePath: '/usr/bin/chromium', headless: true, args: ARGS, viewport: { width: 1280, height: 800 },
-  });
-  page = context.pages()[0] ?? await context.newPage();
-  page.on('request', (r) => { if (!/^(file|data|blob):/.test(r.url())) requests.push(r.url()); });
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(pathToFileURL(PAGE).href);
-  await page.waitForSelector('body[data-ready="true"]');
+  ({ context, page, offline: requests, pageErrors } = await openApp({ viewport: { width: 1280, height: 800 } }));
 });
 
 afterAll(async () => {
@@ -177,7 +163,7 @@ describe('viewer (Chromium, file://)', () => {
   });
 
   it('dist/ works from a plain static server too (relative URLs, no special headers)', async () => {
-    const root = path.join(REPO_ROOT, 'dist');
+    const root = path.dirname(PAGE); // dist/ (or the folder of PTQ_WEB_PAGE)
     const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
     const served = [];
     const server = http.createServer((req, res) => {

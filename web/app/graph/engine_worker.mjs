@@ -4,10 +4,12 @@
 // the model again.
 // Messages: {id, type: 'load', model: Uint8Array} -> {id, summary, graph}
 //           {id, type: 'data', model?: Uint8Array, files: [{path, bytes}]} -> {id, sampleCount, sampleNames}
-import createPtqModule from '../../../build/wasm/ptqscope.mjs';
+// The wasm module comes with the first message (wasm_share.mjs), compiled once by the page.
+import { wasmFromFirstMessage } from './wasm_worker.mjs';
 
+const wasm = wasmFromFirstMessage();
 let session = null;
-const ready = createPtqModule().then((ptq) => {
+const ready = wasm.ready.then((ptq) => {
   session = new ptq.Session();
   return ptq;
 });
@@ -36,6 +38,7 @@ const handlers = {
 };
 
 self.onmessage = async ({ data }) => {
+  if (wasm.take(data)) return;
   try {
     const handler = handlers[data.type];
     if (!handler) throw new Error(`engine worker: unknown message type '${data.type}'`);

@@ -3,6 +3,7 @@
 // the single-file ptqscope.html opened via file://.
 import EngineWorker from './engine_worker.mjs?worker&inline';
 import LayoutWorker from './layout_worker.mjs?worker&inline';
+import { spawnWithWasm } from './wasm_share.mjs';
 
 // Request/response over postMessage with ids; a worker that dies rejects what is pending.
 function rpc(spawn) {
@@ -55,7 +56,7 @@ export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout'
 // size of the largest model) back; compiling the module again takes a fraction of a second.
 // A fresh worker per request, so requests never wait for or cancel each other.
 async function once(message, transfer) {
-  const engine = rpc(() => new EngineWorker({ name: 'ptqscope-engine' }));
+  const engine = rpc(() => spawnWithWasm(() => new EngineWorker({ name: 'ptqscope-engine' })));
   try {
     return await engine.call(message, transfer);
   } finally {
