@@ -1,9 +1,11 @@
 // End to end in headless Chromium: the plugin bundle built with plugin/vite.config.mjs, installed by
 // scripts/plugin-install.mjs into a Netron-like web folder made from the recording (fake_netron.mjs,
 // with Netron's CSP `script-src 'self'`), served over http. Opens the recorded model through the
-// page's file input, loads generated calibration data through the panel, runs a sensitivity analysis
-// (wasm in the plugin's worker) and checks the colours, their survival across a re-render, and the
-// selected node's results. Waits on DOM state only (no sleeps).
+// page's file input, loads generated calibration data through the panel, runs a sensitivity and an
+// accumulated-error analysis in the web app's analyses panel (wasm in the plugin's worker) and checks
+// the colours, the chart SVGs, the exported results JSON, the colours' survival across a re-render,
+// and the selected node's results. Waits on DOM state only (no sleeps). (No real Netron build can be
+// had from npm or Debian: docs/plugin.md.)
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,9 +18,11 @@ import { install } from '../../../scripts/plugin-install.mjs';
 import { heatScale } from '../../../web/charts/heat_scale.mjs';
 import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
 import { pageHtml, NETRON_LIKE_CSS } from './fake_netron.mjs';
-import { FIXTURES, MODEL_NAME, calibrationFolder, modelBytes } from './helpers.mjs';
+import { unzipSync } from 'fflate';
+import { FIXTURES, MODEL_NAME, calibrationFolder, modelBytes, unzipText } from './helpers.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
+const ARTIFACTS = path.join(ROOT, 'build/test-results/plugin-e2e');
 const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json' };
 
 let tmp;
@@ -26,6 +30,7 @@ let server;
 let base;
 let context;
 let page;
+let ref; // reference(), computed once the page ran the sensitivity sweep
 const problems = []; // console errors, page errors, CSP violations
 
 function serve(dir) {
@@ -44,13 +49,20 @@ function serve(dir) {
   });
 }
 
+// The panel's requests straight through the wasm API: the sensitivity form's defaults, then the
+// accumulated error of its top-k (k = 5: every activation item of the tiny model, most sensitive first).
 async function reference() {
   const ptq = await loadPtqModule();
   const session = new ptq.Session();
   try {
     session.loadModel(modelBytes());
     session.loadCalibrationData(calibrationFolder().map((f) => ({ path: f.path.replace(/^calibration_data\//, ''), bytes: f.bytes })));
-    return JSON.parse(session.analyze(JSON.stringify({ analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['cosine-similarity'], data_num: 1 } })));
+    const analyze = (analysis, options) => JSON.parse(session.analyze(JSON.stringify({ analysis, options })));
+    const sensitivity = analyze('sensitivity', { node_type: 'activation', metrics: ['cosine-similarity'], data_num: 1, sample_selection: 'last' });
+    const accError = analyze('acc_error', {
+      quantize_node: sensitivity.sensitivity_order.activation.slice(0, 5), non_quantize_node: null, metric: 'cosine-similarity', average_mode: false,
+    });
+    return { sensitivity, accError };
   } finally {
     session.delete();
   }
@@ -92,6 +104,7 @@ beforeAll(async () => {
     executablePath: '/usr/bin/chromium',
     headless: true,
     viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
   page = context.pages()[0] ?? await context.newPage();
@@ -129,12 +142,16 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await waitOrPanelError('#ptqscope-panel[data-graph="loaded"]');
     await page.setInputFiles('#ptqscope-panel .ptq-data-input', path.join(tmp, 'calibration_data'));
     await page.locator('#ptqscope-panel .ptq-data-status', { hasText: '3 files (images)' }).waitFor();
-    await page.locator('#ptqscope-panel .ptq-metric input[value="mse"]').uncheck();
+    // The web app's sensitivity form, its defaults (activation, cosine-similarity, data_num 1).
+    await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
     await page.locator('#ptqscope-panel .ptq-run').click();
     await waitOrPanelError('#ptqscope-panel[data-run="done"]');
+    await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Sensitivity: done in' }).waitFor();
 
-    const ref = await reference();
-    const rows = ref.sensitivity.activation;
+    ref = await reference();
+    const rows = ref.sensitivity.sensitivity.activation;
+    const tableOrder = await page.$$eval('#ptqscope-panel .ptq-analysis-output table.sensitivity-table tbody tr', (trs) => trs.map((tr) => tr.dataset.item));
+    expect(tableOrder).toEqual(ref.sensitivity.sensitivity_order.activation);
     const scale = heatScale('cosine-similarity', Object.values(rows).map((r) => r['cosine-similarity']));
     const fillOf = (name) => page.locator(`[id="node-name-${name}"] > g.node-item > path`).first()
       .evaluate((p) => getComputedStyle(p).fill);
@@ -146,6 +163,72 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     const colored = await page.locator('#nodes > g.node[data-ptq-heat]').count();
     expect(colored).toBeGreaterThanOrEqual(Object.keys(rows).length);
     expect(await page.locator('#ptqscope-panel .ptq-legend svg.heat-legend').count()).toBe(1);
+    expect(problems).toEqual([]);
+  });
+
+  it('accumulated error of the top-k in the app\'s panel: curves drawn by the chart module, colours kept, JSON export', async () => {
+    const colored = await page.locator('#nodes > g.node[data-ptq-heat]').count();
+    await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="acc_error"]').click();
+    const form = page.locator('#ptqscope-panel form.ptq-analysis-form[data-analysis="acc_error"]');
+    await form.locator('.ptq-field:has([name="quantize_node"]) .ptq-use-topk').click();
+    expect(await form.locator('[name="quantize_node"]').inputValue()).toBe(ref.sensitivity.sensitivity_order.activation.join(', '));
+    await page.locator('#ptqscope-panel').evaluate((p) => { p.dataset.run = 'idle'; });
+    await page.locator('#ptqscope-panel .ptq-run').click();
+    await waitOrPanelError('#ptqscope-panel[data-run="done"]');
+    await waitOrPanelError('#ptqscope-panel .ptq-analysis-output figure[data-kind="acc_error"] svg path.curve');
+    const figures = page.locator('#ptqscope-panel .ptq-analysis-output figure[data-kind="acc_error"]');
+    expect(await figures.count()).toBe(ref.accError.acc_error_figures.length);
+    const curves = ref.accError.acc_error_figures.reduce((n, f) => n + f.curves.length, 0);
+    expect(await page.locator('#ptqscope-panel .ptq-analysis-output figure[data-kind="acc_error"] svg path.curve').count()).toBe(curves);
+    // The heatmap still shows the sensitivity sweep.
+    expect(await page.locator('#nodes > g.node[data-ptq-heat]').count()).toBe(colored);
+
+    // The export panel's results JSON: the CLI's schema with both analyses, as computed by the core.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#ptqscope-panel .ptq-export button[data-export="json"]').click()]);
+    expect(download.suggestedFilename()).toBe('horizon_calibrated_tiny.ptqscope.json');
+    const saved = JSON.parse(fs.readFileSync(await download.path(), 'utf8'));
+    expect(saved.schema).toBe('ptqscope.result');
+    expect(saved.sensitivity).toEqual(ref.sensitivity.sensitivity);
+    expect(saved.sensitivity_order).toEqual(ref.sensitivity.sensitivity_order);
+    expect(saved.acc_error).toEqual(ref.accError.acc_error);
+    expect(saved.acc_error_figures).toEqual(ref.accError.acc_error_figures);
+    // The charts as SVG files (.zip) from the same panel.
+    const [svgZip] = await Promise.all([page.waitForEvent('download'), page.locator('#ptqscope-panel .ptq-export button[data-export="svg"]').click()]);
+    const files = unzipText(fs.readFileSync(await svgZip.path()));
+    const accFiles = Object.keys(files).filter((n) => n.startsWith('accumulate_error/'));
+    expect(accFiles).toHaveLength(ref.accError.acc_error_figures.length);
+    for (const name of accFiles) expect(files[name]).toMatch(/^<\?xml[^>]*>\n<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"[^]*class="curve/);
+    expect(problems).toEqual([]);
+  });
+
+  it('Run all in the plugin: every chart type, progress, and the PNG / HTML report exports', async () => {
+    await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="runall"]').click();
+    await page.locator('#ptqscope-panel').evaluate((p) => { p.dataset.run = 'idle'; });
+    await page.locator('#ptqscope-panel .ptq-run').click();
+    await waitOrPanelError('#ptqscope-panel[data-run="done"]');
+    await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Run all: done in' }).waitFor();
+    expect(await page.textContent('#ptqscope-panel .ptq-analysis-output')).toMatch(/sensitivity, distribution, channelwise, acc_error, sensitivity_analysis/);
+    const marks = async (tab, selector) => {
+      await page.locator(`#ptqscope-panel .ptq-analysis-tabs button[data-analysis="${tab}"]`).click();
+      return page.locator(`#ptqscope-panel .ptq-analysis-output ${selector}`).count();
+    };
+    expect(await marks('distribution', 'svg path.bars')).toBeGreaterThan(0);
+    expect(await marks('channelwise', 'svg path.boxes')).toBeGreaterThan(0);
+    expect(await marks('sensitivity_analysis', 'svg path.cumulative, svg path.cumulative-isolated')).toBeGreaterThan(0);
+    expect(await marks('acc_error', 'svg path.curve')).toBeGreaterThan(0);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'plugin-runall.png') });
+
+    const save = async (id) => {
+      const [d] = await Promise.all([page.waitForEvent('download'), page.locator(`#ptqscope-panel .ptq-export button[data-export="${id}"]`).click()]);
+      return fs.readFileSync(await d.path());
+    };
+    const pngs = Object.entries(unzipSync(await save('png')));
+    expect(pngs.length).toBeGreaterThan(3);
+    for (const [name, bytes] of pngs) expect([...bytes.slice(1, 4)].map((c) => String.fromCharCode(c)).join(''), name).toBe('PNG');
+    const report = (await save('report')).toString('utf8');
+    expect(report).toMatch(/^<!DOCTYPE html>/i);
+    expect(report).toContain('horizon_calibrated_tiny');
     expect(problems).toEqual([]);
   });
 
