@@ -34,6 +34,35 @@ function yDomain(channels) {
   return lo === hi ? [lo - 0.5, hi + 0.5] : [lo, hi];
 }
 
+// Keyboard access to the channel click: the svg takes focus, arrows move a cursor band over the
+// channels (announced through aria-valuetext), Enter / Space pick the channel under it.
+function keyboardPicker(svg, g, { C, step, h, selected, describe, pick }) {
+  let at = selected ?? 0;
+  const cursor = g.append('rect').attr('class', 'channel-cursor').attr('y', 0).attr('width', r2(step)).attr('height', h)
+    .attr('fill', 'none').attr('stroke', '#1a73e8').attr('stroke-width', 1.5).attr('display', 'none');
+  const show = () => {
+    cursor.attr('x', r2(at * step)).attr('display', null);
+    svg.attr('aria-valuenow', at + 1).attr('aria-valuetext', describe(at));
+  };
+  svg.attr('tabindex', 0).attr('role', 'slider').attr('aria-label', 'box plot channels: arrows choose, Enter shows the histogram')
+    .attr('aria-valuemin', 1).attr('aria-valuemax', C).attr('aria-valuenow', at + 1).attr('aria-valuetext', describe(at))
+    .on('focus', show)
+    .on('blur', () => cursor.attr('display', 'none'))
+    .on('keydown', (event) => {
+      const moves = { ArrowLeft: at - 1, ArrowRight: at + 1, ArrowDown: at - 1, ArrowUp: at + 1, Home: 0, End: C - 1,
+        PageDown: at - 10, PageUp: at + 10 };
+      if (event.key in moves) {
+        at = Math.min(C - 1, Math.max(0, moves[event.key]));
+        show();
+      } else if (event.key === 'Enter' || event.key === ' ') {
+        pick(at);
+      } else {
+        return;
+      }
+      event.preventDefault?.();
+    });
+}
+
 /**
  * renderBoxplot(target, plot, options) -> {svg, channelCount, channelWidth, channelAt(px), zoom(factor)}
  * plot: a `channelwise` entry {name?, kind, shape, axis, rotate_labels, channels: [{count, mean, q1, median,
@@ -41,7 +70,9 @@ function yDomain(channels) {
  * options: width (800: the width the channels are fitted into; more channels widen it), height (480),
  *   title (default plot.name), channelWidth (px per channel; default fits `width`, 6 to 60), interactive (true:
  *   click a channel -> onChannel(index, stats), Ctrl+wheel zooms the channel width),
- *   onChannel(index0, stats).
+ *   onChannel(index0, stats): with it the plot is also a keyboard control (Tab to it, ←/→/Home/End move
+ *   the channel cursor, Enter or Space picks the channel),
+ *   selected: a 0-based channel to mark (a grey band behind it, e.g. the one whose histogram is shown).
  * When `target` is a container, the <svg> goes into a horizontally scrolling <div class="ptq-scroll">.
  */
 export function renderBoxplot(target, plot, options = {}) {
@@ -91,6 +122,13 @@ export function renderBoxplot(target, plot, options = {}) {
   const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);
   drawAxes(g, x, y, w, h, { xLabel: 'channel', yLabel: 'Range of data in channel', xTickValues: tickValues,
     xFormat: (v) => String(v), yTicks: 8, rotateX: rotate, xLabelOffset: 34 + labelRoom, yLabelOffset: left });
+
+  // The picked channel sits on a band behind the marks (drawn first).
+  const selected = Number.isInteger(options.selected) && options.selected >= 0 && options.selected < C ? options.selected : null;
+  if (selected !== null) {
+    g.append('rect').attr('class', 'selected-channel').attr('x', r2(selected * step)).attr('y', 0)
+      .attr('width', r2(step)).attr('height', h).attr('fill', '#e3e3e3');
+  }
 
   const half = r2(Math.max(1, step * 0.25));
   let boxes = '';
@@ -160,5 +198,8 @@ export function renderBoxplot(target, plot, options = {}) {
         zoom(event.deltaY < 0 ? 1.25 : 0.8);
       });
   }
+  if (interactive && C > 0 && options.onChannel) keyboardPicker(svg, g, { C, step, h, selected, describe: (i) =>
+    `channel ${i + 1} of ${C}${channels[i].valid ? `, median ${formatValue(channels[i].median)}` : ''}`,
+  pick: (i) => options.onChannel(i, plot.channels[i]) });
   return { svg: svg.node(), channelCount: C, channelWidth: step, channelAt, zoom };
 }

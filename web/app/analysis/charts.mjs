@@ -6,7 +6,91 @@ import { renderBoxplot } from '../../charts/boxplot.mjs';
 import { renderSensitivityAnalysis } from '../../charts/sensitivity_analysis.mjs';
 import { renderStatInfo } from '../../charts/stat_info.mjs';
 import { safeName } from '../../charts/format.mjs';
-import { orderedItems } from '../heatmap/mapping.mjs';
+import { orderedItems, nodeIndex } from '../heatmap/mapping.mjs';
+
+// A click (or Enter) on a box asks the core for that channel's histogram: a channelwise request with
+// `channels: [k]` (docs/wasm-api.md) run by the host's analysis runner. The host registers it:
+// run(request, label) -> Promise<result document> (the app: its runner.run('analysis', ...), which
+// also folds the answer into state 'results'; the plugin: its own runner). One runner per page.
+let channelRunner = null;
+export function setChannelRunner(run) {
+  channelRunner = run ?? null;
+}
+
+// The request for channel `channel` of box plot `name`: the options of the run that drew it (axis,
+// outlier_cap, sample_selection and its nodes_list, so the merged document keeps its order), only
+// that item computed.
+export function channelRequest(result, name, channel) {
+  const used = result?.options?.channelwise ?? {};
+  const options = { nodes_list: used.nodes_list?.includes(name) ? used.nodes_list : [name], channels: [channel] };
+  for (const k of ['axis', 'outlier_cap', 'sample_selection']) if (used[k] !== undefined && used[k] !== null) options[k] = used[k];
+  return { analysis: 'channelwise', options, items: [name] };
+}
+
+// One `channel_histograms` entry as a histogram.mjs plot, titled with the node, its tensor and the channel.
+export function channelHistogramPlot(name, entry, { tensor, channels } = {}) {
+  const k = Number(entry.channel);
+  const of = channels ? ` of ${channels}` : '';
+  return {
+    title: `${name} channel ${k + 1}${of} (index ${k})${tensor ? `\ntensor ${tensor}` : ''}`,
+    threshold: entry.threshold, max_abs: entry.max_abs, histograms: [entry.histogram],
+  };
+}
+
+// The box plot and, under it, the histograms of the channels asked for (from the document, or fetched
+// on a click). Exports (interactive: false) get the box plot alone.
+function renderChannelwise(target, result, graph, name, plot, options) {
+  const doc = target.ownerDocument;
+  const tensor = nodeIndex(graph).get(name)?.inputs?.[0];
+  const boxes = doc.createElement('div');
+  const status = doc.createElement('p');
+  const histograms = doc.createElement('div');
+  status.setAttribute('class', 'ptq-channel-status');
+  status.setAttribute('role', 'status');
+  histograms.setAttribute('class', 'ptq-channel-histograms');
+  target.append(boxes, status, histograms);
+  const interactive = options.interactive ?? true;
+  let chart = null;
+  const draw = (entry) => {
+    const shown = entry.channel_histograms ?? [];
+    boxes.replaceChildren();
+    chart = renderBoxplot(boxes, { name, ...entry }, {
+      ...options, selected: shown.length ? Number(shown[shown.length - 1].channel) : undefined,
+      onChannel: interactive ? (k) => pick(k) : undefined,
+    });
+    histograms.replaceChildren();
+    if (!interactive) return;
+    for (const h of shown) {
+      const holder = doc.createElement('div');
+      holder.setAttribute('class', 'ptq-channel-histogram');
+      holder.setAttribute('data-channel', String(h.channel));
+      histograms.append(holder);
+      renderHistogram(holder, channelHistogramPlot(name, h, { tensor, channels: entry.channels?.length }),
+        { width: options.width ?? 640, height: options.height ?? 360 });
+    }
+  };
+  async function pick(k) {
+    if (!channelRunner) {
+      status.textContent = `channel ${k + 1}: channel histograms need the page's analysis runner (none here)`;
+      return;
+    }
+    status.textContent = `channel ${k + 1}: computing its histogram…`;
+    try {
+      const answer = await channelRunner(channelRequest(result, name, k), `histogram of ${name} channel ${k + 1}`);
+      const entry = answer?.channelwise?.[name];
+      if (!entry?.channel_histograms?.length) {
+        status.textContent = `channel ${k + 1}: cancelled`;
+        return;
+      }
+      status.textContent = '';
+      draw(entry);
+    } catch (err) {
+      status.textContent = `channel ${k + 1}: ${err?.message ?? err}`;
+    }
+  }
+  draw(plot);
+  return chart;
+}
 
 function stem(fileName) {
   return safeName(String(fileName).replace(/\.png$/i, ''));
@@ -36,12 +120,15 @@ export function chartList(result, graph) {
       render: (target, options = {}) => renderHistogram(target, plot, options),
     });
   }
-  for (const key of orderedItems({ rows: result.channelwise ?? {}, order: result.channelwise_order })) {
+  // Run order = the request's nodes_list (a channel-histogram request re-runs one item of it, so its
+  // channelwise_order names that item alone).
+  const channelwiseOrder = result.options?.channelwise?.nodes_list ?? result.channelwise_order;
+  for (const key of orderedItems({ rows: result.channelwise ?? {}, order: channelwiseOrder })) {
     const plot = result.channelwise[key];
     charts.push({
       kind: 'channelwise', name: key, nodes: [key], title: `${key} box plot`,
       file: `channelwise_distribution/${stem(plot.file_name ?? `${key}_boxplot`)}`,
-      render: (target, options = {}) => renderBoxplot(target, { name: key, ...plot }, options),
+      render: (target, options = {}) => renderChannelwise(target, result, graph, key, plot, options),
     });
   }
   for (const type of ['weight', 'feature']) {
