@@ -248,6 +248,10 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.locator('#ptqscope-panel .ptq-node-actions [data-analysis="distribution"]').click();
     await waitOrPanelError('#ptqscope-panel .ptq-node figure[data-kind="distribution"] svg');
     expect(await page.locator('#ptqscope-panel').getAttribute('data-run')).toBe('done');
+    // A row of the app's sensitivity table selects its item here and scrolls Netron's graph to it.
+    await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
+    await page.locator('#ptqscope-panel .ptq-analysis-output tr[data-item="/head/Flatten_output_0_HzCalibration"]').click();
+    await page.locator('#ptqscope-panel .ptq-node-title', { hasText: '/head/Flatten_output_0_HzCalibration' }).waitFor();
     expect(problems).toEqual([]);
   });
 });
