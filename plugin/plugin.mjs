@@ -5,14 +5,14 @@
 // Order of events: probe the page (fail soft: a banner, nothing else) → wrap Netron's metadata asset
 // loader → panel → capture the files Netron opens → model bytes + graphJson into the store → the web
 // app's heat controller turns results into state 'heat' → every (re-)render of Netron gets the colours.
-import { probePage, probeRender, nodesGroup, pageBusy } from './netron/contract.mjs';
+import { probePage, probeRender, nodesGroup, pageBusy, graphRoot } from './netron/contract.mjs';
 import { nodeElementMap, elementNodeName } from './netron/nodes.mjs';
-import { applyHeat, applyCategories } from './netron/decorate.mjs';
+import { applyHeat, applyCategories, applyPicked } from './netron/decorate.mjs';
 import { observeGraph } from './netron/observe.mjs';
 import { captureModelFiles } from './netron/capture.mjs';
 import { wrapMetadataAsset } from './netron/metadata.mjs';
 import { showBanner } from './ui/banner.mjs';
-import { mountPanel, PANEL_ID } from './ui/panel.mjs';
+import { mountPanel, PANEL_ID, togglePicked } from './ui/panel.mjs';
 import { injectStyle } from './ui/style.mjs';
 import { createAnalysisRunner } from '../web/app/analysis/runner.mjs';
 import { createHeatController } from '../web/app/heatmap/controller.mjs';
@@ -82,6 +82,7 @@ export function installPlugin(win, deps) {
     const graph = state.get('graph');
     const elements = nodeElementMap(doc, graph);
     applyHeat(doc, state.get('heat'), elements);
+    applyPicked(doc, state.get('picked'), elements);
     if (graph && !metadataActive(doc, elements, graph)) {
       applyCategories(elements, new Map(graph.nodes.map((n) => [n.name, n.op_type])));
     }
@@ -93,8 +94,19 @@ export function installPlugin(win, deps) {
       if (name !== state.get('selection')) state.set('selection', name);
     },
   });
-  const offs = ['heat', 'graph'].map((k) => state.on(k, () => observer.refresh()));
+  const offs = ['heat', 'graph', 'picked'].map((k) => state.on(k, () => observer.refresh()));
   observer.refresh();
+
+  // Ctrl/⌘/Shift+click on a node header picks it (toggles it in state 'picked'), as in the web app's
+  // graph view. Netron gets the click as well (it selects the node as usual).
+  const onPickClick = (e) => {
+    if (!(e.ctrlKey || e.metaKey || e.shiftKey)) return;
+    const el = e.target?.closest?.('g.node.graph-node');
+    const name = el && e.target.closest('g.node-item') ? elementNodeName(el, doc, state.get('graph')) : null;
+    if (name) state.set('picked', togglePicked(state.get('picked'), name));
+  };
+  const target = graphRoot(doc);
+  target.addEventListener('click', onPickClick, true);
 
   return {
     ok: true,
@@ -105,6 +117,7 @@ export function installPlugin(win, deps) {
     decorate,
     dispose() {
       stopCapture();
+      target.removeEventListener('click', onPickClick, true);
       observer.disconnect();
       offs.forEach((off) => off());
       heat.dispose();

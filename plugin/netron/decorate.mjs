@@ -1,5 +1,6 @@
 // Restyles Netron's rendered nodes (never relayouts them): heat colour on the header path, a
-// readable text colour, a tooltip, and the category class of horizon ops whose schema Netron lacks.
+// readable text colour, a tooltip, the picked mark, and the category class of horizon ops whose
+// schema Netron lacks.
 // Netron's fill comes from its stylesheet, so only an inline `style.fill` wins over it (recorded).
 // Every change is marked with data-ptq-* attributes so it is idempotent and can be undone.
 import { color as d3color } from 'd3';
@@ -8,6 +9,7 @@ import { horizonCategory } from './metadata.mjs';
 
 const MARK = 'data-ptq-heat';
 const CATEGORY_MARK = 'data-ptq-category';
+export const PICKED_MARK = 'data-ptq-picked';
 const TITLE_CLASS = 'ptq-heat-title';
 
 // Black or white, whichever reads better on `fill` (WCAG relative luminance).
@@ -88,6 +90,17 @@ export function applyCategories(elements, opTypes) {
     n++;
   }
   return n;
+}
+
+// Marks the picked nodes (state 'picked': the node lists the analyses read) with data-ptq-picked,
+// outlined by the plugin's stylesheet, and unmarks the others. Returns the count marked.
+export function applyPicked(doc, picked, elements) {
+  const wanted = new Set([...(picked ?? [])].map((name) => elements.get(name)).filter(Boolean));
+  for (const el of graphNodeElements(doc)) {
+    if (wanted.has(el)) el.setAttribute(PICKED_MARK, '');
+    else if (el.hasAttribute(PICKED_MARK)) el.removeAttribute(PICKED_MARK);
+  }
+  return wanted.size;
 }
 
 // How many of this render's nodes carry our colour (tests, status line).

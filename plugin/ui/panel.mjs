@@ -27,6 +27,14 @@ function options(doc, select, entries, value) {
   select.disabled = entries.length === 0;
 }
 
+// A new Set (the store's listeners compare by identity) with `name` added or removed.
+export function togglePicked(picked, name) {
+  const next = new Set(picked ?? []);
+  if (next.has(name)) next.delete(name);
+  else next.add(name);
+  return next;
+}
+
 export function inputNamesOf(graph) {
   return (graph?.inputs ?? []).map((v) => (typeof v === 'string' ? v : v?.name)).filter(Boolean)
     .filter((name) => !graph.values?.[name]?.initializer);
@@ -139,16 +147,12 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
       state.set('error', err.message);
     }
   };
-  // Netron selects one node at a time: "Pick" adds the selected node to state 'picked', which the
-  // analyses' "← picked" buttons (interested_nodes, quantize_node, nodes_list, ...) read.
-  const togglePicked = () => {
-    const name = state.get('selection');
-    const picked = new Set(state.get('picked') ?? []);
-    if (picked.has(name)) picked.delete(name);
-    else picked.add(name);
-    state.set('picked', picked);
-  };
-  const pickButton = h(doc, 'button', { type: 'button', class: 'ptq-pick-node', onclick: togglePicked });
+  // Netron selects one node at a time: "Pick" (or Ctrl/Shift+click in the graph, plugin.mjs) adds the
+  // selected node to state 'picked', which the analyses' "← picked" buttons read.
+  const pickButton = h(doc, 'button', {
+    type: 'button', class: 'ptq-pick-node',
+    onclick: () => state.set('picked', togglePicked(state.get('picked'), state.get('selection'))),
+  });
   const nodeActions = h(doc, 'div', { class: 'ptq-node-actions', hidden: true },
     ...NODE_ANALYSES.map(([kind, label]) => h(doc, 'button', { type: 'button', 'data-analysis': kind, text: label, onclick: () => runForNode(kind) })),
     pickButton);

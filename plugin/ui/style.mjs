@@ -1,7 +1,8 @@
 // The panel's stylesheet (Netron's CSP restricts scripts only, so a <style> element is allowed).
 // The web app's analyses / export styles (web/app/analysis/analysis.css, only .ptq-* classes, which
 // Netron does not use) come first; the plugin's rules are scoped under #ptqscope-panel so Netron's own
-// elements are never restyled, and lay the app's two-column dock panel out as one narrow column.
+// elements are never restyled (but for the outline of the nodes we mark data-ptq-picked), and lay the
+// app's two-column dock panel out as one narrow column.
 // (Under Vitest the ?inline import is an empty string.)
 import APP_CSS from '../../web/app/analysis/analysis.css?inline';
 
@@ -41,6 +42,7 @@ export const PANEL_CSS = `
 #ptqscope-panel dl.ptq-node-row dt { color: #666; }
 #ptqscope-panel dl.ptq-node-row dd { margin: 0; font-variant-numeric: tabular-nums; word-break: break-all; }
 #ptqscope-panel figure { margin: 4px 0; }
+#nodes > g.node[data-ptq-picked] > path.node-border { stroke: #2e6bd2; stroke-width: 3px; stroke-dasharray: 5 2; }
 @media (prefers-color-scheme: dark) {
   #ptqscope-panel { background: rgba(45,45,45,0.97); color: #ddd; border-color: #555; --muted: #aaa; }
   #ptqscope-panel .ptq-header { background: #383838; border-color: #555; }

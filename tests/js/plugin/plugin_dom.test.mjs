@@ -225,6 +225,46 @@ describe('plugin on the recorded Netron page', () => {
     expect(panelNode.querySelector('.ptq-node-actions').hidden).toBe(true);
   });
 
+  it('Pick and Ctrl+click fill the picked set the analyses read; Netron\'s picked nodes are outlined', async () => {
+    const doc = page.document;
+    const root = doc.getElementById(PANEL_ID);
+    const click = (el, mods = {}) => {
+      const ev = new page.window.Event('click', { bubbles: true });
+      for (const [k, v] of Object.entries(mods)) Object.defineProperty(ev, k, { value: v });
+      el.dispatchEvent(ev);
+    };
+    page.view.select('node-name-/backbone/conv1/Conv');
+    await until(state, 'selection', (s) => s === '/backbone/conv1/Conv');
+    expect(root.querySelector('.ptq-pick-node').textContent).toBe('Pick');
+    click(root.querySelector('.ptq-pick-node'));
+    expect([...state.get('picked')]).toEqual(['/backbone/conv1/Conv']);
+    expect(root.querySelector('.ptq-pick-node').textContent).toBe('Unpick');
+    // Ctrl+click on a header in Netron's graph picks that node too (Netron selects it as usual).
+    click(headerGroup(nodeElementMap(doc, state.get('graph')).get('/head/fc/Gemm')), { ctrlKey: true });
+    expect([...state.get('picked')]).toEqual(['/backbone/conv1/Conv', '/head/fc/Gemm']);
+    await until(state, 'selection', (s) => s === '/head/fc/Gemm');
+    await settle();
+    const marked = () => graphNodeElements(doc).filter((el) => el.hasAttribute('data-ptq-picked')).map((el) => el.id);
+    expect(marked()).toEqual(['node-name-/backbone/conv1/Conv', 'node-name-/head/fc/Gemm']);
+    // The app panel's "← picked" buttons read them.
+    root.querySelector('.ptq-analysis-tabs button[data-analysis="distribution"]').dispatchEvent(new page.window.Event('click'));
+    const form = analysisForm(root, 'distribution');
+    const usePicked = form.querySelector('[name="nodes_list"]').parentNode.querySelector('.ptq-use-picked');
+    expect(usePicked.textContent).toBe('← picked (2)');
+    click(usePicked);
+    expect(form.querySelector('[name="nodes_list"]').value).toBe('/backbone/conv1/Conv, /head/fc/Gemm');
+    // The mark survives a re-render; a plain click does not pick; a second Ctrl+click unpicks.
+    await page.view.toggle('names');
+    await settle();
+    expect(marked()).toEqual(['node-name-/backbone/conv1/Conv', 'node-name-/head/fc/Gemm']);
+    click(headerGroup(nodeElementMap(doc, state.get('graph')).get('/backbone/conv1/Conv')));
+    click(headerGroup(nodeElementMap(doc, state.get('graph')).get('/head/fc/Gemm')), { shiftKey: true });
+    expect([...state.get('picked')]).toEqual(['/backbone/conv1/Conv']);
+    await settle();
+    expect(marked()).toEqual(['node-name-/backbone/conv1/Conv']);
+    await page.view.toggle('names');
+  });
+
   it('a new model through Netron clears the old results and colours', async () => {
     await openModelThroughNetron(page.window, page.view);
     await until(state, 'graph');

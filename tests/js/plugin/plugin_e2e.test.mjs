@@ -252,6 +252,11 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
     await page.locator('#ptqscope-panel .ptq-analysis-output tr[data-item="/head/Flatten_output_0_HzCalibration"]').click();
     await page.locator('#ptqscope-panel .ptq-node-title', { hasText: '/head/Flatten_output_0_HzCalibration' }).waitFor();
+    // Ctrl+click picks a node for the analyses' node lists; the plugin outlines it in Netron's graph.
+    await page.locator('[id="node-name-/head/fc/Gemm"] > g.node-item').first().click({ modifiers: ['Control'] });
+    await page.locator('[id="node-name-/head/fc/Gemm"][data-ptq-picked]').waitFor();
+    expect(await page.locator('[id="node-name-/head/fc/Gemm"] > path.node-border').evaluate((p) => getComputedStyle(p).stroke)).toBe('rgb(46, 107, 210)');
+    expect(await page.locator('#ptqscope-panel .ptq-use-picked').first().textContent()).toBe('← picked (1)');
     expect(problems).toEqual([]);
   });
 });
