@@ -8,7 +8,7 @@ import { filesFromDataTransfer, filesFromFileList } from './open/sources.mjs';
 import { loadExample } from './open/example.mjs';
 import { createGraphView } from './graph/view.mjs';
 import { createSidebar } from './sidebar/sidebar.mjs';
-import { loadModel, loadCalibration } from './graph/workers.mjs';
+import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './graph/workers.mjs';
 
 export { registerPanel, registerSidebarSection } from './shell.mjs';
 export { state };
@@ -165,7 +165,7 @@ function createDock(dock) {
 function boot() {
   bindPickers();
   bindDrop();
-  createGraphView($('#graph'), state, { setStatus });
+  createGraphView($('#graph'), state, { setStatus, layout: modelAndLayout, cancelLayout: () => layoutWorker.restart() });
   createSidebar($('#sidebar'), state);
   createDock($('#dock'));
   describe();

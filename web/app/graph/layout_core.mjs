@@ -32,6 +32,9 @@ export function longestPathRanks(nodes, edges) {
   return rank;
 }
 
+// Math.max(...values) passes every value as an argument: 20,000+ of them overflow a worker's stack.
+const maxOf = (values, init = -Infinity) => values.reduce((m, v) => (v > m ? v : m), init);
+
 // Layered layout without recursion, for graphs too deep for dagre (its ordering phase recurses once
 // per node along the longest path): longest-path ranks, a few barycenter sweeps to order each rank,
 // ranks packed left to right and centred, edges as straight three-point polylines.
@@ -65,7 +68,7 @@ export function layeredLayout({ nodes, edges }, { nodesep = 20, ranksep = 30, ma
   }
   const out = { nodes: {}, edges: [], width: 0, height: 0 };
   const widths = layers.map((l) => (l ?? []).reduce((a, id) => a + byId.get(id).width, 0) + nodesep * Math.max(0, (l?.length ?? 1) - 1));
-  const maxWidth = Math.max(0, ...widths);
+  const maxWidth = maxOf(widths, 0);
   let y = margin;
   layers.forEach((layer, r) => {
     if (!layer) return;
@@ -96,7 +99,7 @@ export function layeredLayout({ nodes, edges }, { nodesep = 20, ranksep = 30, ma
     }
     return [{ x: a.x, y: ya }, { x: (a.x + b.x) / 2, y: (ya + yb) / 2 }, { x: b.x, y: yb }];
   });
-  out.width = Math.max(out.width, Math.max(...out.edges.flatMap((pts) => pts?.map((p) => p.x) ?? [0])) + margin);
+  out.width = Math.max(out.width, maxOf(out.edges.flatMap((pts) => pts?.map((p) => p.x) ?? [0])) + margin);
   return out;
 }
 

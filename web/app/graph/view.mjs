@@ -1,15 +1,19 @@
 // The graph view: SVG drawing of the view model, D3 zoom/pan, fit, search, selection, heat colours.
-// Layout happens once per model (or calibration toggle) in a worker; drawing is chunked over animation
-// frames so that 3,000+ node graphs never block the page; zooming only changes one transform (and a
-// level-of-detail class when crossing a threshold), never the layout.
-import { select, zoom as d3zoom, zoomIdentity, line, curveBasis } from 'd3';
-import { viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, badgeWidth } from './model.mjs';
+// Layout happens once per model (or calibration toggle) in a worker. Only the boxes and edges that
+// intersect the visible area (plus a margin) are in the DOM (viewport culling, cull.mjs): a pan or
+// zoom changes one transform, then adds what came into view and removes what left, never
+// re-laying out; drawing is chunked over animation frames so 20,000-node graphs never block the
+// page. Selection, picks and heat colours live in the state and are applied to each element when it
+// is drawn, so they hold for nodes that are off-screen now.
+import { select, zoom as d3zoom, zoomIdentity, zoomTransform, line, curveBasis } from 'd3';
+import { viewNodeFor, HEADER_HEIGHT, ROW_HEIGHT, badgeWidth, textWidth } from './model.mjs';
 import { searchGraph } from './search.mjs';
-import { modelAndLayout, layoutWorker } from './workers.mjs';
+import { createGridIndex, visibleRect, nodeBox, pointsBox } from './cull.mjs';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const BUDGET_MS = 24; // drawing time per animation frame
 const LOD_SCALE = 0.35; // below this zoom, text is hidden
+const MARGIN_PX = 300; // drawn beyond each side of the view, in screen pixels
 
 const el = (name, attrs = {}, parent = null) => {
   const e = document.createElementNS(SVG_NS, name);
@@ -36,7 +40,9 @@ function headerPath(w, h, r, roundBottom) {
     (b ? `a${b},${b} 0 0 1 -${b},${b}h-${w - 2 * b}a${b},${b} 0 0 1 -${b},-${b}z` : `h-${w}z`);
 }
 
-export function createGraphView(container, state, { setStatus = () => {} } = {}) {
+// layout(graph, options) -> {model, layout, ms} (the layout worker's answer; workers.mjs's
+// modelAndLayout in the app); cancelLayout() drops a running one.
+export function createGraphView(container, state, { setStatus = () => {}, layout, cancelLayout = () => {} } = {}) {
   container.classList.add('graph');
   container.innerHTML = `
     <svg class="graph-canvas" tabindex="0" aria-label="model graph">
@@ -67,18 +73,23 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
   let model = null; // view model
   let graph = null; // graphJson
   let positions = null; // layout result
-  let elements = new Map(); // view node id -> <g>
-  let badgeElements = new Map(); // calibration node name -> [badge <g>]
+  let index = null; // {nodes, edges}: grid indexes of the layout boxes (cull.mjs)
+  let elements = new Map(); // view node id -> <g>, drawn ones only
+  let drawnNodes = new Map(); // index in model.nodes -> <g>
+  let drawnEdges = new Map(); // index in model.edges -> [its elements]
+  let marks = { selected: null, picked: new Set(), heat: null }; // view node ids / heat, from the state
   let generation = 0; // bumps on every new graph / toggle; stale async work stops
   let lod = false;
 
-  const zoomBehavior = d3zoom().scaleExtent([0.02, 4]).on('zoom', (ev) => {
+  // The extent is the view's size (as culling sees it), not d3's guess from the SVG's attributes.
+  const zoomBehavior = d3zoom().scaleExtent([0.02, 4]).extent(() => [[0, 0], [size().w, size().h]]).on('zoom', (ev) => {
     viewport.setAttribute('transform', ev.transform.toString());
     const low = ev.transform.k < LOD_SCALE;
     if (low !== lod) {
       lod = low;
       svg.classList.toggle('lod-low', low);
     }
+    requestUpdate();
   });
   const svgSel = select(svg).call(zoomBehavior).on('dblclick.zoom', null);
 
@@ -86,7 +97,8 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
   function fit(animate = true) {
     if (!positions) return;
     const { w, h } = size();
-    const k = Math.min(2, 0.95 * Math.min(w / Math.max(positions.width, 1), h / Math.max(positions.height, 1)));
+    // Not below the zoom's minimum: a 20,000-node graph is a sea of sub-pixel boxes (all drawn) there.
+    const k = Math.max(zoomBehavior.scaleExtent()[0], Math.min(2, 0.95 * Math.min(w / Math.max(positions.width, 1), h / Math.max(positions.height, 1))));
     const t = zoomIdentity.translate((w - positions.width * k) / 2, Math.max(10, (h - positions.height * k) / 2)).scale(k);
     (animate ? svgSel.transition().duration(300) : svgSel).call(zoomBehavior.transform, t);
   }
@@ -111,7 +123,8 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     return true;
   }
 
-  function drawNode(v) {
+  function drawNode(i) {
+    const v = model.nodes[i];
     const p = positions.nodes[v.id];
     const g = el('g', {
       class: `node node-${v.kind}${v.category ? ` node-cat-${v.category}` : ''}${v.calibration ? ' node-calibration' : ''}`,
@@ -132,6 +145,8 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     });
     layers.nodes.appendChild(g);
     elements.set(v.id, g);
+    drawnNodes.set(i, g);
+    decorateNode(g);
   }
 
   function drawBadge(parent, badge, x, y) {
@@ -141,55 +156,115 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     el('title', {}, g).textContent = `${badge.node}\n${badge.kind || 'calibration'} · ${badge.qtype} · switch ${badge.on ? 'ON' : 'OFF'}`;
     el('rect', { width: w, height: 13, rx: 6.5, ry: 6.5 }, g);
     el('text', { x: w / 2, y: 10 }, g).textContent = badge.text;
-    if (!badgeElements.has(badge.node)) badgeElements.set(badge.node, []);
-    badgeElements.get(badge.node).push(g);
+    decorateBadge(g);
     return g;
   }
 
-  function drawEdge(e, points) {
-    if (!points) return;
+  // Badges and label sit right of an edge's middle point: widths computed, not measured (getBBox
+  // would force a layout per badge).
+  const badgesWidth = (e) => e.badges.reduce((x, b) => x + badgeWidth(b) + 3, 4);
+  const edgeBox = (e, points) => pointsBox(points, { right: badgesWidth(e) + (e.label ? textWidth(e.label) + 4 : 0), y: 12 });
+
+  function drawEdge(i) {
+    const e = model.edges[i];
+    const points = positions.edges[i];
     const d = edgePath(points);
     const title = `${e.tensor}${e.consumed !== e.tensor ? ` → ${e.consumed}` : ''}\n${e.dtype}[${e.dims ? e.dims.join(',') : '?'}]`;
     const hit = el('path', { class: 'edge-hit', d }, layers.edges);
     el('title', {}, hit).textContent = title;
-    el('path', { class: 'edge', d, 'marker-end': 'url(#ptq-arrow)' }, layers.edges);
+    const parts = [hit, el('path', { class: 'edge', d, 'marker-end': 'url(#ptq-arrow)' }, layers.edges)];
     const mid = points[Math.floor(points.length / 2)];
     let x = mid.x + 4;
     for (const b of e.badges) {
-      drawBadge(layers.labels, b, x, mid.y - 9);
-      x += badgeWidth(b) + 3; // computed, not measured: getBBox would force a layout per badge
+      parts.push(drawBadge(layers.labels, b, x, mid.y - 9));
+      x += badgeWidth(b) + 3;
     }
     if (e.label) {
       const t = el('text', { class: 'edge-label', x: x + 2, y: mid.y + 3 }, layers.labels);
       t.textContent = e.label;
       el('title', {}, t).textContent = title;
+      parts.push(t);
     }
+    drawnEdges.set(i, parts);
+  }
+
+  // --- culling ---------------------------------------------------------------------------------
+  // Removes what left the view (plus margin) and returns the drawing jobs for what came into it.
+  function reconcile() {
+    if (!index) return [];
+    const { w, h } = size();
+    const rect = visibleRect(zoomTransform(svg), w, h, MARGIN_PX);
+    const nodesIn = index.nodes.query(rect);
+    const edgesIn = index.edges.query(rect);
+    for (const [i, g] of drawnNodes) {
+      if (nodesIn.has(i)) continue;
+      g.remove();
+      drawnNodes.delete(i);
+      elements.delete(model.nodes[i].id);
+    }
+    for (const [i, parts] of drawnEdges) {
+      if (edgesIn.has(i)) continue;
+      parts.forEach((part) => part.remove());
+      drawnEdges.delete(i);
+    }
+    const jobs = [];
+    for (const i of edgesIn) if (!drawnEdges.has(i)) jobs.push(() => drawEdge(i));
+    for (const i of nodesIn) if (!drawnNodes.has(i)) jobs.push(() => drawNode(i));
+    return jobs;
+  }
+
+  // One update loop at a time: each pass reconciles with the current transform and draws for about
+  // a frame's budget; a zoom event during it (or jobs left over) asks for another pass next frame.
+  let updating = null; // promise of the running loop (resolves to its number of passes)
+  let dirty = false;
+  function requestUpdate() {
+    dirty = true;
+    if (!updating && index) updating = updateLoop().finally(() => { updating = null; });
+    return updating;
+  }
+  async function updateLoop() {
+    let passes = 0;
+    while (dirty) {
+      dirty = false;
+      const jobs = reconcile();
+      const start = performance.now();
+      let i = 0;
+      while (i < jobs.length) {
+        jobs[i++]();
+        if (i % 64 === 0 && performance.now() - start > BUDGET_MS) break;
+      }
+      if (i < jobs.length) dirty = true;
+      passes++;
+      container.dataset.drawnNodes = String(drawnNodes.size);
+      container.dataset.drawnEdges = String(drawnEdges.size);
+      await frame();
+    }
+    return passes;
+  }
+
+  function clear() {
+    for (const layer of Object.values(layers)) layer.replaceChildren();
+    index = null;
+    elements = new Map();
+    drawnNodes = new Map();
+    drawnEdges = new Map();
   }
 
   async function render(gen) {
-    for (const layer of Object.values(layers)) layer.replaceChildren();
-    elements = new Map();
-    badgeElements = new Map();
+    clear();
+    index = {
+      nodes: createGridIndex(model.nodes.map((v) => nodeBox(v, positions.nodes[v.id]))),
+      edges: createGridIndex(model.edges.map((e, i) => edgeBox(e, positions.edges[i]))),
+    };
+    computeMarks();
     container.dataset.state = 'drawing';
+    setStatus(`Drawing ${model.nodes.length} nodes…`);
     const t0 = performance.now();
     initialView();
-    // Draw in slices of about one frame's budget, yielding to the browser in between.
-    const jobs = [...model.edges.map((e, i) => () => drawEdge(e, positions.edges[i])), ...model.nodes.map((v) => () => drawNode(v))];
-    let slices = 0;
-    for (let i = 0; i < jobs.length; ++slices) {
-      if (gen !== generation) return;
-      const start = performance.now();
-      do jobs[i++]();
-      while (i < jobs.length && (i % 64 !== 0 || performance.now() - start < BUDGET_MS));
-      if (i > model.edges.length) setStatus(`Drawing ${Math.min(i - model.edges.length, model.nodes.length)} / ${model.nodes.length} nodes…`);
-      await frame();
-    }
+    const slices = await requestUpdate();
     if (gen !== generation) return;
-    applySelection();
-    applyPicked();
-    applyHeat();
     container.dataset.state = 'ready';
-    container.dataset.nodes = String(elements.size);
+    container.dataset.nodes = String(model.nodes.length);
     container.dataset.drawMs = String(Math.round(performance.now() - t0));
     container.dataset.drawSlices = String(slices);
     setStatus(null);
@@ -202,16 +277,16 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
     model = null;
     positions = null;
     if (!graph) {
-      for (const layer of Object.values(layers)) layer.replaceChildren();
+      clear();
       container.dataset.state = 'empty';
       return;
     }
     container.dataset.state = 'layout';
     setStatus(`Laying out ${graph.nodes.length} nodes…`);
-    layoutWorker.restart(); // a previous model's layout is of no use any more
+    cancelLayout(); // a previous model's layout is of no use any more
     let result;
     try {
-      result = await modelAndLayout(graph, { showCalibration: calibrationToggle.checked });
+      result = await layout(graph, { showCalibration: calibrationToggle.checked });
     } catch (err) {
       if (err.name === 'AbortError' || gen !== generation) return;
       setStatus(null);
@@ -227,64 +302,54 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
   }
 
   // --- selection, picks, heat, focus ---------------------------------------------------------
-  function elementFor(nodeName) {
-    if (!model || !graph) return null;
-    const v = viewNodeFor(model, graph, nodeName);
-    return v ? elements.get(v.id) : null;
+  // The view node ids the state marks (a calibration node collapsed into a badge marks its consumer).
+  const viewIdOf = (name) => (model && graph && name ? viewNodeFor(model, graph, name)?.id ?? null : null);
+  function computeMarks() {
+    marks = {
+      selected: viewIdOf(state.get('selection')),
+      picked: new Set([...(state.get('picked') ?? [])].map(viewIdOf).filter(Boolean)),
+      heat: state.get('heat')?.values ? state.get('heat') : null,
+    };
+    container.classList.toggle('heat-on', Boolean(state.get('heat')));
   }
-  function applySelection() {
-    for (const e of layers.nodes.querySelectorAll('.selected')) e.classList.remove('selected');
-    for (const e of svg.querySelectorAll('.badge.selected')) e.classList.remove('selected');
-    const name = state.get('selection');
-    if (!name) return;
-    elementFor(name)?.classList.add('selected');
-    for (const b of badgeElements.get(name) ?? []) b.classList.add('selected');
+  const isDark = (color) => (luminance(color) ?? 1) < 0.4;
+  function decorateNode(g) {
+    const id = g.dataset.id;
+    g.classList.toggle('selected', id === marks.selected);
+    g.classList.toggle('picked', marks.picked.has(id));
+    const h = marks.heat?.values.get(id);
+    g.querySelector('.node-body').style.fill = h ? h.color : ''; // inline style beats the category CSS
+    g.classList.toggle('heated', Boolean(h));
+    g.classList.toggle('heat-dark', Boolean(h) && isDark(h.color));
+    g.querySelector('title.heat')?.remove();
+    if (h) el('title', { class: 'heat' }, g).textContent = `${id}\n${marks.heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
   }
-  function applyPicked() {
-    for (const e of layers.nodes.querySelectorAll('.picked')) e.classList.remove('picked');
-    for (const name of state.get('picked') ?? []) elementFor(name)?.classList.add('picked');
+  function decorateBadge(b) {
+    const name = b.dataset.calibration;
+    const h = marks.heat?.values.get(name);
+    b.classList.toggle('selected', name === state.get('selection'));
+    b.querySelector('rect').style.fill = h ? h.color : '';
+    b.classList.toggle('heat-dark', Boolean(h) && isDark(h.color));
   }
-  function applyHeat() {
-    const heat = state.get('heat');
-    container.classList.toggle('heat-on', Boolean(heat));
-    for (const g of elements.values()) {
-      const body = g.querySelector('.node-body');
-      body.style.fill = '';
-      g.classList.remove('heated', 'heat-dark');
-      g.querySelector('title.heat')?.remove();
-    }
-    for (const list of badgeElements.values()) {
-      for (const b of list) {
-        b.querySelector('rect').style.fill = '';
-        b.classList.remove('heat-dark');
-      }
-    }
-    if (!heat?.values) return;
-    for (const [name, h] of heat.values) {
-      const g = model?.byName.get(name) ? elements.get(name) : null;
-      if (g) {
-        g.querySelector('.node-body').style.fill = h.color; // inline style beats the category CSS
-        g.classList.add('heated');
-        if ((luminance(h.color) ?? 1) < 0.4) g.classList.add('heat-dark');
-        const t = el('title', { class: 'heat' }, g);
-        t.textContent = `${name}\n${heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
-      }
-      for (const b of badgeElements.get(name) ?? []) {
-        b.querySelector('rect').style.fill = h.color;
-        if ((luminance(h.color) ?? 1) < 0.4) b.classList.add('heat-dark');
-      }
-    }
+  // A state change re-marks what is drawn; what is drawn later gets its marks then.
+  function applyMarks() {
+    computeMarks();
+    for (const g of elements.values()) decorateNode(g);
+    for (const b of svg.querySelectorAll('.badge')) decorateBadge(b);
   }
-  function focus(name) {
+  function focus(name, animate = true) {
     if (!name || !model) return;
     const v = viewNodeFor(model, graph, name) ?? (model.byName.get(`input:${name}`) || model.byName.get(`output:${name}`));
-    if (v) centreOn(v.id);
+    if (v) centreOn(v.id, animate);
   }
 
-  state.on('selection', applySelection);
-  state.on('picked', applyPicked);
-  state.on('heat', applyHeat);
-  state.on('focus', focus);
+  // A wider or taller view (the sidebar closing, a window resize) shows more of the layout.
+  if (typeof ResizeObserver === 'function') new ResizeObserver(() => requestUpdate()).observe(svg);
+
+  state.on('selection', applyMarks);
+  state.on('picked', applyMarks);
+  state.on('heat', applyMarks);
+  state.on('focus', (name) => focus(name));
   state.on('graph', (g) => show(g));
 
   // --- pointer ---------------------------------------------------------------------------------
@@ -386,6 +451,8 @@ export function createGraphView(container, state, { setStatus = () => {} } = {})
 
   return {
     show, fit, focus,
+    // Resolves once what the current transform shows is drawn (and what it does not is removed).
+    update: () => requestUpdate() ?? Promise.resolve(0),
     get model() { return model; },
     get positions() { return positions; },
   };
