@@ -74,7 +74,7 @@ describe('cancel a running sweep and start another (file://)', () => {
     await page.waitForSelector('.ptq-analysis-output table.sensitivity-table tbody tr');
     expect(await page.textContent('.ptq-analysis-output')).toContain('(cancelled: items finished so far)');
     const kept = await sensitivityRows(page);
-    expect(kept.length).toBeGreaterThanOrEqual(1);
+    expect(kept.length).toBeGreaterThanOrEqual(doneAtCancel); // every item finished before the cancel
     expect(kept.length).toBeLessThan(total);
     expectReferenceValues(kept);
     expect(await page.isHidden('#error-banner')).toBe(true);
