@@ -276,6 +276,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     graph = newGraph;
     model = null;
     positions = null;
+    index = null; // the previous drawing stays, unculled, until the new one replaces it
     if (!graph) {
       clear();
       container.dataset.state = 'empty';
