@@ -152,7 +152,7 @@ describe('viewer (Chromium, file://)', () => {
     await page.evaluate(({ json, name }) => {
       const { state } = window.ptqscope;
       state.set('graph', JSON.parse(json));
-      state.set('heat', { values: new Map([[name, { value: 0.5, color: 'rgb(200, 30, 30)', label: '0.5' }]]), legend: { title: 'test' } });
+      state.set('heat', { values: new Map([[name, { value: 0.5, color: 'rgb(200, 30, 30)', label: '0.5' }]]), legend: { title: 'test', direction: 'higher is worse', domain: [0, 1] } });
     }, { json: JSON.stringify(big), name: far });
     await page.waitForSelector(`#graph[data-state="ready"][data-nodes="${boxes}"]`, { timeout: 120_000 });
     expect(await page.getAttribute('#graph', 'data-layout')).toBe('layered');
@@ -166,6 +166,7 @@ describe('viewer (Chromium, file://)', () => {
     await page.evaluate((name) => { window.ptqscope.state.set('selection', name); window.ptqscope.state.set('focus', name); }, far);
     await page.waitForSelector(`#graph .node.selected.heated[data-name="${far}"]`);
     await waitCentred(far);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'large-focus.png') });
     expect(await page.$eval(`#graph .node[data-name="${far}"] .node-body`, (r) => r.style.fill)).toBe('rgb(200, 30, 30)');
     await page.waitForFunction(() => !document.querySelector('#graph .node[data-name="conv0"]')); // left the view: removed
     expect(await drawn()).toBeLessThan(200);
@@ -176,6 +177,7 @@ describe('viewer (Chromium, file://)', () => {
     await page.waitForFunction(() => document.querySelector('#graph .node[data-name="conv0"]'));
     expect(await drawn()).toBeLessThan(boxes / 4);
     await page.screenshot({ path: path.join(ARTIFACTS, 'large.png') });
+    expect(await page.isHidden('#error-banner')).toBe(true);
     await page.evaluate(() => window.ptqscope.state.set('heat', null));
   });
 
