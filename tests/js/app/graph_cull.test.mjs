@@ -62,6 +62,7 @@ describe('graph view culling (linkedom)', () => {
     state.set('heat', { values: new Map([[far, { value: 1, color: 'rgb(10, 20, 30)', label: '1' }]]), legend: { title: 'mse' } });
     state.set('selection', far);
     state.set('picked', new Set(['add6000']));
+    layouts = 0;
     state.set('graph', bigGraph(6700));
     await until(() => container.dataset.state === 'ready', 'the first drawing');
 
