@@ -44,6 +44,16 @@ ir::Model conv_model() {
   return b.model();
 }
 
+// conv_model with one sample.
+struct ConvRun {
+  exec::Executor ex{conv_model()};
+  quant::CalibrationRelations rel{ex.graph()};
+  test::SampleSet samples{ex.graph(), {{Tensor::from_floats({1, 4, 1, 1}, {0.1f, 0.2f, 0.3f, 0.4f})}}};
+  analysis::ChannelwiseResult run(const analysis::ChannelwiseOptions& o) {
+    return analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o);
+  }
+};
+
 // x [1,2,2] -> x_HzCalibration -> Relu_1 -> r -> r_HzCalibration -> Add_2(r_cal, x)
 ir::Model relu_model() {
   test::GraphBuilder b;
@@ -115,12 +125,10 @@ TEST(Channelwise, OutliersAreAnEvenlySpacedCappedSample) {
 }
 
 TEST(Channelwise, WeightChannelsUseTheNodeAxisAndTheRegroupedView) {
-  exec::Executor ex(conv_model());
-  quant::CalibrationRelations rel(ex.graph());
-  test::SampleSet samples(ex.graph(), {{Tensor::from_floats({1, 4, 1, 1}, {0.1f, 0.2f, 0.3f, 0.4f})}});
+  ConvRun f;
   analysis::ChannelwiseOptions o;
   o.nodes = {"wt_HzCalibration", "wc_HzCalibration"};
-  auto r = analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o);
+  auto r = f.run(o);
   ASSERT_EQ(r.plots.size(), 2u);
   // ConvTranspose [4,1,1,2], group 2 -> viewed as [2,2,1,2]; output channel 0 holds input channels 0-1
   // (rows {0,1}, {10,11}), output channel 1 input channels 2-3 ({20,21}, {30,31}).
@@ -148,15 +156,15 @@ TEST(Channelwise, WeightChannelsUseTheNodeAxisAndTheRegroupedView) {
   o.has_axis = true;
   o.axis = 0;
   o.nodes = {"wt_HzCalibration"};
-  r = analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o);
+  r = f.run(o);
   EXPECT_DOUBLE_EQ(r.plots[0].channels[0].median, 10.5);
   EXPECT_DOUBLE_EQ(r.plots[0].channels[1].median, 20.5);
   o.axis = -1;  // the last axis: kw, 2 channels {0,10,20,30}, {1,11,21,31}
-  r = analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o);
+  r = f.run(o);
   EXPECT_EQ(r.plots[0].axis, 3);
   EXPECT_DOUBLE_EQ(r.plots[0].channels[1].median, 16.0);
   o.axis = 4;
-  test::expect_error([&] { analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o); },
+  test::expect_error([&] { f.run(o); },
                      "axis 4 is out of range for 'wt_HzCalibration' with data shape [2, 2, 1, 2]");
 }
 
@@ -189,4 +197,136 @@ TEST(Channelwise, ActivationsComeFromTheCalibratedModel) {
   test::expect_error([&] { analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o); },
                      "Relu_1 is not a calibration node: channel-wise distributions exist only for weight and activation "
                      "calibration nodes.");
+}
+
+TEST(Channelwise, ChannelHistogramsOnlyOnRequest) {
+  ConvRun f;
+  analysis::ChannelwiseOptions o;
+  o.nodes = {"wc_HzCalibration", "wt_HzCalibration"};
+  auto r = f.run(o);
+  EXPECT_TRUE(r.plots[0].histograms.empty() && r.plots[1].histograms.empty());
+
+  o.channels = {1};
+  o.bins = 4;
+  r = f.run(o);
+  // wc channel 1 = {5, 6, 7, 8}: edges linspace(5, 8, 5) = 5, 5.75, 6.5, 7.25, 8; one value per bin
+  // (8 in the closed last bin). Per-channel thresholds {4, 8, 12} on the node's own axis 0 -> 8.
+  ASSERT_EQ(r.plots[0].histograms.size(), 1u);
+  const auto& c = r.plots[0].histograms[0];
+  EXPECT_EQ(c.channel, 1);
+  EXPECT_EQ(c.count, 4);
+  EXPECT_EQ(c.histogram.label, "channel 2");
+  EXPECT_EQ(c.histogram.color, "#99ffbb");
+  EXPECT_EQ(c.histogram.edges, (std::vector<float>{5.0f, 5.75f, 6.5f, 7.25f, 8.0f}));
+  EXPECT_EQ(c.histogram.counts, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(c.histogram.zeros_excluded, 0);
+  EXPECT_TRUE(c.has_range);
+  EXPECT_EQ(c.min, 5.0f);
+  EXPECT_EQ(c.max, 8.0f);
+  EXPECT_EQ(c.max_abs, 8.0f);
+  EXPECT_TRUE(c.has_threshold);
+  EXPECT_EQ(c.threshold, 8.0f);
+  // wt viewed as [2, 2, 1, 2] along axis 1: channel 1 = {20, 21, 30, 31}, thresholds {11, 31} -> 31.
+  // Edges 20, 22.75, 25.5, 28.25, 31: counts {2, 0, 0, 2}.
+  const auto& t = r.plots[1].histograms.at(0);
+  EXPECT_EQ(t.histogram.counts, (std::vector<int64_t>{2, 0, 0, 2}));
+  EXPECT_EQ(t.threshold, 31.0f);
+
+  // Channel 0 of wt = {0, 1, 10, 11}: the zero is left out of the counts (§6.2) but sets min;
+  // edges 1, 6, 11 -> {1}, {10, 11}.
+  o.channels = {0, 0};
+  o.bins = 2;
+  o.nodes = {"wt_HzCalibration"};
+  r = f.run(o);
+  ASSERT_EQ(r.plots[0].histograms.size(), 2u);  // as requested, repeats included
+  const auto& z = r.plots[0].histograms[0];
+  EXPECT_EQ(z.count, 4);
+  EXPECT_EQ(z.histogram.zeros_excluded, 1);
+  EXPECT_EQ(z.histogram.edges, (std::vector<float>{1.0f, 6.0f, 11.0f}));
+  EXPECT_EQ(z.histogram.counts, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(z.min, 0.0f);
+  EXPECT_EQ(z.max, 11.0f);
+  EXPECT_EQ(z.threshold, 11.0f);
+
+  // Another axis than the node's: per-channel thresholds do not belong to these channels.
+  // Axis 0 of the view: channel 1 = {10, 11, 30, 31}.
+  o.has_axis = true;
+  o.axis = 0;
+  o.channels = {1};
+  r = f.run(o);
+  EXPECT_FALSE(r.plots[0].histograms[0].has_threshold);
+  EXPECT_EQ(r.plots[0].histograms[0].histogram.counts, (std::vector<int64_t>{2, 2}));  // edges 10, 20.5, 31
+
+  o.has_axis = false;
+  o.nodes = {"wc_HzCalibration"};
+  o.channels = {2, 3};
+  test::expect_error([&] { f.run(o); },
+                     "options.channels: channel 3 is out of range for 'wc_HzCalibration' (axis 0 of data shape "
+                     "[3, 2, 1, 2] has 3 channels)");
+}
+
+TEST(Channelwise, ChannelHistogramDefaultBins) {
+  ConvRun f;
+  analysis::ChannelwiseOptions o;
+  o.nodes = {"wc_HzCalibration"};
+  o.channels = {2};
+  const auto r = f.run(o);
+  // wc channel 2 = {9, 10, 11, 12}, 1024 bins of width 3/1024: 10 lies in bin floor(1024/3) = 341
+  // (edges 9.99902, 10.00195), 11 in bin floor(2048/3) = 682 (10.99805, 11.00098), 12 in the last.
+  const auto& h = r.plots[0].histograms.at(0).histogram;
+  ASSERT_EQ(h.edges.size(), 1025u);
+  ASSERT_EQ(h.counts.size(), 1024u);
+  EXPECT_EQ(h.edges.front(), 9.0f);
+  EXPECT_EQ(h.edges.back(), 12.0f);
+  std::vector<int64_t> expected(1024, 0);
+  expected[0] = expected[341] = expected[682] = expected[1023] = 1;
+  EXPECT_EQ(h.counts, expected);
+}
+
+TEST(Channelwise, ChannelHistogramOfActivationsAndOddValues) {
+  exec::Executor ex(relu_model());
+  quant::CalibrationRelations rel(ex.graph());
+  test::SampleSet samples(ex.graph(), {{Tensor::from_floats({1, 2, 2}, {0.333f, -0.2f, 0.014f, 1.5f})}});
+  analysis::ChannelwiseOptions o;
+  o.nodes = {"r_HzCalibration"};
+  o.channels = {0};
+  const auto r = analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o);
+  // Channel 0 of relu(fq(x)) = {fq(0.333), 0}: one value counted, in (v - 0.5, v + 0.5) (numpy's
+  // range for a single value); the per-tensor threshold 1.0 bounds every channel.
+  const auto& h = r.plots[0].histograms.at(0);
+  const float v = fq(0.333f, 1.27f);
+  EXPECT_EQ(h.count, 2);
+  EXPECT_EQ(h.histogram.zeros_excluded, 1);
+  EXPECT_EQ(h.histogram.edges.front(), v - 0.5f);
+  EXPECT_EQ(h.histogram.edges.back(), v + 0.5f);
+  EXPECT_EQ(h.histogram.counts[512], 1);  // the middle bin
+  EXPECT_EQ(h.min, 0.0f);
+  EXPECT_EQ(h.max, v);
+  EXPECT_EQ(h.max_abs, v);
+  EXPECT_EQ(h.threshold, 1.0f);
+
+  // NaN / inf: left out of the counts (non_finite); NaN skipped by min/max/max_abs, inf kept.
+  const Tensor t = Tensor::from_floats({2, 3}, {NAN, 0.0f, 2.0f, INFINITY, -1.0f, 3.0f});
+  auto a = analysis::channel_histogram(t, 0, 0, {}, true, 4);
+  EXPECT_EQ(a.count, 3);
+  EXPECT_EQ(a.histogram.non_finite, 1);
+  EXPECT_EQ(a.histogram.zeros_excluded, 1);
+  EXPECT_EQ(a.histogram.edges, (std::vector<float>{1.5f, 1.75f, 2.0f, 2.25f, 2.5f}));
+  EXPECT_EQ(a.histogram.counts, (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_EQ(a.min, 0.0f);
+  EXPECT_EQ(a.max, 2.0f);
+  EXPECT_FALSE(a.has_threshold);
+  a = analysis::channel_histogram(t, 0, 1, {0.5f, 4.0f}, true, 4);
+  EXPECT_EQ(a.min, -1.0f);
+  EXPECT_EQ(a.max, INFINITY);
+  EXPECT_EQ(a.max_abs, INFINITY);
+  EXPECT_EQ(a.histogram.counts, (std::vector<int64_t>{1, 0, 0, 1}));  // edges -1, 0, 1, 2, 3
+  EXPECT_EQ(a.threshold, 4.0f);
+  EXPECT_FALSE(analysis::channel_histogram(t, 0, 1, {0.5f, 4.0f}, false, 4).has_threshold);
+  EXPECT_FALSE(analysis::channel_histogram(t, 0, 1, {0.5f, 4.0f, 1.0f}, true, 4).has_threshold);
+  // Axis 1: channel 2 = {2, 3}.
+  a = analysis::channel_histogram(t, 1, 2, {}, false, 1);
+  EXPECT_EQ(a.histogram.counts, (std::vector<int64_t>{2}));
+  // All NaN: no range.
+  EXPECT_FALSE(analysis::channel_histogram(Tensor::from_floats({1, 2}, {NAN, NAN}), 0, 0, {}, true, 4).has_range);
 }

@@ -153,6 +153,16 @@ TEST(ApiRequest, BadRequestsNameTheField) {
       {R"({"analysis":"distribution","options":{"nodes_list":["Nope"]}})", "Nope does not exist in the model."},
       {R"({"analysis":"channelwise","options":{"nodes_list":"a0_HzCalibration","axis":"1"}})",
        "options.axis must be an integer >= -64, got a string"},
+      {R"({"analysis":"channelwise","options":{"nodes_list":"w3_HzCalibration","channels":[0,-1]}})",
+       "options.channels[1] must be an integer >= 0, got -1"},
+      {R"({"analysis":"channelwise","options":{"nodes_list":"w3_HzCalibration","channels":"2"}})",
+       "options.channels must be an integer >= 0, got a string"},
+      {R"({"analysis":"channelwise","options":{"nodes_list":["a2_HzCalibration","w3_HzCalibration"],"channels":[3,4]}})",
+       "options.channels: channel 4 is out of range for 'a2_HzCalibration' (axis 1 of data shape [1, 4] has 4 channels)"},
+      {R"({"analysis":"channelwise","options":{"nodes_list":"w3_HzCalibration","channels":1,"bins":0}})",
+       "options.bins must be an integer >= 1, got 0"},
+      {R"({"analysis":"distribution","options":{"nodes_list":"Mul_1","bins":2000000}})",
+       "options.bins must be at most 1048576, got 2000000"},
       {R"({"analysis":"stat_info","options":{"nodes_list":{}}})", "options.nodes_list must be a string or a list of strings, got an object"},
       {R"({"analysis":"sensitivity_analysis","options":{"pick_threshold":"high"}})", "options.pick_threshold must be a number, got a string"},
   };
@@ -282,6 +292,9 @@ TEST(ApiMerge, DistributionAndChannelwiseHalvesMerge) {
   const std::string cw = R"({"nodes_list":["w3_HzCalibration","a2_HzCalibration","w1_HzCalibration"],"outlier_cap":4})";
   const std::string full_cw = f.analyze(R"({"analysis":"channelwise","options":)" + cw + "}");
   EXPECT_EQ(without_timings(merged_halves(f, "channelwise", cw, 1, 3)), without_timings(full_cw));
+  const std::string cw_hist = R"({"nodes_list":["w3_HzCalibration","a2_HzCalibration"],"channels":[3,0],"bins":16})";
+  const std::string full_hist = f.analyze(R"({"analysis":"channelwise","options":)" + cw_hist + "}");
+  EXPECT_EQ(without_timings(merged_halves(f, "channelwise", cw_hist, 1, 2)), without_timings(full_hist));
 }
 
 TEST(ApiMerge, RanksWithTheFirstMetricNanLastTiesInRunOrder) {
@@ -389,6 +402,31 @@ TEST(ApiAnalyze, DistributionAndChannelwiseSectionsCarryTheNumbers) {
       expect_double(*ch.find("whisker_high"), p.channels[k].whisker_high, "whisker_high");
     }
   }
+}
+
+TEST(ApiAnalyze, ChannelHistogramsOnlyWhenChannelsAreAsked) {
+  Fixture f;
+  const Json plain = parse(f.analyze(R"({"analysis":"channelwise","options":{"nodes_list":"w3_HzCalibration"}})"));
+  EXPECT_EQ(plain.find("channelwise")->find("w3_HzCalibration")->find("channel_histograms"), nullptr);
+  EXPECT_EQ(plain.find("options")->find("channelwise")->find("channels"), nullptr);
+
+  const Json doc = parse(f.analyze(
+      R"({"analysis":"channelwise","options":{"nodes_list":["w3_HzCalibration","w1_HzCalibration"],"channels":[3, 1],"bins":2}})"));
+  EXPECT_EQ(doc.find("options")->find("channelwise")->dump(),
+            R"({"nodes_list":["w3_HzCalibration","w1_HzCalibration"],"axis":null,"outlier_cap":200,"sample_selection":"last",)"
+            R"("channels":[3,1],"bins":2})");
+  // w3 = [0.7, 1.05, 0.95, -1.25] [1, 4], per-channel along axis 1: channel 3 = {-1.25}, one value,
+  // so edges -1.75, -1.25, -0.75 and the value in the upper bin (half-open bins); threshold 1.25.
+  const Json& w3 = *doc.find("channelwise")->find("w3_HzCalibration")->find("channel_histograms");
+  ASSERT_EQ(w3.items().size(), 2u);
+  EXPECT_EQ(w3.items()[0].dump(),
+            R"({"channel":3,"count":1,"min":-1.25,"max":-1.25,"max_abs":1.25,"threshold":1.25,"histogram":{"label":"channel 4",)"
+            R"("color":"#99ffbb","edges":[-1.75,-1.25,-0.75],"counts":[0,1],"zeros_excluded":0,"non_finite":0}})");
+  EXPECT_EQ(w3.items()[1].find("threshold")->as_string(), "1.05");
+  // w1 is per-tensor (threshold 1.3 for every channel); channel 1 = {-1.1}.
+  const Json& w1 = doc.find("channelwise")->find("w1_HzCalibration")->find("channel_histograms")->items().at(1);
+  EXPECT_EQ(w1.find("threshold")->as_string(), "1.3");
+  EXPECT_EQ(w1.find("min")->as_string(), "-1.1");
 }
 
 TEST(ApiAnalyze, StatInfoAndSensitivityAnalysisSections) {

@@ -106,23 +106,54 @@ Tensor weight_view(const ir::Graph& g, const quant::CalibrationSpec& spec, const
   return out;
 }
 
-std::vector<BoxStats> channel_stats(const Tensor& t, int64_t axis, size_t cap) {
+// The flattened values of channel c along `axis` (the channel axis moved to the front, §7).
+void channel_values(const Tensor& t, int64_t axis, int64_t c, std::vector<float>& values) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= t.dim(static_cast<size_t>(d));
   for (size_t d = static_cast<size_t>(axis) + 1; d < t.rank(); ++d) inner *= t.dim(d);
   const int64_t channels = t.dim(static_cast<size_t>(axis));
   const float* x = t.data<float>();
+  values.clear();
+  for (int64_t o = 0; o < outer; ++o) values.insert(values.end(), x + (o * channels + c) * inner, x + (o * channels + c + 1) * inner);
+}
+
+std::vector<BoxStats> channel_stats(const Tensor& t, int64_t axis, size_t cap) {
   std::vector<BoxStats> out;
   std::vector<float> values;
-  for (int64_t c = 0; c < channels; ++c) {
-    values.clear();
-    for (int64_t o = 0; o < outer; ++o) values.insert(values.end(), x + (o * channels + c) * inner, x + (o * channels + c + 1) * inner);
+  for (int64_t c = 0; c < t.dim(static_cast<size_t>(axis)); ++c) {
+    channel_values(t, axis, c, values);
     out.push_back(box_stats(values, 1.5, cap));
   }
   return out;
 }
 
 }  // namespace
+
+ChannelHistogram channel_histogram(const Tensor& data, int64_t axis, int64_t channel, const std::vector<float>& thresholds,
+                                   bool thresholds_on_axis, int bins) {
+  ChannelHistogram h;
+  h.channel = channel;
+  std::vector<float> values;
+  channel_values(data, axis, channel, values);
+  h.count = static_cast<int64_t>(values.size());
+  for (float v : values) {
+    if (std::isnan(v)) continue;
+    h.min = h.has_range ? std::min(h.min, v) : v;
+    h.max = h.has_range ? std::max(h.max, v) : v;
+    h.max_abs = std::max(h.max_abs, std::fabs(v));
+    h.has_range = true;
+  }
+  // A per-tensor threshold bounds every channel; per-channel ones only mean something on their own axis.
+  const size_t channels = static_cast<size_t>(data.dim(static_cast<size_t>(axis)));
+  if (thresholds.size() == 1 || (thresholds_on_axis && thresholds.size() == channels)) {
+    h.has_threshold = true;
+    h.threshold = thresholds[thresholds.size() == 1 ? 0 : static_cast<size_t>(channel)];
+  }
+  h.histogram = make_histogram(values.data(), h.count, true, bins);
+  h.histogram.label = "channel " + std::to_string(channel + 1);
+  h.histogram.color = "#99ffbb";  // the original's colour of the data before calibration / input data
+  return h;
+}
 
 ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const quant::CalibrationRelations&,
                                                     const data::CalibrationData& data, const ChannelwiseOptions& o) {
@@ -163,6 +194,13 @@ ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const qu
     p.axis = axis;
     p.channels = channel_stats(data_tensor, axis, o.outlier_cap);
     const int64_t c = static_cast<int64_t>(p.channels.size());
+    const int64_t own_axis = spec.axis < 0 ? spec.axis + rank : spec.axis;
+    for (int64_t k : o.channels) {
+      check(k >= 0 && k < c, "options.channels: channel " + std::to_string(k) + " is out of range for '" + spec.node_name +
+                                 "' (axis " + std::to_string(axis) + " of data shape " + shape_str(p.shape) + " has " +
+                                 std::to_string(c) + " channels)");
+      p.histograms.push_back(channel_histogram(data_tensor, axis, k, spec.thresholds, axis == own_axis, o.bins));
+    }
     p.figure_width = c >= 640 ? c / 5 : (c != 1 ? c / 2 : 1);
     p.rotate_labels = c >= 640;
     std::string file = spec.node_name;

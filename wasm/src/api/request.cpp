@@ -23,7 +23,7 @@ const std::vector<AnalysisEntry>& analysis_table() {
        {"node_type", "metrics", "output_node", "data_num", "sample_selection", "interested_nodes"}},
       {Analysis::AccError, "acc_error", {"quantize_node", "non_quantize_node", "metric", "average_mode", "sample_selection"}},
       {Analysis::Distribution, "distribution", {"nodes_list", "bins", "sample_selection"}},
-      {Analysis::Channelwise, "channelwise", {"nodes_list", "axis", "outlier_cap", "sample_selection"}},
+      {Analysis::Channelwise, "channelwise", {"nodes_list", "axis", "outlier_cap", "sample_selection", "channels", "bins"}},
       {Analysis::StatInfo, "stat_info", {"nodes_list"}},
       {Analysis::SensitivityAnalysis, "sensitivity_analysis",
        {"pick_threshold", "data_num", "sample_selection", "sensitive_nodes", "qtype"}},
@@ -91,12 +91,19 @@ class Options {
 
   int64_t integer(const std::string& name, int64_t fallback, int64_t min) const {
     const Json* v = get(name);
-    if (!v) return fallback;
-    const double d = v->is_number() ? v->as_number() : std::nan("");
-    check(v->is_number() && std::floor(d) == d && d >= static_cast<double>(min) && d < 9.0e15,
-          "options." + name + " must be an integer >= " + std::to_string(min) + ", got " +
-              (v->is_number() ? v->as_string() : kind_name(*v)));
-    return static_cast<int64_t>(d);
+    return v ? integer_value(*v, "options." + name, min) : fallback;
+  }
+
+  // An integer or a list of integers (absent: empty).
+  std::vector<int64_t> integers(const std::string& name, int64_t min) const {
+    const Json* v = get(name);
+    if (!v) return {};
+    const std::string field = "options." + name;
+    if (!v->is_array()) return {integer_value(*v, field, min)};
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < v->items().size(); ++i)
+      out.push_back(integer_value(v->items()[i], field + "[" + std::to_string(i) + "]", min));
+    return out;
   }
 
   data::SampleSelection selection(bool allow_all) const {
@@ -128,6 +135,13 @@ class Options {
   }
 
  private:
+  static int64_t integer_value(const Json& v, const std::string& field, int64_t min) {
+    const double d = v.is_number() ? v.as_number() : std::nan("");
+    check(v.is_number() && std::floor(d) == d && d >= static_cast<double>(min) && d < 9.0e15,
+          field + " must be an integer >= " + std::to_string(min) + ", got " + (v.is_number() ? v.as_string() : kind_name(v)));
+    return static_cast<int64_t>(d);
+  }
+
   static std::vector<std::string> strings(const Json& array, const std::string& field) {
     std::vector<std::string> out;
     for (size_t i = 0; i < array.items().size(); ++i) {
@@ -170,6 +184,13 @@ ItemsSpec parse_items(const Json& v) {
   check(spec.begin <= spec.end, "items.begin (" + std::to_string(spec.begin) + ") is greater than items.end (" +
                                     std::to_string(spec.end) + ")");
   return spec;
+}
+
+// Histogram bins (distribution, channelwise): bounded so a typo cannot ask for gigabytes of counts.
+int bins(const Options& o, int fallback) {
+  const int64_t n = o.integer("bins", fallback, 1);
+  check(n <= (1 << 20), "options.bins must be at most 1048576, got " + std::to_string(n));
+  return static_cast<int>(n);
 }
 
 }  // namespace
@@ -249,7 +270,7 @@ analysis::DistributionOptions distribution_options(const Request& r) {
   analysis::DistributionOptions d;
   d.nodes = o.names("nodes_list");
   check(!d.nodes.empty(), "options.nodes_list is missing: give the node names to plot");
-  d.bins = static_cast<int>(o.integer("bins", d.bins, 1));
+  d.bins = bins(o, d.bins);
   d.selection = o.selection(false);
   return d;
 }
@@ -262,6 +283,8 @@ analysis::ChannelwiseOptions channelwise_options(const Request& r) {
   c.has_axis = o.get("axis") != nullptr;
   c.axis = o.integer("axis", 1, -64);
   c.outlier_cap = static_cast<size_t>(o.integer("outlier_cap", static_cast<int64_t>(c.outlier_cap), 2));
+  c.channels = o.integers("channels", 0);
+  c.bins = bins(o, c.bins);
   c.selection = o.selection(false);
   return c;
 }

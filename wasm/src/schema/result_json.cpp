@@ -58,6 +58,24 @@ void write_histogram(JsonWriter& w, const analysis::Histogram& h) {
   w.field("zeros_excluded", h.zeros_excluded).field("non_finite", h.non_finite).end_object();
 }
 
+// Number or null (the optional fields of a channel histogram).
+void optional_float32(JsonWriter& w, bool present, float v) {
+  if (present) w.value_float32(v);
+  else w.null();
+}
+
+void write_channel_histogram(JsonWriter& w, const analysis::ChannelHistogram& h) {
+  w.begin_object().field("channel", h.channel).field("count", h.count).key("min");
+  optional_float32(w, h.has_range, h.min);
+  w.key("max");
+  optional_float32(w, h.has_range, h.max);
+  w.key("max_abs").value_float32(h.max_abs).key("threshold");
+  optional_float32(w, h.has_threshold, h.threshold);
+  w.key("histogram");
+  write_histogram(w, h.histogram);
+  w.end_object();
+}
+
 }  // namespace
 
 std::string selection_name(data::SampleSelection s) {
@@ -237,11 +255,9 @@ void write_distribution_section(JsonWriter& w, const analysis::DistributionResul
     w.key(keys[k]).begin_object();
     w.field("name", p.name).field("kind", p.kind).field("tensor", p.tensor).field("title", p.title);
     w.field("file_name", p.file_name).key("threshold");
-    if (p.has_threshold) w.value_float32(p.threshold);
-    else w.null();
+    optional_float32(w, p.has_threshold, p.threshold);
     w.key("max_abs").value_float32(p.max_abs).key("cosine");
-    if (p.has_cosine) w.value_float32(p.cosine);
-    else w.null();
+    optional_float32(w, p.has_cosine, p.cosine);
     w.key("histograms").begin_array();
     for (const auto& h : p.histograms) write_histogram(w, h);
     w.end_array().end_object();
@@ -261,7 +277,14 @@ void write_channelwise_section(JsonWriter& w, const analysis::ChannelwiseResult&
     w.field("axis", p.axis).field("file_name", p.file_name).field("figure_width", p.figure_width);
     w.field("rotate_labels", p.rotate_labels).key("channels").begin_array();
     for (const auto& c : p.channels) write_box_stats(w, c);
-    w.end_array().end_object();
+    w.end_array();
+    // Only on request (options.channels): hundreds of channels x 1024 bins would swamp every result.
+    if (!p.histograms.empty()) {
+      w.key("channel_histograms").begin_array();
+      for (const auto& h : p.histograms) write_channel_histogram(w, h);
+      w.end_array();
+    }
+    w.end_object();
   }
   w.end_object();
   w.key("channelwise_order").string_array(order);
@@ -344,7 +367,13 @@ void write_channelwise_options(JsonWriter& w, const analysis::ChannelwiseOptions
   w.begin_object().key("nodes_list").string_array(o.nodes).key("axis");
   if (o.has_axis) w.value(o.axis);
   else w.null();
-  w.field("outlier_cap", o.outlier_cap).field("sample_selection", selection_name(o.selection)).end_object();
+  w.field("outlier_cap", o.outlier_cap).field("sample_selection", selection_name(o.selection));
+  if (!o.channels.empty()) {
+    w.key("channels");
+    int_array(w, o.channels);
+    w.field("bins", o.bins);
+  }
+  w.end_object();
 }
 
 void write_stat_info_options(JsonWriter& w, const analysis::StatInfoOptions& o) {
