@@ -7,6 +7,7 @@
 
 #include "core/half.h"
 #include "ops/conv_test_util.h"
+#include "ops/conv_winograd.h"
 #include "ops/op_test_util.h"
 
 using namespace ptq;
@@ -134,7 +135,15 @@ TEST(Conv, SpecExampleByHand) {
   ptq::test::expect_tensor_near(y3, {1, 1, 2, 2}, {54, 72, 144, 162});
 }
 
+// Switches the Winograd path off for a scope: the im2col + GEMM blocking cases below are 3x3 stride 1
+// and must exercise that path (Winograd has its own tests, with its own error bound).
+struct WithoutWinograd {
+  WithoutWinograd() { ops::set_winograd_enabled(false); }
+  ~WithoutWinograd() { ops::set_winograd_enabled(true); }
+};
+
 TEST(Conv, FastPathsMatchNaive) {
+  const WithoutWinograd im2col_only;
   std::mt19937 rng(3);
   const ConvCase cases[] = {
       make({1, 20, 9, 11}, {36, 20, 1, 1}),                                    // pointwise GEMM

@@ -2,6 +2,7 @@
 //  * depthwise (one input channel per group, at most a few outputs per group, 1-D/2-D): a direct
 //    kernel over a zero-padded copy of each input plane;
 //  * pointwise (1x1, stride 1, no padding): GEMM straight on the NCHW planes (B = input channels);
+//  * 3x3 stride 1 with enough channels and tiles: Winograd F(4x4, 3x3) (ops/conv_winograd.h);
 //  * everything else: im2col per group, written directly into the GEMM's packed-B panels, so no
 //    full im2col matrix is materialised (a kGemmKC x kGemmNC block at a time, L2 resident).
 // Weights are the GEMM A operand (output channels = rows), packed once and cached via ctx.prepared.
@@ -10,6 +11,7 @@
 
 #include "exec/registry.h"
 #include "ops/conv_common.h"
+#include "ops/conv_winograd.h"
 #include "ops/gemm_kernel.h"
 #include "ops/simd.h"
 
@@ -250,6 +252,29 @@ void im2col_pack(const void* context, int64_t k0, int64_t kc, int64_t n0, int64_
 
 // ---- kernel -------------------------------------------------------------------------------------
 
+// 3x3 stride-1 convolutions (most of a ResNet / YOLO backbone) by Winograd F(4x4, 3x3), per group.
+void conv_winograd(KernelContext& ctx, const ConvShape& cs, const float* xd, const float* wd, const float* bd, float* yd,
+                   ops::PackedConstant& local) {
+  const Spatial& sp = cs.sp;
+  const size_t group_floats = ops::winograd_packed_size(cs.Mg, cs.Cg);
+  const std::vector<float>& packed = ops::packed_constant(
+      ctx, 1, local,
+      [&](std::vector<float>& out) {
+        out.resize(group_floats * static_cast<size_t>(cs.group));
+        for (int64_t g = 0; g < cs.group; ++g)
+          ops::winograd_pack_weights(wd + g * cs.Mg * cs.K(), cs.Mg, cs.Cg, out.data() + static_cast<size_t>(g) * group_floats);
+      },
+      ops::kPackedWinograd);
+  ops::Winograd3x3Shape ws;
+  ws.C = cs.Cg, ws.M = cs.Mg, ws.H = sp.in[0], ws.W = sp.in[1], ws.out_h = sp.out[0], ws.out_w = sp.out[1];
+  ws.pad_top = sp.pad_begin[0], ws.pad_left = sp.pad_begin[1];
+  const int64_t in_size = sp.in_size(), out_size = sp.out_size();
+  for (int64_t n = 0; n < cs.batch; ++n)
+    for (int64_t g = 0; g < cs.group; ++g)
+      ops::winograd_conv3x3(ws, xd + (n * cs.C + g * cs.Cg) * in_size, packed.data() + static_cast<size_t>(g) * group_floats,
+                            bd ? bd + g * cs.Mg : nullptr, yd + (n * cs.M + g * cs.Mg) * out_size);
+}
+
 bool is_pointwise(const Spatial& s) {
   for (size_t i = 0; i < s.rank(); ++i) {
     if (s.kernel[i] != 1 || s.stride[i] != 1 || s.pad_begin[i] != 0 || s.pad_end[i] != 0) return false;
@@ -296,6 +321,11 @@ void conv(KernelContext& ctx) {
   }
 
   ops::PackedConstant local;
+  if (ops::winograd_applies(sp, cs.Cg, cs.Mg)) {
+    conv_winograd(ctx, cs, xd, wd, bd, yd, local);
+    ctx.outputs[0] = ops::to_dtype(y, x_in.dtype());
+    return;
+  }
   const size_t group_floats = ops::gemm_packed_a_size(cs.Mg, K);
   const std::vector<float>& packed = ops::packed_constant(ctx, 1, local, [&](std::vector<float>& out) {
     out.resize(group_floats * static_cast<size_t>(cs.group));

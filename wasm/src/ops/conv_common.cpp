@@ -114,17 +114,17 @@ Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spa
 }
 
 const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
-                                          const std::function<void(std::vector<float>&)>& build) {
+                                          const std::function<void(std::vector<float>&)>& build, int layout) {
   const Tensor& src = ctx.required(index);
   const bool cacheable = ctx.prepared && index < ctx.constant_input.size() && ctx.constant_input[index];
   if (cacheable) {
     if (auto* hit = std::any_cast<PackedConstant>(ctx.prepared)) {
       if (hit->source.raw() == src.raw() && hit->source.shape() == src.shape() &&
-          hit->source.dtype() == src.dtype()) {
+          hit->source.dtype() == src.dtype() && hit->layout == layout) {
         return hit->data;
       }
     }
-    PackedConstant entry{src, {}};
+    PackedConstant entry{src, {}, layout};
     build(entry.data);
     *ctx.prepared = std::move(entry);
     return std::any_cast<PackedConstant>(ctx.prepared)->data;

@@ -52,12 +52,16 @@ Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spa
 // available and input `index` is a graph constant, the result is cached there and rebuilt only if a
 // different tensor arrives (a fake-quantised weight, say). The cache keeps the source tensor alive
 // so its address cannot be reused by another allocation while the entry exists.
+// `layout` names the packing (a node can switch between paths, e.g. when its input shape changes).
 struct PackedConstant {
   Tensor source;
   std::vector<float> data;
+  int layout = 0;
 };
+enum PackedLayout : int { kPackedGemm = 0, kPackedWinograd = 1 };
 const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
-                                          const std::function<void(std::vector<float>&)>& build);
+                                          const std::function<void(std::vector<float>&)>& build,
+                                          int layout = kPackedGemm);
 
 inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }

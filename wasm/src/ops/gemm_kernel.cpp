@@ -154,7 +154,7 @@ void fill_without_product(int64_t M, int64_t N, float* c, int64_t ldc, const Gem
 }  // namespace
 
 float* gemm_scratch(int slot, size_t floats) {
-  thread_local std::array<std::vector<float>, 4> buffers;
+  thread_local std::array<std::vector<float>, 8> buffers;
   std::vector<float>& buf = buffers.at(static_cast<size_t>(slot));
   if (buf.size() < floats) {
     buf.clear();

@@ -67,7 +67,7 @@ struct GemmEpilogue {
 void gemm(int64_t M, int64_t N, int64_t K, const GemmOperand& a, const GemmOperand& b, float* c, int64_t ldc,
           const GemmEpilogue& epilogue = {});
 
-// Grow-only per-thread scratch buffers (slot 0..3), reused across calls to avoid a malloc (and on
+// Grow-only per-thread scratch buffers (slot 0..7; 0-1 gemm, 2 conv, 3 conv_transpose, 4-6 winograd), reused across calls to avoid a malloc (and on
 // glibc an mmap + page faults) per kernel invocation. Contents are unspecified on return.
 float* gemm_scratch(int slot, size_t floats);
 

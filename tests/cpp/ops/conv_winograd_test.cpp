@@ -1,0 +1,155 @@
+// Winograd F(4x4, 3x3) against a direct convolution in double precision. The error is measured
+// relative to sum |w * x| of each output (the scale of the rounding of any summation order), so the
+// bound does not depend on cancellation in the data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "exec/registry.h"
+#include "ops/conv_test_util.h"
+#include "ops/op_test_util.h"
+#include "ops/conv_winograd.h"
+
+namespace ptq {
+namespace {
+
+struct Case {
+  int64_t C, M, H, W, pad_top, pad_left, pad_bottom, pad_right;
+};
+
+struct Reference {
+  std::vector<double> y, scale;  // exact output and sum |w x| per output
+};
+
+Reference direct(const Case& k, int64_t out_h, int64_t out_w, const std::vector<float>& x, const std::vector<float>& w,
+                 const std::vector<float>& b) {
+  Reference r{std::vector<double>(static_cast<size_t>(k.M * out_h * out_w)), {}};
+  r.scale.assign(r.y.size(), 0.0);
+  for (int64_t m = 0; m < k.M; ++m)
+    for (int64_t oy = 0; oy < out_h; ++oy)
+      for (int64_t ox = 0; ox < out_w; ++ox) {
+        double acc = b[static_cast<size_t>(m)], scale = std::fabs(acc);
+        for (int64_t c = 0; c < k.C; ++c)
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t kx = 0; kx < 3; ++kx) {
+              const int64_t iy = oy + ky - k.pad_top, ix = ox + kx - k.pad_left;
+              if (iy < 0 || iy >= k.H || ix < 0 || ix >= k.W) continue;
+              const double p = double(w[static_cast<size_t>(((m * k.C + c) * 3 + ky) * 3 + kx)]) *
+                               x[static_cast<size_t>((c * k.H + iy) * k.W + ix)];
+              acc += p;
+              scale += std::fabs(p);
+            }
+        const size_t i = static_cast<size_t>((m * out_h + oy) * out_w + ox);
+        r.y[i] = acc;
+        r.scale[i] = scale;
+      }
+  return r;
+}
+
+// Largest |winograd - exact| / sum|w x| over the outputs.
+double relative_error(const Case& k, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int64_t out_h = k.H + k.pad_top + k.pad_bottom - 2, out_w = k.W + k.pad_left + k.pad_right - 2;
+  const std::vector<float> x = test::random_floats(rng, k.C * k.H * k.W);
+  const std::vector<float> w = test::random_floats(rng, k.M * k.C * 9);
+  const std::vector<float> b = test::random_floats(rng, k.M);
+  std::vector<float> packed(ops::winograd_packed_size(k.M, k.C));
+  ops::winograd_pack_weights(w.data(), k.M, k.C, packed.data());
+  ops::Winograd3x3Shape s;
+  s.C = k.C, s.M = k.M, s.H = k.H, s.W = k.W, s.out_h = out_h, s.out_w = out_w, s.pad_top = k.pad_top,
+  s.pad_left = k.pad_left;
+  // Canaries around the output catch writes outside the plane of partial tiles.
+  const size_t n = static_cast<size_t>(k.M * out_h * out_w);
+  std::vector<float> y(n + 8, 12345.0f);
+  ops::winograd_conv3x3(s, x.data(), packed.data(), b.data(), y.data() + 4);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(y[i], 12345.0f) << "write before the output";
+    EXPECT_EQ(y[n + 4 + i], 12345.0f) << "write after the output";
+  }
+  const Reference ref = direct(k, out_h, out_w, x, w, b);
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::fabs(y[i + 4] - ref.y[i]) / ref.scale[i]);
+  return worst;
+}
+
+TEST(ConvWinograd, MatchesDirectConvolution) {
+  const std::vector<Case> cases = {
+      {4, 4, 8, 8, 1, 1, 1, 1},        // whole tiles, "same" padding
+      {5, 7, 11, 13, 1, 1, 1, 1},      // partial tiles at the right and bottom, odd channel counts
+      {16, 12, 9, 30, 0, 0, 0, 0},     // no padding
+      {6, 9, 10, 10, 0, 2, 1, 0},      // asymmetric padding
+      {3, 4, 6, 6, 2, 2, 2, 2},        // padding wider than the kernel's overhang
+      {8, 8, 130, 130, 1, 1, 1, 1},    // several blocks of tile rows
+      {64, 80, 20, 20, 1, 1, 1, 1},    // channel counts of a detector head
+  };
+  uint32_t seed = 1;
+  for (const Case& k : cases) {
+    const double err = relative_error(k, seed++);
+    // F(4x4, 3x3) rounds in its transforms (coefficients up to 8): measured up to 3.3e-6 on these
+    // cases, against ~1e-7 for im2col + GEMM; 64 float32 ulps bound it.
+    EXPECT_LT(err, 64 * 1.1920929e-7) << "C=" << k.C << " M=" << k.M << " H=" << k.H << " W=" << k.W;
+  }
+}
+
+// Through the Conv kernel: batch, groups, bias; then the same node and weights on an input too small
+// for Winograd, so the cached packing must be rebuilt for the im2col path (layout tag).
+TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
+  std::mt19937 rng(11);
+  const int64_t group = 2, Cg = 4, Mg = 5;
+  const std::vector<float> w = test::random_floats(rng, group * Mg * Cg * 9), b = test::random_floats(rng, group * Mg);
+  const Tensor wt = Tensor::from_floats({group * Mg, Cg, 3, 3}, w), bt = Tensor::from_floats({group * Mg}, b);
+  ir::Node node;
+  node.name = "conv";
+  node.op_type = "Conv";
+  node.opset = 17;
+  node.inputs = {0, 1, 2};
+  node.outputs = {3};
+  node.attributes = {test::attr_int("group", group), test::attr_ints("pads", {1, 1, 1, 1})};
+  std::any prepared;
+  for (const int64_t size : {13, 2}) {  // 13x13: Winograd (16 tiles); 2x2: one tile, im2col
+    const int64_t batch = 2, plane = size * size;
+    const std::vector<float> x = test::random_floats(rng, batch * group * Cg * plane);
+    const Tensor xt = Tensor::from_floats({batch, group * Cg, size, size}, x);
+    std::vector<const Tensor*> in{&xt, &wt, &bt};
+    std::vector<Tensor> out(1);
+    exec::KernelContext ctx{node, in, out, &prepared, {false, true, true}};
+    exec::OpRegistry::global().find("", "Conv")(ctx);
+    ASSERT_EQ(out[0].shape(), (Shape{batch, group * Mg, size, size}));
+    const std::vector<float> y = out[0].to_float_vector();
+    const Case k{Cg, Mg, size, size, 1, 1, 1, 1};
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t g = 0; g < group; ++g) {
+        const std::vector<float> xs(x.begin() + (n * group + g) * Cg * plane, x.begin() + (n * group + g + 1) * Cg * plane);
+        const std::vector<float> ws(w.begin() + g * Mg * Cg * 9, w.begin() + (g + 1) * Mg * Cg * 9);
+        const std::vector<float> bs(b.begin() + g * Mg, b.begin() + (g + 1) * Mg);
+        const Reference ref = direct(k, size, size, xs, ws, bs);
+        for (size_t i = 0; i < ref.y.size(); ++i) {
+          const float got = y[static_cast<size_t>((n * group + g) * Mg * plane) + i];
+          ASSERT_LE(std::fabs(got - ref.y[i]), 64 * 1.1920929e-7 * ref.scale[i]) << "size " << size << " n " << n << " g " << g;
+        }
+      }
+  }
+}
+
+TEST(ConvWinograd, AppliesOnlyToUndilatedStride1_3x3) {
+  auto spatial = [](int64_t k, int64_t stride, int64_t dilation, int64_t out) {
+    ops::Spatial s;
+    s.in = {out + 2, out + 2};
+    s.out = {out, out};
+    s.kernel = {k, k};
+    s.stride = {stride, stride};
+    s.dilation = {dilation, dilation};
+    s.pad_begin = s.pad_end = {0, 0};
+    return s;
+  };
+  EXPECT_TRUE(ops::winograd_applies(spatial(3, 1, 1, 16), 8, 8));
+  EXPECT_FALSE(ops::winograd_applies(spatial(3, 2, 1, 16), 8, 8));
+  EXPECT_FALSE(ops::winograd_applies(spatial(3, 1, 2, 16), 8, 8));
+  EXPECT_FALSE(ops::winograd_applies(spatial(5, 1, 1, 16), 8, 8));
+  EXPECT_FALSE(ops::winograd_applies(spatial(3, 1, 1, 16), 1, 8));  // depthwise-like: its own path
+}
+
+}  // namespace
+}  // namespace ptq

@@ -1,0 +1,224 @@
+#include "ops/conv_winograd.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "ops/gemm_kernel.h"
+#include "ops/simd.h"
+
+namespace ptq::ops {
+namespace {
+
+using simd::load;
+using simd::splat;
+using simd::store;
+using simd::V4;
+
+constexpr int64_t kTile = 4;  // output tile edge
+constexpr int64_t kPos = 36;  // positions of a transformed 6x6 tile = GEMMs per block
+// Scratch floats for the transformed inputs and GEMM results of one block of tiles (~2 MB, L2/L3).
+constexpr int64_t kBlockFloats = int64_t{1} << 19;
+
+bool winograd_enabled = true;
+
+int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+// Rows <-> lanes of four vectors.
+inline void transpose4(V4& a, V4& b, V4& c, V4& d) {
+  const V4 t0 = __builtin_shufflevector(a, b, 0, 4, 1, 5);
+  const V4 t1 = __builtin_shufflevector(a, b, 2, 6, 3, 7);
+  const V4 t2 = __builtin_shufflevector(c, d, 0, 4, 1, 5);
+  const V4 t3 = __builtin_shufflevector(c, d, 2, 6, 3, 7);
+  a = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+  b = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+  c = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+  d = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+
+// v = B^T d for one 6-vector per lane. B^T rows: [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0],
+// [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1].
+inline void input_transform(const V4 d[6], V4 v[6]) {
+  const V4 two = splat(2.0f), four = splat(4.0f), five = splat(5.0f);
+  v[0] = four * d[0] - five * d[2] + d[4];
+  v[1] = (d[4] + d[3]) - four * (d[1] + d[2]);
+  v[2] = (d[4] - d[3]) + four * (d[1] - d[2]);
+  v[3] = (d[4] - d[2]) + two * (d[3] - d[1]);
+  v[4] = (d[4] - d[2]) - two * (d[3] - d[1]);
+  v[5] = four * d[1] - five * d[3] + d[5];
+}
+
+// o = A^T m. A^T rows: [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0], [0 1 -1 8 -8 1].
+inline void output_transform(const V4 m[6], V4 o[4]) {
+  const V4 sum12 = m[1] + m[2], dif12 = m[1] - m[2], sum34 = m[3] + m[4], dif34 = m[3] - m[4];
+  o[0] = m[0] + sum12 + sum34;
+  o[1] = dif12 + splat(2.0f) * dif34;
+  o[2] = sum12 + splat(4.0f) * sum34;
+  o[3] = dif12 + splat(8.0f) * dif34 + m[5];
+}
+
+// Stores the first n (1..4) lanes of v to p.
+inline void store_lanes(float* p, V4 v, int64_t n) {
+  if (n == 4) {
+    store(p, v);
+  } else {
+    float tmp[4];
+    store(tmp, v);
+    std::memcpy(p, tmp, static_cast<size_t>(n) * sizeof(float));
+  }
+}
+
+struct Tiling {
+  int64_t tiles_h, tiles_w;
+  int64_t rows_per_block;  // tile rows per block
+  int64_t block;           // tile capacity of a block (the row stride of the V and M matrices)
+  int64_t row_width;       // padded input row: whole 4-tile groups plus the 6-wide window's overhang
+};
+
+Tiling tiling(const Winograd3x3Shape& s) {
+  Tiling t{};
+  t.tiles_h = (s.out_h + kTile - 1) / kTile;
+  t.tiles_w = (s.out_w + kTile - 1) / kTile;
+  const int64_t budget = std::max<int64_t>(32, kBlockFloats / (kPos * (s.C + s.M)));
+  t.rows_per_block = std::clamp<int64_t>(budget / t.tiles_w, 1, t.tiles_h);
+  t.block = t.rows_per_block * t.tiles_w;
+  t.row_width = kTile * round_up(t.tiles_w, 4) + 8;
+  return t;
+}
+
+// Input row iy of plane x, shifted by the left padding, zero outside the plane, over row_width.
+void padded_row(const Winograd3x3Shape& s, const float* x, int64_t iy, int64_t row_width, float* dst) {
+  if (iy < 0 || iy >= s.H) {
+    simd::fill(dst, 0.0f, row_width);
+    return;
+  }
+  const int64_t begin = std::min(s.pad_left, row_width);
+  const int64_t end = std::min(s.pad_left + s.W, row_width);
+  simd::fill(dst, 0.0f, begin);
+  simd::copy(dst + begin, x + iy * s.W, end - begin);
+  simd::fill(dst + end, 0.0f, row_width - end);
+}
+
+// Transformed 6x6 input tiles of one tile row `th` of one channel plane: V[pos * pos_stride + tile].
+void transform_input_row(const Winograd3x3Shape& s, const Tiling& t, const float* x, int64_t th, float* rows,
+                         float* v, int64_t pos_stride) {
+  const int64_t w = t.row_width;
+  float* in = rows;
+  float* vt = rows + 6 * w;
+  for (int64_t i = 0; i < 6; ++i) padded_row(s, x, th * kTile - s.pad_top + i, w, in + i * w);
+  // Vertical pass over whole rows (contiguous), then the horizontal pass per group of 4 tiles.
+  for (int64_t q = 0; q < w; q += 4) {
+    V4 d[6], r[6];
+    for (int64_t i = 0; i < 6; ++i) d[i] = load(in + i * w + q);
+    input_transform(d, r);
+    for (int64_t i = 0; i < 6; ++i) store(vt + i * w + q, r[i]);
+  }
+  for (int64_t tw = 0; tw < t.tiles_w; tw += 4) {
+    const int64_t n = std::min<int64_t>(4, t.tiles_w - tw);
+    for (int64_t r = 0; r < 6; ++r) {
+      const float* p = vt + r * w + kTile * tw;
+      // d[j] lane l = element j of tile tw + l (tiles start 4 floats apart).
+      V4 d[6], e2, e3;
+      d[0] = load(p), d[1] = load(p + 4), d[2] = load(p + 8), d[3] = load(p + 12);
+      d[4] = load(p + 4), d[5] = load(p + 8), e2 = load(p + 12), e3 = load(p + 16);
+      transpose4(d[0], d[1], d[2], d[3]);
+      transpose4(d[4], d[5], e2, e3);
+      V4 out[6];
+      input_transform(d, out);
+      for (int64_t k = 0; k < 6; ++k) store_lanes(v + (r * 6 + k) * pos_stride + tw, out[k], n);
+    }
+  }
+}
+
+// Output tiles of one tile row `th` of one output channel from its GEMM results M[pos * pos_stride + tile].
+void transform_output_row(const Winograd3x3Shape& s, const Tiling& t, const float* m, int64_t pos_stride, int64_t th,
+                          float bias, float* y) {
+  const V4 b = splat(bias);
+  for (int64_t tw = 0; tw < t.tiles_w; tw += 4) {
+    const int64_t n = std::min<int64_t>(4, t.tiles_w - tw);
+    V4 cols[4][6];  // A^T applied down each column k
+    for (int64_t k = 0; k < 6; ++k) {
+      V4 col[6], o[4];
+      for (int64_t r = 0; r < 6; ++r) col[r] = load(m + (r * 6 + k) * pos_stride + tw);
+      output_transform(col, o);
+      for (int64_t i = 0; i < 4; ++i) cols[i][k] = o[i];
+    }
+    for (int64_t i = 0; i < 4; ++i) {
+      const int64_t oy = th * kTile + i;
+      if (oy >= s.out_h) break;
+      V4 o[4];
+      output_transform(cols[i], o);
+      for (V4& v : o) v += b;
+      transpose4(o[0], o[1], o[2], o[3]);  // o[l] = row i of tile tw + l
+      for (int64_t l = 0; l < n; ++l) {
+        const int64_t ox = (tw + l) * kTile;
+        store_lanes(y + oy * s.out_w + ox, o[l], std::min<int64_t>(kTile, s.out_w - ox));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void set_winograd_enabled(bool enabled) { winograd_enabled = enabled; }
+
+bool winograd_applies(const Spatial& sp, int64_t Cg, int64_t Mg) {
+  if (!winograd_enabled || sp.rank() != 2) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (sp.kernel[i] != 3 || sp.stride[i] != 1 || sp.dilation[i] != 1) return false;
+  const int64_t tiles = ((sp.out[0] + kTile - 1) / kTile) * ((sp.out[1] + kTile - 1) / kTile);
+  return Cg >= 4 && Mg >= 4 && tiles >= 4;
+}
+
+size_t winograd_packed_size(int64_t M, int64_t C) { return kPos * gemm_packed_a_size(M, C); }
+
+void winograd_pack_weights(const float* w, int64_t M, int64_t C, float* dst) {
+  // G (6x3) for the points 0, 1, -1, 2, -2, inf.
+  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                     {0, 0, 1}};
+  const int64_t mc = M * C;
+  std::vector<float> u(static_cast<size_t>(kPos * mc));
+  for (int64_t i = 0; i < mc; ++i) {
+    const float* g = w + i * 9;
+    double gt[6][3];  // G g
+    for (int r = 0; r < 6; ++r)
+      for (int b = 0; b < 3; ++b) gt[r][b] = G[r][0] * g[b] + G[r][1] * g[3 + b] + G[r][2] * g[6 + b];
+    for (int r = 0; r < 6; ++r)
+      for (int k = 0; k < 6; ++k)
+        u[static_cast<size_t>((r * 6 + k) * mc + i)] =
+            static_cast<float>(gt[r][0] * G[k][0] + gt[r][1] * G[k][1] + gt[r][2] * G[k][2]);
+  }
+  const size_t each = gemm_packed_a_size(M, C);
+  for (int64_t p = 0; p < kPos; ++p) gemm_pack_a(u.data() + p * mc, C, 1, M, C, dst + static_cast<size_t>(p) * each);
+}
+
+void winograd_conv3x3(const Winograd3x3Shape& s, const float* x, const float* packed, const float* bias, float* y) {
+  const Tiling t = tiling(s);
+  const int64_t v_stride = s.C * t.block, m_stride = s.M * t.block;  // floats per position
+  // +4: the 4-tile loads of the last group may run past the last tile of the last row.
+  float* v = gemm_scratch(4, static_cast<size_t>(kPos * v_stride + 4));
+  float* m = gemm_scratch(5, static_cast<size_t>(kPos * m_stride + 4));
+  float* rows = gemm_scratch(6, static_cast<size_t>(12 * t.row_width));
+  const size_t each = gemm_packed_a_size(s.M, s.C);
+  const int64_t in_plane = s.H * s.W, out_plane = s.out_h * s.out_w;
+  for (int64_t th0 = 0; th0 < t.tiles_h; th0 += t.rows_per_block) {
+    const int64_t th1 = std::min(t.tiles_h, th0 + t.rows_per_block);
+    const int64_t tiles = (th1 - th0) * t.tiles_w;
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int64_t th = th0; th < th1; ++th)
+        transform_input_row(s, t, x + c * in_plane, th, rows, v + c * t.block + (th - th0) * t.tiles_w, v_stride);
+    for (int64_t p = 0; p < kPos; ++p)
+      gemm(s.M, tiles, s.C, GemmOperand::packed(packed + static_cast<size_t>(p) * each),
+           GemmOperand::strided(v + p * v_stride, t.block, 1), m + p * m_stride, t.block);
+    for (int64_t o = 0; o < s.M; ++o)
+      for (int64_t th = th0; th < th1; ++th)
+        transform_output_row(s, t, m + o * t.block + (th - th0) * t.tiles_w, m_stride, th, bias ? bias[o] : 0.0f,
+                             y + o * out_plane);
+  }
+}
+
+}  // namespace ptq::ops
