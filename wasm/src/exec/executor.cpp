@@ -1,6 +1,7 @@
 #include "exec/executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <set>
 
@@ -34,9 +35,19 @@ Executor::Executor(ir::Model model) : model_(std::move(model)) {
   node_calibration_.assign(n, -1);
   std::vector<std::string> unsupported;
   const OpRegistry& registry = OpRegistry::global();
+  // A weight calibration node's output is one of two fixed tensors (the stored weights, or their
+  // fake-quantized copy from weight_cache_), so consumers may cache data derived from it (packed
+  // weights) like for a graph constant; the cache still checks the tensor's identity.
+  auto stable = [&](int v) {
+    if (v < 0) return false;
+    if (g.constant(v)) return true;
+    const int p = g.value(v).producer;
+    return p >= 0 && quant::is_calibration_node(g.node(p)) && !g.node(p).inputs.empty() &&
+           g.constant(g.node(p).inputs[0]) != nullptr;
+  };
   for (size_t i = 0; i < n; ++i) {
     const ir::Node& node = g.nodes[i];
-    for (int in : node.inputs) constant_inputs_[i].push_back(g.constant(in) != nullptr);
+    for (int in : node.inputs) constant_inputs_[i].push_back(stable(in));
     if (is_constant_op(node)) continue;
     if (quant::is_calibration_node(node)) {
       node_calibration_[i] = static_cast<int>(calibrations_.size());
@@ -131,6 +142,17 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
 
 void Executor::execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                             const QuantConfig& config) {
+  if (node_timer_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    execute_node_untimed(node_id, inputs, outputs, config);
+    node_timer_(node_id, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    return;
+  }
+  execute_node_untimed(node_id, inputs, outputs, config);
+}
+
+void Executor::execute_node_untimed(int node_id, const std::vector<const Tensor*>& inputs,
+                                    std::vector<Tensor>& outputs, const QuantConfig& config) {
   const ir::Node& node = graph().node(node_id);
   const int ci = node_calibration_[static_cast<size_t>(node_id)];
   if (ci >= 0) {

@@ -73,6 +73,10 @@ class Executor {
   RunRecord run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                             RunStats* stats = nullptr);
 
+  // Profiling hook (ptq_bench --profile): called after every executed node with its wall time.
+  using NodeTimer = std::function<void(int node_id, double ms)>;
+  void set_node_timer(NodeTimer timer) { node_timer_ = std::move(timer); }
+
   // Graph outputs of a record, in graph output order.
   std::vector<Tensor> outputs(const RunRecord& record) const;
 
@@ -82,6 +86,8 @@ class Executor {
  private:
   void execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                     const QuantConfig& config);
+  void execute_node_untimed(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
+                            const QuantConfig& config);
   Tensor run_calibration(int cali_index, const Tensor& input, const QuantConfig& config);
   const quant::QType& effective_qtype(int cali_index, const QuantConfig& config) const;
   // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
@@ -100,6 +106,7 @@ class Executor {
   // Fake-quantized weights, computed once per (calibration node, qtype name, round mode).
   std::map<std::string, Tensor> weight_cache_;
   size_t keep_all_budget_ = 0;
+  NodeTimer node_timer_;
 };
 
 }  // namespace ptq::exec

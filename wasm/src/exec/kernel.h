@@ -18,9 +18,11 @@ struct KernelContext {
   const std::vector<const Tensor*>& inputs;  // size == node.inputs.size(); nullptr for ""
   std::vector<Tensor>& outputs;              // size == node.outputs.size(); kernel assigns them
   // Per-node cache owned by the executor for derived constant data (e.g. packed weights); a kernel
-  // may fill it on first call when its constant inputs are graph constants (see `constant_input`).
+  // may fill it on first call when its inputs are constant (see `constant_input`).
   std::any* prepared = nullptr;
-  // True when input i is a graph constant (initializer/Constant), so caching derived data is valid.
+  // True when input i is a graph constant (initializer/Constant) or the output of a weight calibration
+  // node (one of two fixed tensors), so caching derived data is worthwhile; caches still compare the
+  // tensor's identity before reuse.
   std::vector<bool> constant_input;
 
   int opset() const { return node.opset; }

@@ -1,16 +1,21 @@
 // Native forward-pass timer for scripts/bench-executor: ptq_bench MODEL INPUT.npy... [--warmup N] [--runs N]
 // Prints one JSON line {"median_ms", "min_ms", "runs"} (float model: every calibration node OFF).
+// --no-winograd: 3x3 convolutions by im2col + GEMM only (to measure the Winograd path's gain).
+// --profile: also prints, on stderr, the time per op type (and the slowest nodes) summed over the runs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "exec/executor.h"
 #include "io/npy.h"
+#include "ir/shape_inference.h"
+#include "ops/conv_winograd.h"
 #include "reader/onnx.h"
 
 namespace {
@@ -19,16 +24,53 @@ std::vector<uint8_t> read_file(const std::string& path) {
   if (!in) throw ptq::Error("cannot open '" + path + "'");
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
+// Per op type (and the 40 slowest nodes): ms per run, share of the total.
+void print_profile(const ptq::ir::Graph& g, const std::vector<double>& node_ms, int runs) {
+  std::map<std::string, std::pair<double, int>> by_type;
+  double total = 0;
+  for (size_t i = 0; i < node_ms.size(); ++i) {
+    auto& [ms, count] = by_type[g.nodes[i].op_type];
+    ms += node_ms[i] / runs;
+    ++count;
+    total += node_ms[i] / runs;
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [type, entry] : by_type) rows.emplace_back(entry.first, type + " x" + std::to_string(entry.second));
+  std::sort(rows.rbegin(), rows.rend());
+  std::fprintf(stderr, "profile: %.2f ms per run in nodes\n", total);
+  for (const auto& [ms, name] : rows) std::fprintf(stderr, "  %8.2f ms %5.1f%%  %s\n", ms, 100 * ms / total, name.c_str());
+  const std::vector<ptq::ir::ValueInfo> infos = ptq::ir::infer_shapes(g);
+  std::vector<size_t> order(node_ms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return node_ms[a] > node_ms[b]; });
+  std::fprintf(stderr, "slowest nodes:\n");
+  for (size_t k = 0; k < order.size() && k < 40; ++k) {
+    const auto& node = g.nodes[order[k]];
+    std::string shapes;
+    for (int v : node.inputs) {
+      if (v < 0) continue;
+      shapes += " [";
+      for (size_t d = 0; d < infos[static_cast<size_t>(v)].dims.size(); ++d)
+        shapes += (d ? "," : "") + std::to_string(infos[static_cast<size_t>(v)].dims[d]);
+      shapes += "]";
+    }
+    std::fprintf(stderr, "  %8.2f ms  %s %s%s\n", node_ms[order[k]] / runs, node.op_type.c_str(), node.name.c_str(), shapes.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     std::vector<std::string> positional;
     int warmup = 3, runs = 10;
+    bool profile = false;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--warmup" && i + 1 < argc) warmup = std::stoi(argv[++i]);
       else if (a == "--runs" && i + 1 < argc) runs = std::stoi(argv[++i]);
+      else if (a == "--profile") profile = true;
+      else if (a == "--no-winograd") ptq::ops::set_winograd_enabled(false);
       else positional.push_back(a);
     }
     if (positional.size() < 2) {
@@ -45,13 +87,16 @@ int main(int argc, char** argv) {
       inputs.push_back(ptq::io::read_npy(npy.data(), npy.size(), positional[i]));
     }
     const ptq::exec::QuantConfig config = executor.uniform_config(false);
+    std::vector<double> node_ms(executor.graph().nodes.size(), 0.0);
     std::vector<double> times;
     for (int i = 0; i < warmup + runs; ++i) {
+      if (profile && i == warmup) executor.set_node_timer([&](int node, double ms) { node_ms[static_cast<size_t>(node)] += ms; });
       const auto t0 = std::chrono::steady_clock::now();
       executor.run(inputs, config);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (i >= warmup) times.push_back(ms);
     }
+    if (profile) print_profile(executor.graph(), node_ms, runs);
     std::sort(times.begin(), times.end());
     std::printf("{\"median_ms\": %.3f, \"min_ms\": %.3f, \"runs\": %d}\n", times[times.size() / 2], times[0], runs);
     return 0;
