@@ -4,7 +4,6 @@ import { startWhenReady } from './plugin.mjs';
 import { createStore, DEFAULTS } from '../web/app/state.mjs';
 import * as pipeline from '../web/app/analysis/pipeline.mjs';
 import { heatScale } from '../web/charts/heat_scale.mjs';
-import { renderHeatLegend } from '../web/charts/legend.mjs';
 import { renderNodeSection } from '../web/app/heatmap/sidebar.mjs';
 import { filesFromDataTransfer, filesFromFileList } from '../web/app/open/sources.mjs';
 
@@ -19,7 +18,6 @@ const deps = {
   pipeline,
   spawn,
   heatScale,
-  renderLegend: renderHeatLegend,
   sections: () => [{ id: 'analysis-results', title: 'Analysis results', render: renderNodeSection }],
   readDrop: filesFromDataTransfer,
   readPicked: filesFromFileList,

@@ -16,6 +16,7 @@ import { mountPanel, PANEL_ID, togglePicked } from './ui/panel.mjs';
 import { injectStyle } from './ui/style.mjs';
 import { createAnalysisRunner } from '../web/app/analysis/runner.mjs';
 import { createHeatController } from '../web/app/heatmap/controller.mjs';
+import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { loadGraphInWorker } from './graph_loader.mjs';
 
 const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null, picked: new Set(), error: null };
@@ -23,7 +24,7 @@ const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null,
 /**
  * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
  * deps: state (a web/app/state.mjs store), pipeline ({createPool, runAnalysis, runAll}), spawn()
- * (a Worker-like analysis worker), heatScale, renderLegend, sections() (per-node chart sections),
+ * (a Worker-like analysis worker), heatScale, sections() (per-node chart sections),
  * readDrop(dataTransfer), readPicked(fileList), poolSize?, save(name, data, type)? (exports; default a
  * browser download).
  */
@@ -39,11 +40,13 @@ export function installPlugin(win, deps) {
 
   const runner = createAnalysisRunner({ state, pipeline: deps.pipeline, spawn: deps.spawn, ...(deps.poolSize ? { size: deps.poolSize } : {}) });
   const heat = createHeatController(state, deps.heatScale);
+  // A box plot's channel click (the app's channelwise chart) runs that channel's histogram here.
+  setChannelRunner((request, label) => runner.run('analysis', request, label));
   injectStyle(doc);
   // A table row or chart point the user clicks: Netron's element of that node scrolled into view.
   const focus = (name) => nodeElementMap(doc, state.get('graph')).get(name)?.scrollIntoView?.({ block: 'center', inline: 'center' });
   const panel = mountPanel(doc, {
-    state, runner, focus, renderLegend: deps.renderLegend, sections: deps.sections, readDrop: deps.readDrop,
+    state, runner, focus, sections: deps.sections, readDrop: deps.readDrop,
     readPicked: deps.readPicked, save: deps.save,
   });
 
@@ -121,6 +124,7 @@ export function installPlugin(win, deps) {
       observer.disconnect();
       offs.forEach((off) => off());
       heat.dispose();
+      setChannelRunner(null);
       runner.dispose();
       panel.dispose();
     },

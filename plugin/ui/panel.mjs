@@ -1,13 +1,13 @@
 // The PTQ panel floating over Netron. Its analyses and exports ARE the web app's panels
 // (web/app/analysis/panel.mjs: every analysis tab, Run all, progress / ETA / cancel, tables and charts;
 // web/app/export/panel.mjs: JSON, CSV, SVG / PNG, HTML report, ...) mounted with the plugin's store and
-// runner. Only the Netron glue lives here: calibration data drop, heat view and legend, and the
-// results of the node selected in Netron.
+// runner; so is the heatmap's view / metric / legend (web/app/heatmap/panel.mjs). Only the Netron glue
+// lives here: calibration data drop and the results of the node selected in Netron.
 import { h, clear } from './dom.mjs';
 import { buildRequest } from '../../web/app/analysis/requests.mjs';
 import { mountAnalysesPanel } from '../../web/app/analysis/panel.mjs';
 import { mountExportPanel } from '../../web/app/export/panel.mjs';
-import { availableViews, metricsOfView, resolveSettings } from '../../web/app/heatmap/controller.mjs';
+import { mountHeatPanel } from '../../web/app/heatmap/panel.mjs';
 import { stripRoot, placeLooseNpy, checkCalibrationLayout, isJunk } from '../../web/app/open/checks.mjs';
 
 export const PANEL_ID = 'ptqscope-panel';
@@ -19,12 +19,6 @@ function isolate(el) {
   for (const type of ['keydown', 'keyup', 'dragover', 'drop', 'wheel', 'mousedown', 'click']) {
     el.addEventListener(type, (e) => e.stopPropagation());
   }
-}
-
-function options(doc, select, entries, value) {
-  clear(select);
-  for (const [v, label] of entries) select.append(h(doc, 'option', { value: v, text: label, selected: v === value }));
-  select.disabled = entries.length === 0;
 }
 
 // A new Set (the store's listeners compare by identity) with `name` added or removed.
@@ -54,14 +48,13 @@ export function prepareCalibrationFiles(files, graph) {
 }
 
 /**
- * mountPanel(doc, deps) -> {element, analyses, exports, dispose}
- * deps: state (web/app/state.mjs store), runner (web/app/analysis/runner.mjs), renderLegend
- * (web/charts/legend.mjs), sections() ([{id, title, render(el, nodeName, state)}]: the node's rows and
+ * mountPanel(doc, deps) -> {element, analyses, exports, heat, dispose}
+ * deps: state (web/app/state.mjs store), runner (web/app/analysis/runner.mjs), sections() ([{id, title, render(el, nodeName, state)}]: the node's rows and
  * charts, e.g. web/app/heatmap/sidebar.mjs), readDrop(dt) and readPicked(fileList)
  * (web/app/open/sources.mjs) returning [{path, bytes}], focus(nodeName) (show it in Netron's graph),
  * save(name, data, type) (optional: exports; default a browser download).
  */
-export function mountPanel(doc, { state, runner, renderLegend, sections = () => [], readDrop, readPicked, focus, save }) {
+export function mountPanel(doc, { state, runner, sections = () => [], readDrop, readPicked, focus, save }) {
   const offs = [];
   const on = (key, fn) => offs.push(state.on(key, fn));
 
@@ -115,24 +108,8 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     }
   });
 
-  // --- heat ---
-  const heatView = h(doc, 'select', { class: 'ptq-heat-view', 'aria-label': 'heat view' });
-  const heatMetric = h(doc, 'select', { class: 'ptq-heat-metric', 'aria-label': 'heat metric' });
-  const legend = h(doc, 'div', { class: 'ptq-legend' });
-  heatView.addEventListener('change', () => state.set('heatSettings', { ...state.get('heatSettings'), view: heatView.value, metric: null }));
-  heatMetric.addEventListener('change', () => state.set('heatSettings', { ...state.get('heatSettings'), view: heatView.value, metric: heatMetric.value }));
-  const syncHeatControls = () => {
-    const result = state.get('results');
-    const s = resolveSettings(result, state.get('heatSettings') ?? {});
-    options(doc, heatView, availableViews(result).map((v) => [v, v.replace(/_/g, '-')]), s.view);
-    options(doc, heatMetric, s.view ? metricsOfView(result, s.view, s.looType).map((m) => [m, m]) : [], s.metric);
-  };
-  on('results', syncHeatControls);
-  on('heatSettings', syncHeatControls);
-  on('heat', (heat) => {
-    clear(legend);
-    if (heat?.legend) renderLegend(legend, heat.legend, { width: 250 });
-  });
+  // --- heat: the app's Heatmap panel, mounted below ---
+  const heatHost = h(doc, 'div', { class: 'ptq-heat-host' });
 
   // --- selected node ---
   const nodeTitle = h(doc, 'div', { class: 'ptq-node-title', text: 'Select a node in the graph to see its results.' });
@@ -206,7 +183,7 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
     errorLine, statusLine,
     section('ptq-data', 'Model and calibration data', modelLine, drop, dataLine),
     section('ptq-section-analyses', 'Analyses', analysesHost),
-    section('ptq-plugin-heat', 'Heatmap', h(doc, 'div', {}, 'Colour by ', heatView, ' ', heatMetric), legend),
+    section('ptq-plugin-heat', 'Heatmap', heatHost),
     section('ptq-node', 'Selected node', nodeTitle, nodeActions, nodeBody),
     section('ptq-section-export', 'Export', exportHost));
   const toggle = h(doc, 'button', { type: 'button', class: 'ptq-toggle', 'aria-label': 'collapse', text: '–' });
@@ -221,17 +198,19 @@ export function mountPanel(doc, { state, runner, renderLegend, sections = () => 
   doc.body.append(panel);
   const analyses = mountAnalysesPanel(analysesHost, state, runner, { focus });
   const exports = mountExportPanel(exportHost, state, { save });
-  syncHeatControls();
+  const heat = mountHeatPanel(heatHost, state, { legendWidth: 250 });
 
   return {
     element: panel,
     analyses,
     exports,
+    heat,
     dispose() {
       offs.forEach((off) => off());
       offRunner();
       analyses.dispose();
       exports.dispose();
+      heat.dispose();
       panel.remove();
     },
   };

@@ -6,6 +6,9 @@ import { parseHTML } from 'linkedom';
 import { createStore, DEFAULTS } from '../../../web/app/state.mjs';
 import { mountAnalysesPanel } from '../../../web/app/analysis/panel.mjs';
 import { mountExportPanel, EXPORTS } from '../../../web/app/export/panel.mjs';
+import { mountHeatPanel } from '../../../web/app/heatmap/panel.mjs';
+import { createHeatController } from '../../../web/app/heatmap/controller.mjs';
+import { heatScale } from '../../../web/charts/heat_scale.mjs';
 
 // graph: a calibration node feeding a Conv (calibration.consumers), as graphJson describes it.
 const GRAPH = {
@@ -90,5 +93,37 @@ describe('mountExportPanel', () => {
     expect(files[1].data.split('\n')[1]).toContain('x_HzCalibration');
     panel.dispose();
     expect(doc.querySelector('#a .ptq-export')).toBeNull();
+  });
+});
+
+describe('mountHeatPanel', () => {
+  it('views and metrics of the results, the legend of state heat; choices go to heatSettings; dispose', () => {
+    const { window, doc, state } = host();
+    const controller = createHeatController(state, heatScale); // the host's: heatSettings -> heat
+    const panel = mountHeatPanel(doc.getElementById('a'), state, { legendWidth: 250 });
+    const views = () => [...doc.querySelectorAll('#a .ptq-heat-views button')];
+    expect(views().every((b) => b.disabled)).toBe(true);
+    expect(doc.querySelector('#a .ptq-heat-summary').textContent).toBe('Run an analysis to colour the graph.');
+
+    state.set('results', { ...RESULT, sensitivity: { activation: { x_HzCalibration: { node: 'Conv_0', 'cosine-similarity': 0.5, mse: 2 } } } });
+    expect(views().filter((b) => !b.disabled).map((b) => b.getAttribute('data-view'))).toEqual(['activation']);
+    expect(doc.querySelector('#a button[data-view="activation"]').getAttribute('aria-checked')).toBe('true');
+    const metric = doc.querySelector('#a select.ptq-heat-metric');
+    expect([...metric.options].map((o) => o.value)).toEqual(['cosine-similarity', 'mse']);
+    expect(doc.querySelector('#a .ptq-heat-legend svg.heat-legend')).not.toBeNull();
+    expect(doc.querySelector('#a .ptq-heat-summary').textContent).toMatch(/^2 nodes coloured · activation sensitivity: cosine-similarity · lower is worse/);
+
+    for (const o of metric.options) o.toggleAttribute('selected', o.value === 'mse'); // linkedom: no value setter
+    metric.dispatchEvent(new window.Event('change'));
+    expect(state.get('heatSettings')).toMatchObject({ metric: 'mse' });
+    expect(state.get('heat').legend.title).toMatch(/mse/);
+    doc.querySelector('#a button[data-view="activation"]').dispatchEvent(new window.Event('click'));
+    expect(state.get('heatSettings')).toMatchObject({ view: 'activation', metric: 'mse' });
+
+    panel.dispose();
+    expect(doc.querySelector('#a .ptq-heat')).toBeNull();
+    state.set('results', null); // no listener of the disposed panel may throw
+    expect(state.get('error')).toBeNull();
+    controller.dispose();
   });
 });

@@ -10,7 +10,6 @@ import { spawnNodeWorker } from '../../../web/pipeline/node_worker.mjs';
 import * as pipeline from '../../../web/app/analysis/pipeline.mjs';
 import { createStore, DEFAULTS } from '../../../web/app/state.mjs';
 import { heatScale } from '../../../web/charts/heat_scale.mjs';
-import { renderHeatLegend } from '../../../web/charts/legend.mjs';
 import { renderNodeSection } from '../../../web/app/heatmap/sidebar.mjs';
 import { filesFromDataTransfer, filesFromFileList } from '../../../web/app/open/sources.mjs';
 import { createAnalysisRunner } from '../../../web/app/analysis/runner.mjs';
@@ -61,7 +60,6 @@ export function pluginDeps(extra = {}) {
     spawn: () => spawnNodeWorker(wasmModulePath()),
     poolSize: 2,
     heatScale,
-    renderLegend: renderHeatLegend,
     sections: () => [{ id: 'analysis-results', title: 'Analysis results', render: renderNodeSection }],
     readDrop: filesFromDataTransfer,
     readPicked: filesFromFileList,

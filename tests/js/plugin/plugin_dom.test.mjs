@@ -138,7 +138,7 @@ describe('plugin on the recorded Netron page', () => {
     expect(colorOf('backbone.conv1.weight_HzCalibration')).toBe(''); // weights were not analysed
     expect(coloredCount(doc)).toBe(state.get('heat').values.size);
     // Legend (web/charts/legend.mjs) and heat controls.
-    expect(doc.querySelector(`#${PANEL_ID} .ptq-legend svg.heat-legend`)).not.toBeNull();
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-heat-legend svg.heat-legend`)).not.toBeNull();
     expect(doc.querySelector(`#${PANEL_ID} .ptq-heat-metric`).value).toBe('cosine-similarity');
   });
 
@@ -223,6 +223,30 @@ describe('plugin on the recorded Netron page', () => {
     page.view.select(null);
     await until(state, 'selection', (s) => s === null);
     expect(panelNode.querySelector('.ptq-node-actions').hidden).toBe(true);
+  });
+
+  it('a box plot channel (keyboard: arrow, Enter) gets its histogram from the plugin\'s runner', async () => {
+    const doc = page.document;
+    const name = state.get('graph').nodes.find((n) => n.calibration?.kind === 'weight').name;
+    state.set('selection', name);
+    const panelNode = doc.querySelector(`#${PANEL_ID} .ptq-node`);
+    let done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
+    panelNode.querySelector('.ptq-node-actions [data-analysis="channelwise"]').dispatchEvent(new page.window.Event('click'));
+    expect(await done).toMatchObject({ type: 'done', cancelled: false });
+    const channels = state.get('results').channelwise[name].channels.length;
+    expect(channels).toBeGreaterThan(1);
+    const key = (k) => Object.defineProperty(new page.window.Event('keydown'), 'key', { value: k });
+    const svg = panelNode.querySelector(`figure[data-kind="channelwise"] svg[role="slider"]`);
+    done = nextRunnerEvent(plugin.runner, (ev) => ev.type === 'done' || ev.type === 'error');
+    svg.dispatchEvent(key('ArrowRight'));
+    svg.dispatchEvent(key('Enter'));
+    expect(await done).toMatchObject({ type: 'done', cancelled: false });
+    await settle();
+    const [h] = state.get('results').channelwise[name].channel_histograms;
+    expect(h.channel).toBe(1);
+    const drawn = panelNode.querySelector(`figure[data-kind="channelwise"] .ptq-channel-histogram[data-channel="1"] svg.histogram`);
+    expect(drawn.querySelector('.title tspan').textContent).toBe(`${name} channel 2 of ${channels} (index 1)`);
+    state.set('selection', null);
   });
 
   it('Pick and Ctrl+click fill the picked set the analyses read; Netron\'s picked nodes are outlined', async () => {

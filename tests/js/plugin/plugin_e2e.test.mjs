@@ -162,7 +162,7 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     expect(await fillOf('backbone.conv1.weight_HzCalibration')).not.toBe(rgb(scale.color(0)).toString());
     const colored = await page.locator('#nodes > g.node[data-ptq-heat]').count();
     expect(colored).toBeGreaterThanOrEqual(Object.keys(rows).length);
-    expect(await page.locator('#ptqscope-panel .ptq-legend svg.heat-legend').count()).toBe(1);
+    expect(await page.locator('#ptqscope-panel .ptq-heat-legend svg.heat-legend').count()).toBe(1);
     expect(problems).toEqual([]);
   });
 
