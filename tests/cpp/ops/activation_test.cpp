@@ -87,6 +87,32 @@ TEST(Activation, SigmoidTanh) {
   expect_tensor_near(run_op("Sigmoid", {f({2}, {-100, 100})})[0], {2}, {0, 1});
 }
 
+// The float32 Sigmoid runs on a vector exp: against the double-precision formula over a dense sweep
+// of [-90, 90] (plus the specials) it stays within 4 ulps (or 1e-37 absolute where the exact value
+// underflows), whatever the tensor length (tail elements take the same path).
+TEST(Activation, SigmoidFloat32WithinFourUlpsOfExact) {
+  std::vector<float> x;
+  for (int i = -90000; i <= 90000; ++i) x.push_back(static_cast<float>(i) * 1e-3f);
+  x.push_back(1e-30f);
+  const size_t n = x.size();  // odd: exercises the tail
+  ASSERT_NE(n % 4, 0u);
+  const std::vector<float> y = run_op("Sigmoid", {f({static_cast<int64_t>(n)}, x)})[0].to_float_vector();
+  for (size_t i = 0; i < n; ++i) {
+    const double exact = 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])));
+    const double ulp = std::max(std::fabs(exact) * 1.1920929e-7, 1e-37);
+    ASSERT_LE(std::fabs(y[i] - exact), 4 * ulp) << "x = " << x[i];
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> s = run_op("Sigmoid", {f({3}, {inf, -inf, std::nanf("")})})[0].to_float_vector();
+  EXPECT_EQ(s[0], 1.0f);
+  EXPECT_LT(s[1], 1e-37f);
+  EXPECT_TRUE(std::isnan(s[2]));
+  // Swish (HzSwish) shares it: x * sigmoid(x).
+  const std::vector<float> w = run_op("HzSwish", {f({2}, {1.0f, -2.0f})}, {}, 1, 1, "horizon")[0].to_float_vector();
+  EXPECT_NEAR(w[0], 0.73105858f, 1e-7f);
+  EXPECT_NEAR(w[1], -2.0f * 0.11920292f, 1e-7f);
+}
+
 TEST(Activation, HardSigmoidHardSwish) {
   expect_tensor_near(run_op("HardSigmoid", {kM101}, {attr_float("alpha", 0.5f), attr_float("beta", 0.6f)})[0], {3},
                      {0.1f, 0.6f, 1});

@@ -59,9 +59,17 @@ struct SeluOp {
     return v > T(0) ? g * v : g * static_cast<T>(alpha) * std::expm1(v);
   }
 };
+// Sigmoid and Swish on float32 use the vector exp (they are ~15% of a YOLO's forward pass with
+// std::exp); within a few ulps of the scalar form.
+inline ops::simd::V4 sigmoid(ops::simd::V4 v) {
+  const ops::simd::V4 one = ops::simd::splat(1.0f);
+  return one / (one + ops::simd::exp(-v));
+}
+
 struct SigmoidOp : NoParams {
   using NoParams::NoParams;
   template <class T> T operator()(T v) const { return sigmoid(v); }
+  ops::simd::V4 vector(ops::simd::V4 v) const { return sigmoid(v); }
 };
 struct TanhOp : NoParams {
   using NoParams::NoParams;
@@ -89,6 +97,7 @@ struct MishOp : NoParams {
 struct SwishOp : NoParams {
   using NoParams::NoParams;
   template <class T> T operator()(T v) const { return v * sigmoid(v); }
+  ops::simd::V4 vector(ops::simd::V4 v) const { return v * sigmoid(v); }
 };
 struct RsqrtOp : NoParams {
   using NoParams::NoParams;

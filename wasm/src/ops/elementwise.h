@@ -2,13 +2,16 @@
 // Dtype dispatch and whole-tensor elementwise drivers shared by the elementwise op families
 // (binary, unary, activation, compare_logic). The dtype switch happens once per tensor; the loops
 // inside are typed and contiguous (see broadcast.h), so kernels pass small inlinable functors.
+#include <concepts>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "core/tensor.h"
 #include "exec/kernel.h"
 #include "ops/broadcast.h"
+#include "ops/simd.h"
 
 namespace ptq::ops {
 
@@ -92,9 +95,28 @@ BroadcastPlan<N> plan_or_fail(const exec::KernelContext& ctx, const std::array<c
   ctx.fail("unsupported input dtype " + dtype_name(t));
 }
 
+// A unary functor that also has a 4-lane float32 form, used by map_unary for float32 tensors.
+template <class F>
+concept VectorOp = requires(const F& f, simd::V4 v) {
+  { f.vector(v) } -> std::same_as<simd::V4>;
+};
+
 namespace detail {
 template <class T, class F>
 void run_unary(const T* __restrict x, T* __restrict y, int64_t n, F& f) {
+  if constexpr (std::is_same_v<T, float> && VectorOp<F>) {
+    // Every element through the vector form (the tail via a padded copy), so results do not depend
+    // on an element's position.
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) simd::store(y + i, f.vector(simd::load(x + i)));
+    if (i < n) {
+      float tmp[4] = {0, 0, 0, 0};
+      std::memcpy(tmp, x + i, static_cast<size_t>(n - i) * sizeof(float));
+      simd::store(tmp, f.vector(simd::load(tmp)));
+      std::memcpy(y + i, tmp, static_cast<size_t>(n - i) * sizeof(float));
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(f(x[i]));
 }
 }  // namespace detail

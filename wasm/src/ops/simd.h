@@ -8,6 +8,7 @@
 namespace ptq::ops::simd {
 
 typedef float V4 __attribute__((vector_size(16)));
+typedef int32_t V4i __attribute__((vector_size(16)));  // also the type of a V4 comparison
 
 // memcpy keeps unaligned access and strict aliasing well-defined; both compilers emit one load/store.
 inline V4 load(const float* p) {
@@ -38,6 +39,31 @@ inline V4 max_skip_nan(V4 a, V4 b) {
 #else
   return b > a ? b : a;
 #endif
+}
+
+// mask ? a : b per lane (mask lanes all ones or all zeros, as comparisons give).
+inline V4 select(V4i mask, V4 a, V4 b) { return (V4)((mask & (V4i)a) | (~mask & (V4i)b)); }
+
+// e^x per lane, float32: Cephes' expf (range reduction by ln 2 split in two, degree-6 polynomial,
+// exponent by bit construction), within ~1 ulp of std::exp on [-87.3, 88.4]; inputs beyond are
+// clamped there (so the result saturates at ~1.2e-38 / ~2.4e38 instead of 0 / inf); NaN stays NaN.
+inline V4 exp(V4 x) {
+  const V4 hi = splat(88.3762626647950f), lo = splat(-87.3365478515625f);
+  x = select(x > hi, hi, x);
+  x = select(x < lo, lo, x);
+  const V4 magic = splat(12582912.0f);  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+  V4 n = (x * splat(1.44269504088896341f) + magic) - magic;
+  const V4 r = (x - n * splat(0.693359375f)) - n * splat(-2.12194440e-4f);
+  V4 p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  p = p * (r * r) + r + splat(1.0f);
+  n = select(n == n, n, splat(0.0f));  // NaN lanes: p is NaN already; keep the conversion defined
+  const V4i e = (__builtin_convertvector(n, V4i) + 127) << 23;
+  return p * (V4)e;
 }
 
 // Short copies / fills inline: in wasm, std::copy / std::fill become calls to libc memcpy / memset,
