@@ -266,7 +266,8 @@ TEST(AccumulatedError, SampleSelectionAndCancel) {
   o.quantize_node = NodeArgument::list({"weight", "activation"});
   o.selection = data::SampleSelection::First;
   std::vector<std::pair<size_t, size_t>> calls;
-  o.progress = [&](size_t done, size_t total) {
+  o.on_curve = [&](const analysis::AccErrorCurve& curve, size_t done, size_t total) {
+    EXPECT_EQ(curve.position, done - 1);
     calls.emplace_back(done, total);
     return done < 2;
   };
@@ -277,4 +278,37 @@ TEST(AccumulatedError, SampleSelectionAndCancel) {
   ASSERT_EQ(r.figures.size(), 1u);
   ASSERT_EQ(r.figures[0].curves.size(), 2u);
   expect_curve(r.figures[0].curves[1], "only_activation_calibrated", curve_by_hand(analysis::Metric::Cosine, true, false, true, 0));
+}
+
+// A subset of curves (the items of a split sweep) computes exactly those curves of the full run, keeps
+// their positions and drops figures left empty; the outline lists the full plan without running.
+TEST(AccumulatedError, CurveSubsetEqualsTheFullRunsCurves) {
+  Fixture f;
+  analysis::AccErrorOptions o;
+  o.quantize_node = NodeArgument::list({"weight", "activation"});
+  o.non_quantize_node = NodeArgument::list({"Mul_2", "Relu_1"});
+  const auto outline = analysis::acc_error_outline(f.ex, f.rel, o);
+  ASSERT_EQ(outline.figures.size(), 2u);
+  ASSERT_EQ(outline.figures[1].curves.size(), 2u);
+  EXPECT_EQ(outline.figures[1].curves[1].name, "Relu_1");
+  EXPECT_EQ(outline.figures[1].curves[1].position, 4u);
+  EXPECT_TRUE(outline.figures[1].curves[1].y.empty());
+  const auto full = analysis::plot_acc_error(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_EQ(full.messages, outline.messages);
+  o.curves = std::vector<size_t>{2, 4};
+  const auto part = analysis::plot_acc_error(f.ex, f.rel, f.samples.data(), o);
+  ASSERT_EQ(part.figures.size(), 2u);
+  ASSERT_EQ(part.figures[0].curves.size(), 1u);
+  ASSERT_EQ(part.figures[1].curves.size(), 1u);
+  const analysis::AccErrorCurve& only_weight = part.figures[0].curves[0];
+  EXPECT_EQ(only_weight.position, 2u);
+  expect_curve(only_weight, "only_weight_calibrated", full.figures[0].curves[2].y);
+  expect_curve(part.figures[1].curves[0], "Relu_1", full.figures[1].curves[1].y);
+  o.curves = std::vector<size_t>{3};
+  const auto second_only = analysis::plot_acc_error(f.ex, f.rel, f.samples.data(), o);
+  ASSERT_EQ(second_only.figures.size(), 1u);
+  EXPECT_EQ(second_only.figures[0].prefix, "non_quantize_node_accumulate_err_of_node");
+  o.curves = std::vector<size_t>{5};
+  test::expect_error([&] { analysis::plot_acc_error(f.ex, f.rel, f.samples.data(), o); },
+                     "acc_error: curve position 5 is out of range (5 curves)");
 }

@@ -77,6 +77,12 @@ std::vector<std::string> strings(const Json& array) {
   return out;
 }
 
+std::string json_strings(const std::vector<std::string>& v) {
+  schema::JsonWriter w;
+  w.string_array(v);
+  return w.str();
+}
+
 // The float32 a JSON number / non-finite string stands for, compared bit for bit (NaN == NaN).
 void expect_float32(const Json& v, float expected, const std::string& what) {
   float got;
@@ -143,8 +149,10 @@ TEST(ApiRequest, BadRequestsNameTheField) {
       {R"({"analysis":"sensitivity","items":{"begin":3,"end":1}})", "items.begin (3) is greater than items.end (1)"},
       {R"({"analysis":"sensitivity","items":{"from":0}})", "items.from: unknown field (expected begin and end)"},
       {R"({"analysis":"sensitivity","items":["Mul_1","Mul_9"]})", "items[1]: 'Mul_9' is not an item of this sweep"},
-      {R"({"analysis":"acc_error","options":{"quantize_node":"weight"},"items":{"begin":0,"end":1}})",
-       "items: analysis 'acc_error' is not split into items (run it whole)"},
+      {R"({"analysis":"stat_info","items":{"begin":0,"end":1}})",
+       "items: analysis 'stat_info' is not split into items (run it whole)"},
+      {R"({"analysis":"acc_error","options":{"quantize_node":"weight"},"items":["only_activation_calibrated"]})",
+       "items[0]: 'only_activation_calibrated' is not an item of this sweep"},
       {R"({"analysis":"acc_error","options":{"quantize_node":[1]}})", "options.quantize_node[0] must be a name or a list of names, got a number"},
       {R"({"analysis":"acc_error","options":{}})", "'quantize_node' and 'non_quantize_node' are both NONE."},
       {R"({"analysis":"acc_error","options":{"quantize_node":"weight","sample_selection":"all"}})",
@@ -185,7 +193,9 @@ TEST(ApiListItems, SweepItemsInRunOrder) {
             (std::vector<std::string>{"Mul_2", "Mul_1+a3_HzCalibration"}));
   EXPECT_EQ(items(R"({"analysis":"distribution","options":{"nodes_list":["Mul_2","w1_HzCalibration"]}})"),
             (std::vector<std::string>{"Mul_2", "w1_HzCalibration"}));
-  EXPECT_TRUE(items(R"({"analysis":"acc_error","options":{"quantize_node":"weight"}})").empty());
+  EXPECT_EQ(items(R"({"analysis":"acc_error","options":{"quantize_node":"weight"}})"),
+            (std::vector<std::string>{"weight_activation_calibrated", "only_weight_calibrated"}));
+  EXPECT_TRUE(items(R"({"analysis":"stat_info"})").empty());
 }
 
 TEST(ApiAnalyze, SensitivitySectionCarriesTheAnalysisNumbers) {
@@ -326,10 +336,10 @@ TEST(ApiMerge, RejectsPartsOfDifferentRequests) {
   const std::string c = f.analyze(R"({"analysis":"sensitivity","options":{"metrics":"mse","node_type":"weight"},"items":{"begin":2,"end":5}})");
   test::expect_error([&] { api::merge_results("[" + a + "," + c + "]"); },
                      "mergeResults: results[1].sweep.key differs from results[0] (not parts of one request)");
-  const std::string acc = f.analyze(R"({"analysis":"acc_error","options":{"quantize_node":"weight"}})");
-  test::expect_error([&] { api::merge_results("[" + acc + "," + acc + "]"); },
+  const std::string stat = f.analyze(R"({"analysis":"stat_info"})");
+  test::expect_error([&] { api::merge_results("[" + stat + "," + stat + "]"); },
                      "mergeResults: results[0] has no \"sweep\": its analysis is not split into items");
-  EXPECT_EQ(api::merge_results("[" + acc + "]"), acc);  // one part: itself
+  EXPECT_EQ(api::merge_results("[" + stat + "]"), stat);  // one part: itself
   test::expect_error([] { api::merge_results("[]"); }, "mergeResults: expected a non-empty array of result documents");
   test::expect_error([] { api::merge_results(R"([{"a":1}])"); }, "mergeResults: results[0] is not a ptqscope.result document");
 }
@@ -358,7 +368,67 @@ TEST(ApiAnalyze, AccErrorSectionCarriesTheCurves) {
     for (size_t k = 0; k < curve.y.size(); ++k) expect_float32(c.find("y")->items()[k], curve.y[k], curve.name);
   }
   EXPECT_EQ(doc.find("acc_error_sample")->as_string(), "2.npy");
-  EXPECT_EQ(doc.find("sweep"), nullptr);
+  EXPECT_EQ(doc.find("sweep")->find("indices")->dump(), "[0,1,2]");
+}
+
+// acc_error is a sweep over its curves: every split (ranges, scattered names, parts in any order)
+// merges into the single run's document byte for byte (timings aside), including curve keys that
+// depend on an earlier figure ("<prefix>/<label>") and figures a part does not touch.
+TEST(ApiMerge, AccErrorCurvesSplitAndMergeIntoTheFullDocument) {
+  Fixture f;
+  const std::vector<std::string> option_sets = {
+      R"({"quantize_node":["weight","activation"],"metric":"mse","average_mode":true})",
+      R"({"quantize_node":[["Mul_2"],["Mul_3","Mul_4"]],"non_quantize_node":[["Mul_1"],["Mul_3"]]})",
+      R"({"quantize_node":["Mul_2","Mul_3"],"non_quantize_node":["Mul_3"],"metric":"sqnr"})",
+  };
+  for (const auto& options : option_sets) {
+    SCOPED_TRACE(options);
+    const std::string head = R"({"analysis":"acc_error","options":)" + options;
+    const std::string full = f.analyze(head + "}");
+    const auto names = strings(parse(api::list_items(f.ctx(), head + "}")));
+    const size_t n = names.size();
+    ASSERT_GE(n, 3u);
+    EXPECT_EQ(strings(*parse(full).find("sweep")->find("items")), names);
+    for (size_t cut = 1; cut < n; ++cut) EXPECT_EQ(without_timings(merged_halves(f, "acc_error", options, cut, n)), without_timings(full)) << cut;
+    // Every other item, named in reverse order: scattered parts.
+    std::vector<std::string> even, odd;
+    for (size_t k = 0; k < n; ++k) (k % 2 ? odd : even).push_back(names[n - 1 - k]);
+    const std::string a = f.analyze(head + R"(,"items":)" + json_strings(even) + "}");
+    const std::string b = f.analyze(head + R"(,"items":)" + json_strings(odd) + "}");
+    EXPECT_EQ(without_timings(api::merge_results("[" + b + "," + a + "]")), without_timings(full));
+  }
+  // A part holding only the second figure's "default calibrated model" keys it as the full run does.
+  const std::string nested = R"({"analysis":"acc_error","options":{"quantize_node":[["Mul_2"]],"non_quantize_node":[["Mul_1"]]})";
+  const auto names = strings(parse(api::list_items(f.ctx(), nested + "}")));
+  EXPECT_EQ(names, (std::vector<std::string>{"default calibrated model", "partial_qmodel_0",
+                                             "non_quantize_node_accumulate_err_of_partial_qmodel/default calibrated model",
+                                             "non_quantize_node_accumulate_err_of_partial_qmodel/partial_qmodel_0"}));
+  const Json part = parse(f.analyze(nested + R"(,"items":{"begin":2,"end":3}})"));
+  EXPECT_EQ(part.find("acc_error")->members().at(0).first, names[2]);
+  ASSERT_EQ(part.find("acc_error_figures")->items().size(), 1u);  // the first figure has no curve here
+  EXPECT_EQ(part.find("acc_error_figures")->items().at(0).find("prefix")->as_string(), "non_quantize_node_accumulate_err_of_partial_qmodel");
+  EXPECT_EQ(strings(*part.find("acc_error_figures")->items().at(0).find("curves")), (std::vector<std::string>{names[2]}));
+}
+
+TEST(ApiAnalyze, AccErrorEventsCarryEachCurve) {
+  Fixture f;
+  std::vector<Json> events;
+  const std::string request = R"({"analysis":"acc_error","options":{"quantize_node":["Mul_2","Mul_3"],"non_quantize_node":["Mul_3"]},)"
+                              R"("items":["non_quantize_node_accumulate_err_of_node/Mul_3","Mul_2"]})";
+  const Json doc = parse(f.analyze(request, [&](const std::string& e) { events.push_back(parse(e)); }));
+  ASSERT_EQ(events.size(), 2u);
+  const std::vector<std::string> items = {"Mul_2", "non_quantize_node_accumulate_err_of_node/Mul_3"};
+  for (size_t k = 0; k < 2; ++k) {
+    const Json& e = events[k];
+    EXPECT_EQ(e.find("analysis")->as_string(), "acc_error");
+    EXPECT_EQ(e.find("section")->as_string(), "acc_error");
+    EXPECT_EQ(e.find("item")->as_string(), items[k]);  // run order
+    EXPECT_EQ(e.find("index")->as_string(), k == 0 ? "0" : "2");
+    EXPECT_EQ(e.find("done")->as_string(), std::to_string(k + 1));
+    EXPECT_EQ(e.find("total")->as_string(), "2");
+    EXPECT_EQ(*e.find("row"), *doc.find("acc_error")->find(items[k]));
+    EXPECT_EQ(e.find("row")->find("label")->as_string(), "Mul_" + std::string(k == 0 ? "2" : "3"));
+  }
 }
 
 TEST(ApiAnalyze, DistributionAndChannelwiseSectionsCarryTheNumbers) {

@@ -162,13 +162,35 @@ std::vector<float> running_mean(const std::vector<float>& values) {
   return out;
 }
 
+namespace {
+
+// The plan with the opening message and the planning messages, as every result starts.
+std::vector<FigurePlan> start_result(const exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                     const AccErrorOptions& o, AccErrorResult& result) {
+  check_acc_error_arguments(o);
+  result.messages.push_back("Start ploting accumulate error...");
+  return plan_figures(ex, rel, o, result.messages);
+}
+
+}  // namespace
+
+AccErrorResult acc_error_outline(const exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                 const AccErrorOptions& o) {
+  AccErrorResult result;
+  size_t position = 0;
+  for (const auto& plan : start_result(ex, rel, o, result)) {
+    AccErrorFigure figure{plan.prefix, o.metric, o.average_mode, {}};
+    for (const auto& variant : plan.variants) figure.curves.push_back({variant.name, {}, {}, position++});
+    result.figures.push_back(std::move(figure));
+  }
+  return result;
+}
+
 AccErrorResult plot_acc_error(exec::Executor& ex, const quant::CalibrationRelations& rel,
                               const data::CalibrationData& data, const AccErrorOptions& o) {
-  check_acc_error_arguments(o);
-  const Metric metric = parse_metric(o.metric);
   AccErrorResult result;
-  result.messages.push_back("Start ploting accumulate error...");
-  const std::vector<FigurePlan> plans = plan_figures(ex, rel, o, result.messages);
+  const std::vector<FigurePlan> plans = start_result(ex, rel, o, result);
+  const Metric metric = parse_metric(o.metric);
 
   std::vector<std::string> x;
   for (const auto& [node, outs] : rel.normal_nodes()) x.insert(x.end(), outs.begin(), outs.end());
@@ -176,40 +198,56 @@ AccErrorResult plot_acc_error(exec::Executor& ex, const quant::CalibrationRelati
   const size_t sample = single_sample(data, o.selection);
   result.sample = data.sample_names()[sample];
 
-  size_t total = 0, done = 0;
-  for (const auto& p : plans) total += p.variants.size();
+  // Positions of the curves to compute (all when o.curves is unset).
+  size_t plan_curves = 0;
+  for (const auto& p : plans) plan_curves += p.variants.size();
+  std::vector<char> selected(plan_curves, o.curves ? 0 : 1);
+  if (o.curves)
+    for (size_t i : *o.curves) {
+      check(i < plan_curves, "acc_error: curve position " + std::to_string(i) + " is out of range (" +
+                                 std::to_string(plan_curves) + " curves)");
+      selected[i] = 1;
+    }
+  const size_t total = static_cast<size_t>(std::count(selected.begin(), selected.end(), 1));
+  if (total == 0) return result;
+
   const exec::RunRecord base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
   std::map<std::string, std::vector<float>> memo;  // the calibrated model appears in several figures
   bool shape_note = false;
+  auto curve_values = [&](const exec::QuantConfig& config) -> const std::vector<float>& {
+    const std::string key = config_key(config);
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+    const exec::RunRecord run = ex.run_incremental(base, config, ids);
+    std::vector<float> y;
+    for (int id : ids) {
+      const Tensor a = value_of(ex, base, id).to_float();  // bool -> 0/1, as the original's astype("f")
+      const Tensor b = value_of(ex, run, id).to_float();
+      if (a.numel() != b.numel()) {
+        if (!shape_note) result.messages.push_back("'" + ex.graph().value(id).name + "' changes its size under quantization; its metric is NaN.");
+        shape_note = true;
+        y.push_back(std::numeric_limits<float>::quiet_NaN());
+        continue;
+      }
+      y.push_back(compute_metric(metric, a.data<float>(), b.data<float>(), a.numel()));
+    }
+    return memo.emplace(key, std::move(y)).first->second;
+  };
+
+  size_t position = 0, done = 0;
   for (const auto& plan : plans) {
     AccErrorFigure figure{plan.prefix, o.metric, o.average_mode, {}};
     for (const auto& variant : plan.variants) {
-      const std::string key = config_key(variant.config);
-      auto it = memo.find(key);
-      if (it == memo.end()) {
-        const exec::RunRecord run = ex.run_incremental(base, variant.config, ids);
-        std::vector<float> y;
-        for (int id : ids) {
-          const Tensor a = value_of(ex, base, id).to_float();  // bool -> 0/1, as the original's astype("f")
-          const Tensor b = value_of(ex, run, id).to_float();
-          if (a.numel() != b.numel()) {
-            if (!shape_note) result.messages.push_back("'" + ex.graph().value(id).name + "' changes its size under quantization; its metric is NaN.");
-            shape_note = true;
-            y.push_back(std::numeric_limits<float>::quiet_NaN());
-            continue;
-          }
-          y.push_back(compute_metric(metric, a.data<float>(), b.data<float>(), a.numel()));
-        }
-        it = memo.emplace(key, std::move(y)).first;
-      }
-      figure.curves.push_back({variant.name, x, o.average_mode ? running_mean(it->second) : it->second});
-      if (o.progress && !o.progress(++done, total)) {
+      if (!selected[position++]) continue;
+      const std::vector<float>& y = curve_values(variant.config);
+      figure.curves.push_back({variant.name, x, o.average_mode ? running_mean(y) : y, position - 1});
+      if (o.on_curve && !o.on_curve(figure.curves.back(), ++done, total)) {
         result.cancelled = true;
         result.figures.push_back(std::move(figure));
         return result;
       }
     }
-    result.figures.push_back(std::move(figure));
+    if (!figure.curves.empty()) result.figures.push_back(std::move(figure));
   }
   return result;
 }

@@ -3,6 +3,7 @@
 // node with calibrated inputs (graph order) against the float model, on one sample. Each model set of
 // §5.3 becomes one figure; the variants run incrementally from a keep_all float run of the sample.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,13 @@ struct NodeArgument {
   bool is_nested() const;
 };
 
+struct AccErrorCurve {
+  std::string name;               // legend label (§5.3)
+  std::vector<std::string> x;     // compared tensors (x position = index)
+  std::vector<float> y;           // metric per tensor, or its running mean in average mode
+  size_t position = 0;            // among the curves of all figures of the full plan
+};
+
 struct AccErrorOptions {
   NodeArgument quantize_node;
   NodeArgument non_quantize_node;
@@ -39,14 +47,13 @@ struct AccErrorOptions {
   bool average_mode = false;
   // The one sample (§2.3: the original uses the lexicographically last file).
   data::SampleSelection selection = data::SampleSelection::Last;
-  // Called after each variant with (done, total) over all figures; return false to cancel.
-  std::function<bool(size_t, size_t)> progress;
-};
-
-struct AccErrorCurve {
-  std::string name;               // legend label (§5.3)
-  std::vector<std::string> x;     // compared tensors (x position = index)
-  std::vector<float> y;           // metric per tensor, or its running mean in average mode
+  // Only these curves: positions among the curves of all figures (figure order, legend order, as
+  // acc_error_outline lists them), ascending. Unset = every curve. Each curve is independent work, so a
+  // sweep is split by curves (docs/wasm-api.md).
+  std::optional<std::vector<size_t>> curves;
+  // Called after each computed curve with it and (done, total) over the curves of this call; return
+  // false to cancel.
+  std::function<bool(const AccErrorCurve&, size_t, size_t)> on_curve;
 };
 
 struct AccErrorFigure {
@@ -60,13 +67,19 @@ struct AccErrorFigure {
 
 struct AccErrorResult {
   std::string sample;                  // file name of the sample used
-  std::vector<AccErrorFigure> figures;  // in the order of §5.3
+  // In the order of §5.3; with options.curves only the computed curves, and only figures with one.
+  std::vector<AccErrorFigure> figures;
   std::vector<std::string> messages;    // the original's log lines, plus notes on unknown names
   bool cancelled = false;
 };
 
 // Validates the arguments as §5.2 does (both-empty and special-word errors). Throws ptq::Error.
 void check_acc_error_arguments(const AccErrorOptions& options);
+
+// The figures and curve labels plot_acc_error would compute (no curve data, nothing is run), with the
+// planning messages. Validates the arguments as plot_acc_error does.
+AccErrorResult acc_error_outline(const exec::Executor& executor, const quant::CalibrationRelations& relations,
+                                 const AccErrorOptions& options);
 
 AccErrorResult plot_acc_error(exec::Executor& executor, const quant::CalibrationRelations& relations,
                               const data::CalibrationData& data, const AccErrorOptions& options);

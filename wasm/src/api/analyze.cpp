@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "api/json.h"
 #include "api/request.h"
 #include "core/error.h"
 #include "schema/result_json.h"
@@ -57,6 +58,14 @@ std::vector<std::string> sensitivity_keys(const Context& c, const analysis::Sens
   return keys;
 }
 
+// The curve keys of the result document (schema::acc_error_keys of the full plan), flattened in figure
+// order: the items of an acc_error sweep.
+std::vector<std::string> acc_error_curve_keys(const analysis::AccErrorResult& outline) {
+  std::vector<std::string> keys;
+  for (const auto& figure_keys : schema::acc_error_keys(outline)) keys.insert(keys.end(), figure_keys.begin(), figure_keys.end());
+  return keys;
+}
+
 // The full item list of a splittable request ([] otherwise).
 std::vector<std::string> sweep_items(const Context& c, const Request& r) {
   switch (r.analysis) {
@@ -64,6 +73,7 @@ std::vector<std::string> sweep_items(const Context& c, const Request& r) {
     case Analysis::LeaveOneOut: return sensitivity_keys(c, sensitivity_options(r));
     case Analysis::Distribution: return distribution_options(r).nodes;
     case Analysis::Channelwise: return channelwise_options(r).nodes;
+    case Analysis::AccError: return acc_error_curve_keys(analysis::acc_error_outline(c.executor, c.relations, acc_error_options(r)));
     default: return {};
   }
 }
@@ -167,15 +177,58 @@ bool run_channelwise(const Context& c, const Request& r, JsonWriter& w, const Ev
   return result.cancelled;
 }
 
-bool run_acc_error(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn) {
-  analysis::AccErrorOptions o = acc_error_options(r);
+// The acc_error section keys ("acc_error", "acc_error_figures", ...) as written by the schema, parsed.
+Json acc_error_section(const analysis::AccErrorResult& result) {
+  JsonWriter w;
+  w.begin_object();
+  schema::write_acc_error_section(w, result);
+  w.end_object();
+  return Json::parse(w.str(), "acc_error section");
+}
+
+// A part's curves carry the keys of the full plan (`keys[position]`): the schema derives keys from the
+// curves it is given, and a "<prefix>/<label>" key depends on curves of earlier figures that a part
+// may not hold.
+void rekey_acc_error(Json& section, const analysis::AccErrorResult& result, const std::vector<std::string>& keys) {
+  std::vector<std::string> positional;
+  for (const auto& figure : result.figures)
+    for (const auto& curve : figure.curves) positional.push_back(keys.at(curve.position));
+  Json curves = Json::object();
+  size_t k = 0;
+  for (const auto& m : section.find("acc_error")->members()) curves.set(positional.at(k++), m.second);
+  section.set("acc_error", std::move(curves));
+  k = 0;
+  for (Json& figure : section.find("acc_error_figures")->items())
+    for (Json& key : figure.find("curves")->items()) key = Json::string(positional.at(k++));
+}
+
+bool run_acc_error(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
+  const analysis::AccErrorOptions o = acc_error_options(r);
   w.key("options").begin_object().key("acc_error");
   schema::write_acc_error_options(w, o);
   w.end_object();
+  const std::vector<std::string> keys = acc_error_curve_keys(analysis::acc_error_outline(c.executor, c.relations, o));
+  sweep = make_sweep(r, keys);
+  analysis::AccErrorOptions run = o;
+  run.curves = sweep.indices;
   const Events events(fn, "acc_error", "acc_error");
-  if (events.enabled()) o.progress = anonymous_progress(events);
-  const analysis::AccErrorResult result = analysis::plot_acc_error(c.executor, c.relations, require_data(c), o);
-  schema::write_acc_error_section(w, result);
+  // Each event's row is the curve object of the section ({"label", "x", "y"}), written by the schema.
+  if (events.enabled())
+    run.on_curve = [&](const analysis::AccErrorCurve& curve, size_t done, size_t total) {
+      analysis::AccErrorResult one;
+      one.figures.push_back({"", o.metric, o.average_mode, {curve}});
+      const Json row = acc_error_section(one).find("acc_error")->members().at(0).second;
+      events.emit(keys.at(curve.position), static_cast<int64_t>(curve.position), [&](JsonWriter& rw) { row.write(rw); },
+                  done, total);
+      return true;
+    };
+  const analysis::AccErrorResult result = analysis::plot_acc_error(c.executor, c.relations, require_data(c), run);
+  Json section = acc_error_section(result);
+  rekey_acc_error(section, result, keys);
+  for (const auto& m : section.members()) {
+    w.key(m.first);
+    m.second.write(w);
+  }
   return result.cancelled;
 }
 
@@ -233,7 +286,7 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
     case Analysis::LeaveOneOut: cancelled = run_sensitivity(c, r, w, on_event, sweep); break;
     case Analysis::Distribution: cancelled = run_distribution(c, r, w, on_event, sweep); break;
     case Analysis::Channelwise: cancelled = run_channelwise(c, r, w, on_event, sweep); break;
-    case Analysis::AccError: cancelled = run_acc_error(c, r, w, on_event); break;
+    case Analysis::AccError: cancelled = run_acc_error(c, r, w, on_event, sweep); break;
     case Analysis::StatInfo: cancelled = run_stat_info(c, r, w, on_event); break;
     case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, w, on_event); break;
   }

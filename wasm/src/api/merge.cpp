@@ -61,6 +61,50 @@ void sort_sensitivity(std::vector<Entry>& entries, const std::string& metric) {
   });
 }
 
+// acc_error parts hold only their curves' figures: a figure's curves are the union over the parts in
+// sweep order, figures ordered by their first curve (the plan's figures are contiguous in the sweep).
+Json merged_acc_error_figures(const Json& parts, const std::vector<Entry>& entries) {
+  auto index_of_key = [&](const std::string& key) {
+    for (const auto& e : entries)
+      if (e.key == key) return e.index;
+    fail("mergeResults: acc_error_figures names the curve '" + key + "', which no part holds");
+  };
+  struct Figure {
+    Json value;
+    std::map<size_t, std::string> curves;  // sweep index -> key
+  };
+  std::vector<Figure> figures;
+  for (const Json& part : parts.items())
+    for (const Json& figure : member(part, "acc_error_figures", "a part").items()) {
+      const Json& prefix = member(figure, "prefix", "acc_error_figures[]");
+      auto it = std::find_if(figures.begin(), figures.end(), [&](const Figure& f) { return *f.value.find("prefix") == prefix; });
+      if (it == figures.end()) it = figures.insert(figures.end(), Figure{figure, {}});
+      for (const Json& key : member(figure, "curves", "acc_error_figures[]").items())
+        it->curves.emplace(index_of_key(key.as_string()), key.as_string());
+    }
+  std::stable_sort(figures.begin(), figures.end(),
+                   [](const Figure& a, const Figure& b) { return a.curves.begin()->first < b.curves.begin()->first; });
+  Json out = Json::array();
+  for (Figure& f : figures) {
+    Json keys = Json::array();
+    for (const auto& curve : f.curves) keys.push(Json::string(curve.second));
+    f.value.set("curves", std::move(keys));
+    out.push(std::move(f.value));
+  }
+  return out;
+}
+
+// The union of the parts' messages in first-occurrence order (a part adds a note, e.g. a tensor that
+// changes size, only when one of its curves meets it; notes follow the planning messages all parts share).
+Json merged_messages(const Json& parts, const std::string& key) {
+  Json out = Json::array();
+  for (const Json& part : parts.items())
+    if (const Json* messages = part.find(key); messages && messages->is_array())
+      for (const Json& m : messages->items())
+        if (std::find(out.items().begin(), out.items().end(), m) == out.items().end()) out.push(m);
+  return out;
+}
+
 }  // namespace
 
 std::string merge_results(const std::string& results_json_array) {
@@ -147,6 +191,10 @@ std::string merge_results(const std::string& results_json_array) {
   if (sensitivity) {
     merged.find(section)->set(key, std::move(table));
     merged.find(section + "_order")->set(key, std::move(order));
+  } else if (section == "acc_error") {  // curves in sweep order; figures instead of an _order list
+    merged.set(section, std::move(table));
+    merged.set("acc_error_figures", merged_acc_error_figures(parts, entries));
+    merged.set("acc_error_messages", merged_messages(parts, "acc_error_messages"));
   } else {
     merged.set(section, std::move(table));
     merged.set(section + "_order", std::move(order));

@@ -199,7 +199,7 @@ std::string analysis_name(Analysis a) { return entry(a).name; }
 
 bool is_splittable(Analysis a) {
   return a == Analysis::Sensitivity || a == Analysis::LeaveOneOut || a == Analysis::Distribution ||
-         a == Analysis::Channelwise;
+         a == Analysis::Channelwise || a == Analysis::AccError;
 }
 
 Request parse_request(const std::string& text) {
