@@ -204,6 +204,22 @@ describe('the chart sub-commands write the original file names (.svg + .png)', (
     expect(doc.acc_error_figures[0].curves.map((c) => doc.acc_error[c].label)).toEqual(['default calibrated model', 'partial_qmodel_0', 'partial_qmodel_1']);
   });
 
+  it('plot-acc-error: --workers 2 (curves split across workers) writes exactly the --workers 1 JSON and charts', async () => {
+    const args = (w) => ['plot-acc-error', model, data, '-q', `[[${nodes[0]}],[${nodes[1]},${nodes[2]}]]`, '-nq', `[[${nodes[1]}],[${nodes[0]}]]`,
+      '-s', path.join(tmp, `acc-w${w}`), '--quiet', '--workers', String(w), '--json', path.join(tmp, `acc-w${w}.json`)];
+    const runs = await Promise.all([1, 2].map((w) => cli(args(w))));
+    expect(runs.map((r) => r.code), runs.map((r) => r.stderr).join('')).toEqual([0, 0]);
+    const [a, b] = [1, 2].map((w) => ({ ...readJson(path.join(tmp, `acc-w${w}.json`)), timings_ms: undefined }));
+    expect(a.sweep.items).toHaveLength(6);
+    expect(JSON.stringify(b)).toBe(JSON.stringify(a));
+    const files = list(path.join(tmp, 'acc-w1'));
+    expect(files).toHaveLength(4);
+    expect(list(path.join(tmp, 'acc-w2'))).toEqual(files);
+    for (const f of files.filter((n) => n.endsWith('.svg'))) {
+      expect(fs.readFileSync(path.join(tmp, 'acc-w2', f), 'utf8'), f).toBe(fs.readFileSync(path.join(tmp, 'acc-w1', f), 'utf8'));
+    }
+  });
+
   it('sensitivity-analysis -sd: partial_quantization (§8.2) with the given sensitive nodes', async () => {
     const dir = path.join(tmp, 'sa');
     const r = await cli(['sensitivity-analysis', model, data, '-sn', `[${nodes[0]},${nodes[1]}]`, '-sd', dir, '--quiet', '--json', path.join(tmp, 'sa.json')]);

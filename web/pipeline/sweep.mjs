@@ -1,5 +1,5 @@
 // runAnalysis: one analysis request on a worker pool. Sweeps (sensitivity, leave_one_out, distribution,
-// channelwise) are split: listItems -> interleaved parts of the item list (item k goes to part
+// channelwise, and acc_error whose items are its curves) are split: listItems -> interleaved parts of the item list (item k goes to part
 // k mod parts, so every part gets early items with large downstream cones and late cheap ones),
 // scheduled on whichever worker is free, then merged by the core (mergeResults re-sorts with §3.4,
 // so the result does not depend on the split). Progress counts finished items over all parts, with an ETA.
@@ -9,7 +9,7 @@
 // when none finished).
 import { abortError } from './pool.mjs';
 
-export const SPLITTABLE = new Set(['sensitivity', 'leave_one_out', 'distribution', 'channelwise']);
+export const SPLITTABLE = new Set(['sensitivity', 'leave_one_out', 'distribution', 'channelwise', 'acc_error']);
 
 // [begin, end) ranges of `count` items in `parts` near-equal contiguous chunks.
 export function chunkRanges(count, parts) {
