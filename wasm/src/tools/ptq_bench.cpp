@@ -1,5 +1,7 @@
 // Native forward-pass timer for scripts/bench-executor: ptq_bench MODEL INPUT.npy... [--warmup N] [--runs N]
 // Prints one JSON line {"median_ms", "min_ms", "runs"} (float model: every calibration node OFF).
+// ptq_bench --sweep activation|node|weight MODEL CALIBRATION_DATA_DIR: times a full sensitivity sweep
+// (cosine, data_num 1) instead, with --profile giving the per-op time summed over the sweep.
 // --no-winograd: 3x3 convolutions by im2col + GEMM only (to measure the Winograd path's gain).
 // --profile: also prints, on stderr, the time per op type (and the slowest nodes) summed over the runs.
 #include <algorithm>
@@ -7,11 +9,15 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "analysis/sensitivity.h"
 #include "core/error.h"
+#include "data/calibration_data.h"
+#include "quant/relations.h"
 #include "exec/executor.h"
 #include "io/npy.h"
 #include "ir/shape_inference.h"
@@ -60,22 +66,58 @@ void print_profile(const ptq::ir::Graph& g, const std::vector<double>& node_ms, 
 
 }  // namespace
 
+// Reads DIR/<input>/<file>.npy as calibration files (paths relative to DIR, like the page's folders).
+std::vector<std::vector<uint8_t>> read_folder(const std::string& dir, std::vector<ptq::data::FileEntry>& entries) {
+  std::vector<std::string> paths;
+  for (const auto& input : std::filesystem::directory_iterator(dir))
+    if (input.is_directory())
+      for (const auto& file : std::filesystem::directory_iterator(input.path()))
+        paths.push_back(input.path().filename().string() + "/" + file.path().filename().string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<std::vector<uint8_t>> bytes;
+  for (const auto& p : paths) bytes.push_back(read_file(dir + "/" + p));
+  for (size_t i = 0; i < paths.size(); ++i) entries.push_back({paths[i], bytes[i].data(), bytes[i].size()});
+  return bytes;
+}
+
 int main(int argc, char** argv) {
   try {
     std::vector<std::string> positional;
     int warmup = 3, runs = 10;
     bool profile = false;
+    std::string sweep;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--warmup" && i + 1 < argc) warmup = std::stoi(argv[++i]);
       else if (a == "--runs" && i + 1 < argc) runs = std::stoi(argv[++i]);
       else if (a == "--profile") profile = true;
+      else if (a == "--sweep" && i + 1 < argc) sweep = argv[++i];
       else if (a == "--no-winograd") ptq::ops::set_winograd_enabled(false);
       else positional.push_back(a);
     }
     if (positional.size() < 2) {
       std::fprintf(stderr, "usage: ptq_bench MODEL INPUT.npy... [--warmup N] [--runs N]\n");
       return 2;
+    }
+    if (!sweep.empty()) {
+      const std::vector<uint8_t> bytes = read_file(positional[0]);
+      ptq::reader::ReadOptions options;
+      options.file_name = positional[0];
+      ptq::exec::Executor executor(ptq::reader::read_onnx(bytes.data(), bytes.size(), options));
+      std::vector<ptq::data::FileEntry> entries;
+      const auto keep_alive = read_folder(positional[1], entries);
+      const auto data = ptq::data::CalibrationData::from_files(executor.graph(), entries);
+      const ptq::quant::CalibrationRelations relations(executor.graph());
+      ptq::analysis::SensitivityOptions sopt;
+      sopt.node_type = sweep;
+      std::vector<double> node_ms(executor.graph().nodes.size(), 0.0);
+      if (profile) executor.set_node_timer([&](int node, double ms) { node_ms[static_cast<size_t>(node)] += ms; });
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto result = ptq::analysis::get_sensitivity_of_nodes(executor, relations, data, sopt);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (profile) print_profile(executor.graph(), node_ms, 1);
+      std::printf("{\"sweep\": \"%s\", \"items\": %zu, \"ms\": %.1f}\n", sweep.c_str(), result.rows.size(), ms);
+      return 0;
     }
     const std::vector<uint8_t> bytes = read_file(positional[0]);
     ptq::reader::ReadOptions options;
