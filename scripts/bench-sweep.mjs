@@ -4,8 +4,11 @@
 //  * the naive method: one full forward pass per item with onnxruntime-web (wasm backend, 1 thread);
 //    counted as items x the median float forward pass, i.e. without the per-item model rewrite and
 //    session creation the original pays, so the naive time is a lower bound;
-//  * the cost floor: for every item, the FLOPs of its downstream cone (the nodes its calibration
-//    nodes reach), summed, at our executor's own measured FLOP rate (a full float forward pass).
+//  * the cost floor: for every item, the time of its downstream cone (the nodes its calibration
+//    nodes reach) in a plain forward pass, each node at its own measured time (Session.profile),
+//    summed: what a perfect incremental sweep would cost with this executor. (Counting FLOPs at the
+//    average rate stopped being a floor once kernels differ in speed: Winograd 3x3 layers run at
+//    several times the rate of the im2col ones, and cones favour the late layers.)
 // Prints the table; `--write-docs` rewrites the table in docs/benchmarks.md. Not a test.
 // Usage: node scripts/bench-sweep.mjs [--models resnet18,yolov8n_like] [--node-types activation,node]
 //        [--max-items N] [--runs N] [--write-docs]
@@ -29,28 +32,6 @@ function calibrated(name) {
   const model = path.join(REPO_ROOT, '.cache/fixtures/calibrated', `${name}_calibrated_model.onnx`);
   if (!fs.existsSync(model)) throw new Error(`${model} is missing: run /usr/bin/python3 scripts/fixtures/make_fixtures.py`);
   return model;
-}
-
-// --- FLOPs from the graph JSON (docs/graph-schema.md) -------------------------------------------
-const numel = (dims) => (Array.isArray(dims) && dims.every((d) => Number.isInteger(d) && d >= 0)
-  ? dims.reduce((a, b) => a * b, 1) : 0);
-
-function nodeFlops(graph, node) {
-  const dims = (name) => graph.values[name]?.dims;
-  const out = node.outputs.reduce((s, o) => s + (o ? numel(dims(o)) : 0), 0);
-  switch (node.op_type) {
-    case 'Conv': return 2 * out * numel((dims(node.inputs[1]) ?? []).slice(1));
-    case 'ConvTranspose': {
-      const w = dims(node.inputs[1]) ?? [];
-      return 2 * numel(dims(node.inputs[0])) * numel(w.slice(1));
-    }
-    case 'MatMul': { const a = dims(node.inputs[0]) ?? []; return 2 * out * (a[a.length - 1] ?? 0); }
-    case 'Gemm': {
-      const a = dims(node.inputs[0]) ?? [];
-      return 2 * out * ((node.attributes.transA ? a[0] : a[1]) ?? 0);
-    }
-    default: return out;  // elementwise-like: one operation per output element
-  }
 }
 
 // Nodes reachable from `start` node names (inclusive), by tensor consumers.
@@ -82,16 +63,16 @@ function inputCalibrations(graph, byName, node) {
   return [...found];
 }
 
-function floorFlops(graph, nodeType, items) {
+// The floor: for every item, the time its downstream cone takes in a plain forward pass (each
+// node's own measured time, so fast Winograd layers and slow im2col layers count at their real cost).
+function floorMs(graph, nodeType, items, nodeMs) {
   const byName = new Map(graph.nodes.map((n) => [n.name, n]));
-  const flops = new Map(graph.nodes.map((n) => [n.name, nodeFlops(graph, n)]));
   let sum = 0;
   for (const item of items) {
     const start = nodeType === 'node' ? inputCalibrations(graph, byName, byName.get(item)) : [item];
-    for (const n of downstream(graph, byName, start)) sum += flops.get(n);
+    for (const n of downstream(graph, byName, start)) sum += nodeMs.get(n) ?? 0;
   }
-  const total = [...flops.values()].reduce((a, b) => a + b, 0);
-  return { sum, total };
+  return sum;
 }
 
 // --- measurement -----------------------------------------------------------------------------
@@ -117,6 +98,9 @@ async function main() {
     const { sampleCount } = session.loadCalibrationData(files);
     const graph = JSON.parse(session.graphJson());
     const oursForward = await time(() => session.run(sampleCount - 1, 'off'));
+    const profiles = Array.from({ length: runs }, () => session.profile(sampleCount - 1, 'off'));
+    const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+    const nodeMs = new Map(graph.nodes.map((n) => [n.name, median(profiles.map((p) => p[n.name] ?? 0))]));
 
     const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
     const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
@@ -131,8 +115,7 @@ async function main() {
       const t0 = performance.now();
       session.analyze(JSON.stringify({ ...request, items: { begin: 0, end: count } }));
       const ours = performance.now() - t0;
-      const { sum, total } = floorFlops(graph, nodeType, all.slice(0, count));
-      const floor = (sum / total) * oursForward;
+      const floor = floorMs(graph, nodeType, all.slice(0, count), nodeMs);
       rows.push({ name, nodeType, count, ours, naive: count * ortForward, floor, oursForward, ortForward });
       console.error(`${name} ${nodeType}: ${count} items, ${ours.toFixed(0)} ms`);
     }
@@ -140,7 +123,7 @@ async function main() {
   }
   const f = (x) => x.toFixed(0);
   const lines = [
-    '| model | sweep | items | ptqscope sweep (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive | floor: Σ cone FLOPs at our rate (ms) | ours / floor |',
+    '| model | sweep | items | ptqscope sweep (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive | floor: Σ cone time of a forward pass (ms) | ours / floor |',
     '|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.name} | ${r.nodeType} | ${r.count} | ${f(r.ours)} | ${f(r.naive)} (${r.ortForward.toFixed(1)} per item) | `
       + `${(r.naive / r.ours).toFixed(2)}× | ${f(r.floor)} (forward ${r.oursForward.toFixed(1)}) | ${(r.ours / r.floor).toFixed(2)} |`),

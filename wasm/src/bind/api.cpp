@@ -312,17 +312,23 @@ class Session {
     });
   }
 
+  // The inputs of calibration sample `sample`, checked (`what` names the calling method).
+  const std::vector<Tensor>& sample_inputs(int sample, const std::string& what) {
+    require_model();
+    check(data_ != nullptr, what + ": no calibration data loaded (call loadCalibrationData first)");
+    check(sample >= 0 && static_cast<size_t>(sample) < data_->sample_count(),
+          what + ": sample index " + std::to_string(sample) + " out of range (the data has " +
+              std::to_string(data_->sample_count()) + " samples)");
+    return data_->samples()[static_cast<size_t>(sample)];
+  }
+
   val run(int sample, val config) {
     return guarded([&] {
-      require_model();
-      check(data_ != nullptr, "run: no calibration data loaded (call loadCalibrationData first)");
-      check(sample >= 0 && static_cast<size_t>(sample) < data_->sample_count(),
-            "run: sample index " + std::to_string(sample) + " out of range (the data has " +
-                std::to_string(data_->sample_count()) + " samples)");
+      const std::vector<Tensor>& inputs = sample_inputs(sample, "run");
       exec::QuantConfig qc = parse_config(config);
       outputs_.clear();  // release the previous run's tensors before computing the next
       exec::RunStats stats;
-      exec::RunRecord record = executor_->run(data_->samples()[static_cast<size_t>(sample)], qc, {}, false, &stats);
+      exec::RunRecord record = executor_->run(inputs, qc, {}, false, &stats);
       std::vector<Tensor> outs = executor_->outputs(record);
       for (Tensor& t : outs) {
         // A typed array needs element alignment; an output aliasing odd model bytes is copied.
@@ -333,6 +339,28 @@ class Session {
       val o = val::object();
       o.set("nodesExecuted", val(static_cast<double>(stats.nodes_executed)));
       o.set("nodesSkipped", val(static_cast<double>(stats.nodes_skipped)));
+      return o;
+    });
+  }
+
+  // One forward pass with each node's wall time, {node name: ms} (benchmarks: scripts/bench-sweep's floor).
+  val profile(int sample, val config) {
+    return guarded([&] {
+      const std::vector<Tensor>& inputs = sample_inputs(sample, "profile");
+      const exec::QuantConfig qc = parse_config(config);
+      const ir::Graph& g = executor_->graph();
+      std::vector<double> ms(g.nodes.size(), -1.0);
+      executor_->set_node_timer([&](int node, double t) { ms[static_cast<size_t>(node)] = t; });
+      try {
+        executor_->run(inputs, qc);
+      } catch (...) {
+        executor_->set_node_timer(nullptr);
+        throw;
+      }
+      executor_->set_node_timer(nullptr);
+      val o = val::object();
+      for (size_t i = 0; i < ms.size(); ++i)
+        if (ms[i] >= 0) o.set(g.nodes[i].name, val(ms[i]));
       return o;
     });
   }
@@ -461,6 +489,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("loadModel", &Session::load_model)
       .function("loadCalibrationData", &Session::load_calibration_data)
       .function("run", &Session::run)
+      .function("profile", &Session::profile)
       .function("outputCount", &Session::output_count)
       .function("output", &Session::output)
       .function("free", &Session::release)

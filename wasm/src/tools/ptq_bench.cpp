@@ -110,12 +110,29 @@ int main(int argc, char** argv) {
       const ptq::quant::CalibrationRelations relations(executor.graph());
       ptq::analysis::SensitivityOptions sopt;
       sopt.node_type = sweep;
-      std::vector<double> node_ms(executor.graph().nodes.size(), 0.0);
-      if (profile) executor.set_node_timer([&](int node, double ms) { node_ms[static_cast<size_t>(node)] += ms; });
+      std::vector<double> node_ms(executor.graph().nodes.size(), 0.0), forward_ms(node_ms.size(), 0.0);
+      std::vector<int> calls(node_ms.size(), 0);
+      if (profile) {
+        // Each node's time in a plain forward pass (after a warm-up), then the sweep's per-node totals:
+        // the sweep's floor is sum over nodes of (executions in the sweep x forward time).
+        const auto& sample = data.samples().back();
+        executor.run(sample, executor.uniform_config(false));
+        executor.set_node_timer([&](int node, double ms) { forward_ms[static_cast<size_t>(node)] += ms; });
+        executor.run(sample, executor.uniform_config(false));
+        executor.set_node_timer([&](int node, double ms) {
+          node_ms[static_cast<size_t>(node)] += ms;
+          ++calls[static_cast<size_t>(node)];
+        });
+      }
       const auto t0 = std::chrono::steady_clock::now();
       const auto result = ptq::analysis::get_sensitivity_of_nodes(executor, relations, data, sopt);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (profile) print_profile(executor.graph(), node_ms, 1);
+      if (profile) {
+        print_profile(executor.graph(), node_ms, 1);
+        double floor = 0, forward = 0;
+        for (size_t i = 0; i < calls.size(); ++i) floor += calls[i] * forward_ms[i], forward += forward_ms[i];
+        std::fprintf(stderr, "forward %.1f ms; sweep floor (executions x forward time) %.1f ms\n", forward, floor);
+      }
       std::printf("{\"sweep\": \"%s\", \"items\": %zu, \"ms\": %.1f}\n", sweep.c_str(), result.rows.size(), ms);
       return 0;
     }
