@@ -216,6 +216,18 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     expect(await marks('channelwise', 'svg path.boxes')).toBeGreaterThan(0);
     expect(await marks('sensitivity_analysis', 'svg path.cumulative, svg path.cumulative-isolated')).toBeGreaterThan(0);
     expect(await marks('acc_error', 'svg path.curve')).toBeGreaterThan(0);
+    // A click on a box plot channel: its histogram from the plugin's runner (setChannelRunner).
+    await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="channelwise"]').click();
+    const boxplot = page.locator('#ptqscope-panel .ptq-analysis-output figure[data-kind="channelwise"]').first();
+    const name = await boxplot.getAttribute('data-name');
+    const channels = await page.evaluate((n) => window.__ptqscope__.state.get('results').channelwise[n].channels.length, name);
+    expect(channels).toBeGreaterThan(1);
+    const overlay = boxplot.locator('svg rect.overlay');
+    const { width, height } = await overlay.boundingBox();
+    await overlay.click({ position: { x: (width * 1.5) / channels, y: height / 2 } });
+    const channelHistogram = boxplot.locator('.ptq-channel-histogram[data-channel="1"] svg.histogram');
+    await channelHistogram.waitFor();
+    expect(await channelHistogram.locator('.title tspan').first().textContent()).toBe(`${name} channel 2 of ${channels} (index 1)`);
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'plugin-runall.png') });
 
