@@ -172,28 +172,44 @@ bool winograd_applies(const Spatial& sp, int64_t Cg, int64_t Mg) {
 
 size_t winograd_packed_size(int64_t M, int64_t C) { return kPos * gemm_packed_a_size(M, C); }
 
+// G v for one 3-vector v, G (6x3) for the points 0, 1, -1, 2, -2, inf:
+// rows [1/4 0 0], [-1/6 -1/6 -1/6], [-1/6 1/6 -1/6], [1/24 1/12 1/6], [1/24 -1/12 1/6], [0 0 1].
+template <class T>
+inline void weight_transform(T v0, T v1, T v2, T* out, int64_t stride) {
+  const T a = (v0 + v2) * T(-1.0 / 6), b = v1 * T(1.0 / 6);
+  const T c = v0 * T(1.0 / 24) + v2 * T(1.0 / 6), d = v1 * T(1.0 / 12);
+  out[0] = v0 * T(0.25);
+  out[stride] = a - b;
+  out[2 * stride] = a + b;
+  out[3 * stride] = c + d;
+  out[4 * stride] = c - d;
+  out[5 * stride] = v2;
+}
+
 void winograd_pack_weights(const float* w, int64_t M, int64_t C, float* dst) {
-  // G (6x3) for the points 0, 1, -1, 2, -2, inf.
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                     {0, 0, 1}};
-  const int64_t mc = M * C;
-  std::vector<float> u(static_cast<size_t>(kPos * mc));
-  for (int64_t i = 0; i < mc; ++i) {
-    const float* g = w + i * 9;
-    double gt[6][3];  // G g
-    for (int r = 0; r < 6; ++r)
-      for (int b = 0; b < 3; ++b) gt[r][b] = G[r][0] * g[b] + G[r][1] * g[3 + b] + G[r][2] * g[6 + b];
-    for (int r = 0; r < 6; ++r)
-      for (int k = 0; k < 6; ++k)
-        u[static_cast<size_t>((r * 6 + k) * mc + i)] =
-            static_cast<float>(gt[r][0] * G[k][0] + gt[r][1] * G[k][1] + gt[r][2] * G[k][2]);
-  }
+  // U = G g G^T per (output, input) channel pair, in double (rounded once), for kGemmMR output
+  // channels at a time, each block packed straight into its panel of the 36 GEMM A operands.
+  constexpr int64_t R = kGemmMR;
   const size_t each = gemm_packed_a_size(M, C);
-  for (int64_t p = 0; p < kPos; ++p) gemm_pack_a(u.data() + p * mc, C, 1, M, C, dst + static_cast<size_t>(p) * each);
+  // [row][c][position]: the 36 values of a pair are written together (a [position]-major layout
+  // puts them R*C floats apart, the same cache set when that is a multiple of 4 KB).
+  std::vector<float> u(static_cast<size_t>(kPos * R * C));
+  for (int64_t m0 = 0; m0 < M; m0 += R) {
+    const int64_t rows = std::min(R, M - m0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < C; ++c) {
+        const float* g = w + ((m0 + r) * C + c) * 9;
+        double gt[6][3];  // G g: column b of g transformed into gt[.][b]
+        for (int b = 0; b < 3; ++b) weight_transform<double>(g[b], g[3 + b], g[6 + b], &gt[0][b], 3);
+        double ut[6];
+        for (int i = 0; i < 6; ++i) {
+          weight_transform<double>(gt[i][0], gt[i][1], gt[i][2], ut, 1);
+          for (int k = 0; k < 6; ++k) u[static_cast<size_t>((r * C + c) * kPos + i * 6 + k)] = static_cast<float>(ut[k]);
+        }
+      }
+    for (int64_t p = 0; p < kPos; ++p)
+      gemm_pack_a(u.data() + p, C * kPos, kPos, rows, C, dst + static_cast<size_t>(p) * each + static_cast<size_t>(m0 * C));
+  }
 }
 
 void winograd_conv3x3(const Winograd3x3Shape& s, const float* x, const float* packed, const float* bias, float* y) {
