@@ -11,7 +11,7 @@
 //    several times the rate of the im2col ones, and cones favour the late layers.)
 // Prints the table; `--write-docs` rewrites the table in docs/benchmarks.md. Not a test.
 // Usage: node scripts/bench-sweep.mjs [--models resnet18,yolov8n_like] [--node-types activation,node]
-//        [--max-items N] [--runs N] [--write-docs]
+//        [--max-items N] [--runs N] [--sweep-runs N] [--write-docs]
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
@@ -23,9 +23,12 @@ const models = option('models', 'resnet18,yolov8n_like').split(',');
 const nodeTypes = option('node-types', 'activation,node').split(',');
 const maxItems = Number(option('max-items', Infinity));  // smoke runs: the first N items only
 const runs = Number(option('runs', 5));
+const sweepRuns = Number(option('sweep-runs', 3));  // each sweep is timed this many times (median)
 const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
 
-const time = (fn) => timeLoop(fn, { warmup: 2, runs });
+// Warm-ups: V8 first runs wasm on its baseline compiler and tiers up in the background; a few runs
+// are needed before onnxruntime-web's (large) module is at full speed.
+const time = (fn) => timeLoop(fn, { warmup: 8, runs });
 
 // The calibrated fixture (scripts/fixtures/calibrated_models.py: ptq_calibrate, max calibration).
 function calibrated(name) {
@@ -112,9 +115,13 @@ async function main() {
       const request = { analysis: 'sensitivity', options: { node_type: nodeType, metrics: ['cosine-similarity'] } };
       const all = JSON.parse(session.listItems(JSON.stringify(request)));
       const count = Math.min(all.length, maxItems);
-      const t0 = performance.now();
-      session.analyze(JSON.stringify({ ...request, items: { begin: 0, end: count } }));
-      const ours = performance.now() - t0;
+      const sweepMs = [];
+      for (let r = 0; r < sweepRuns; ++r) {
+        const t0 = performance.now();
+        session.analyze(JSON.stringify({ ...request, items: { begin: 0, end: count } }));
+        sweepMs.push(performance.now() - t0);
+      }
+      const ours = sweepMs.sort((a, b) => a - b)[sweepMs.length >> 1];
       const floor = floorMs(graph, nodeType, all.slice(0, count), nodeMs);
       rows.push({ name, nodeType, count, ours, naive: count * ortForward, floor, oursForward, ortForward });
       console.error(`${name} ${nodeType}: ${count} items, ${ours.toFixed(0)} ms`);
@@ -129,7 +136,7 @@ async function main() {
       + `${(r.naive / r.ours).toFixed(2)}× | ${f(r.floor)} (forward ${r.oursForward.toFixed(1)}) | ${(r.ours / r.floor).toFixed(2)} |`),
   ];
   const header = `Sensitivity sweep (metric cosine-similarity, data_num 1), wasm, one thread, one worker${Number.isFinite(maxItems) ? `, first ${maxItems} items only (smoke run)` : ''}; `
-    + `forward passes: median of ${runs} runs; ${machine()}`;
+    + `sweeps: median of ${sweepRuns} runs; forward passes: median of ${runs} runs; ${machine()}`;
   report('bench-sweep', header, lines);
 }
 
