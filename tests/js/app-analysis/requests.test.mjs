@@ -55,6 +55,10 @@ describe('combining documents', () => {
     // Progress-only events (row null) leave the document as it is.
     expect(applyItemEvent(doc, { type: 'item', analysis: 'distribution', section: 'distribution', item: 'y', row: null, done: 2, total: 2 })).toBe(doc);
     expect(applyItemEvent(null, { type: 'item', analysis: 'acc_error', section: 'acc_error', item: null, row: null, done: 1, total: 2 })).toBe(null);
+    // acc_error streams one curve per item, stored under its key as in the finished document.
+    const curve = { label: 'only_weight_calibrated', x: ['t0'], y: [0.99] };
+    const streamed = applyItemEvent(doc, { type: 'item', analysis: 'acc_error', section: 'acc_error', item: 'only_weight_calibrated', row: curve, done: 1, total: 3 });
+    expect(streamed.acc_error).toEqual({ only_weight_calibrated: curve });
     const done = combineResults(doc, { sensitivity: { node: { Conv_0: { m: 1 }, Relu_1: { m: 2 } } }, cancelled: false });
     expect(done.partial).toBeUndefined();
     expect(Object.keys(done.sensitivity.node)).toEqual(['Conv_0', 'Relu_1']);

@@ -35,9 +35,9 @@ function isPlainObject(v) {
 const TABLE_ANALYSES = new Set(['sensitivity', 'leave_one_out']);
 
 // Folds one item event ({type:"item", analysis, section, item, row, done, total}) into `doc` and
-// returns a new document (the previous one is left untouched so listeners can compare). Events
-// without a row (progress only: acc_error, distribution, stat_info, ... send `row: null`) return
-// `doc` itself.
+// returns a new document (the previous one is left untouched so listeners can compare). Table
+// sweeps key rows by section then item; the others (acc_error: one curve per item) by item. Events
+// without a row (progress only: stat_info, sensitivity_analysis send `row: null`) return `doc` itself.
 export function applyItemEvent(doc, event) {
   const { analysis, section, item, row } = event;
   if (!analysis || item === undefined || item === null || row === undefined || row === null) return doc;
@@ -47,8 +47,6 @@ export function applyItemEvent(doc, event) {
     out[analysis] = { ...out[analysis], [section]: { ...out[analysis]?.[section], [item]: row } };
     const order = out[orderKey]?.[section] ?? [];
     if (!order.includes(item)) out[orderKey] = { ...out[orderKey], [section]: [...order, item] };
-  } else if (section && analysis === 'acc_error') {
-    out[analysis] = { ...out[analysis], [section]: row };
   } else {
     out[analysis] = { ...out[analysis], [item]: row };
   }
