@@ -47,23 +47,31 @@ inline V4 select(V4i mask, V4 a, V4 b) { return (V4)((mask & (V4i)a) | (~mask & 
 // e^x per lane, float32: Cephes' expf (range reduction by ln 2 split in two, degree-6 polynomial,
 // exponent by bit construction), within ~1 ulp of std::exp on [-87.3, 88.4]; inputs beyond are
 // clamped there (so the result saturates at ~1.2e-38 / ~2.4e38 instead of 0 / inf); NaN stays NaN.
-inline V4 exp(V4 x) {
-  const V4 hi = splat(88.3762626647950f), lo = splat(-87.3365478515625f);
-  x = select(x > hi, hi, x);
-  x = select(x < lo, lo, x);
-  const V4 magic = splat(12582912.0f);  // 1.5 * 2^23: adding and subtracting it rounds to an integer
-  V4 n = (x * splat(1.44269504088896341f) + magic) - magic;
-  const V4 r = (x - n * splat(0.693359375f)) - n * splat(-2.12194440e-4f);
-  V4 p = splat(1.9875691500e-4f);
-  p = p * r + splat(1.3981999507e-3f);
-  p = p * r + splat(8.3334519073e-3f);
-  p = p * r + splat(4.1665795894e-2f);
-  p = p * r + splat(1.6666665459e-1f);
-  p = p * r + splat(5.0000001201e-1f);
-  p = p * (r * r) + r + splat(1.0f);
-  n = select(n == n, n, splat(0.0f));  // NaN lanes: p is NaN already; keep the conversion defined
-  const V4i e = (__builtin_convertvector(n, V4i) + 127) << 23;
-  return p * (V4)e;
+// The constants come from memory (exp_constants(), defined out of line so the compiler cannot fold
+// them back): V8 otherwise rebuilds each v128 constant inside the loop, which made this 2x slower.
+struct ExpConstants {
+  V4 hi, lo, log2e, magic, ln2_hi, ln2_lo, p0, p1, p2, p3, p4, p5, one;
+};
+const ExpConstants& exp_constants();
+
+inline V4 exp(V4 x, const ExpConstants& k) {
+  x = select(x > k.hi, k.hi, x);
+  x = select(x < k.lo, k.lo, x);
+  // Adding 1.5 * 2^23 rounds x / ln 2 to an integer n and leaves n in the low mantissa bits, so the
+  // scale 2^n is built by integer arithmetic on those bits (no float -> int conversion).
+  const V4 shifted = x * k.log2e + k.magic;
+  const V4 n = shifted - k.magic;
+  const V4 r = (x - n * k.ln2_hi) - n * k.ln2_lo;
+  V4 p = k.p0;
+  p = p * r + k.p1;
+  p = p * r + k.p2;
+  p = p * r + k.p3;
+  p = p * r + k.p4;
+  p = p * r + k.p5;
+  p = p * (r * r) + r + k.one;
+  // NaN lanes: p is NaN and stays NaN whatever the scale's bits.
+  const V4i scale = ((V4i)shifted - (V4i)k.magic + 127) << 23;
+  return p * (V4)scale;
 }
 
 // Short copies / fills inline: in wasm, std::copy / std::fill become calls to libc memcpy / memset,
