@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { machine, option, report, runMain, timeLoop } from './bench-common.mjs';
+import { machine, median, option, report, runMain, timeLoop } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 
@@ -102,7 +102,6 @@ async function main() {
     const graph = JSON.parse(session.graphJson());
     const oursForward = await time(() => session.run(sampleCount - 1, 'off'));
     const profiles = Array.from({ length: runs }, () => session.profile(sampleCount - 1, 'off'));
-    const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
     const nodeMs = new Map(graph.nodes.map((n) => [n.name, median(profiles.map((p) => p[n.name] ?? 0))]));
 
     const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
@@ -121,7 +120,7 @@ async function main() {
         session.analyze(JSON.stringify({ ...request, items: { begin: 0, end: count } }));
         sweepMs.push(performance.now() - t0);
       }
-      const ours = sweepMs.sort((a, b) => a - b)[sweepMs.length >> 1];
+      const ours = median(sweepMs);
       const floor = floorMs(graph, nodeType, all.slice(0, count), nodeMs);
       rows.push({ name, nodeType, count, ours, naive: count * ortForward, floor, oursForward, ortForward });
       console.error(`${name} ${nodeType}: ${count} items, ${ours.toFixed(0)} ms`);

@@ -21,22 +21,14 @@ namespace {
 //                                    \-> Add_3(r, x) -> y2
 //      x_cal -> Greater_4(x_cal, 0) -> gt (bool)
 // Normal nodes (x axis): Relu_1 [r], Mul_2 [y1], Add_3 [y2], Greater_4 [gt].
-const std::vector<float> kW = {0.3f, -0.7f, 1.1f, 0.05f};
+const std::vector<float>& kW = test::relu_mul_add_weights();
 
+// The shared Relu/Mul/Add model (analysis_test_util.h, weights kW) plus a Greater on x_cal.
 ir::Model model() {
   test::GraphBuilder b;
-  b.input("x", DType::Float, {1, 4});
-  b.initializer("w", Tensor::from_floats({1, 4}, kW));
+  test::add_relu_mul_add(b);
   b.initializer("zero", Tensor::from_floats({1}, {0.0f}));
-  b.calibration("x", {attr_floats("thresholds", {1.27f})});
-  b.calibration("w", {attr_floats("thresholds", {1.1f})});
-  b.node("Relu_1", "Relu", {"x_cal"}, {"r"});
-  b.calibration("r", {attr_floats("thresholds", {2.0f}), attr_string("qtype", "int16")});
-  b.node("Mul_2", "Mul", {"r_cal", "w_cal"}, {"y1"});
-  b.node("Add_3", "Add", {"r", "x"}, {"y2"});
   b.node("Greater_4", "Greater", {"x_cal", "zero"}, {"gt"});
-  b.output("y1");
-  b.output("y2");
   b.output("gt");
   return b.model();
 }

@@ -20,10 +20,15 @@ namespace ptq::test {
 // x -> x_HzCalibration -> Relu_1 -> r -> r_HzCalibration (int16) -> Mul_2(r_cal, w_cal) -> y1
 //                                    \-> Add_3(r, x) -> y2
 // Calibration sets: Relu_1 {x}, Mul_2 {r, w}, Add_3 {x} (through the skippable Relu).
-inline ir::Model relu_mul_add_model() {
-  test::GraphBuilder b;
+inline const std::vector<float>& relu_mul_add_weights() {
+  static const std::vector<float> w = {0.3f, -0.7f, 1.1f, 0.05f};
+  return w;
+}
+
+// Adds that model's inputs, nodes and outputs to `b` (tests extend it with more nodes).
+inline void add_relu_mul_add(test::GraphBuilder& b) {
   b.input("x", DType::Float, {1, 4});
-  b.initializer("w", Tensor::from_floats({1, 4}, {0.3f, -0.7f, 1.1f, 0.05f}));
+  b.initializer("w", Tensor::from_floats({1, 4}, relu_mul_add_weights()));
   b.calibration("x", {attr_floats("thresholds", {1.27f})});
   b.calibration("w", {attr_floats("thresholds", {1.1f})});
   b.node("Relu_1", "Relu", {"x_cal"}, {"r"});
@@ -32,6 +37,11 @@ inline ir::Model relu_mul_add_model() {
   b.node("Add_3", "Add", {"r", "x"}, {"y2"});
   b.output("y1");
   b.output("y2");
+}
+
+inline ir::Model relu_mul_add_model() {
+  test::GraphBuilder b;
+  add_relu_mul_add(b);
   return b.model();
 }
 
