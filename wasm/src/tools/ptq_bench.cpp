@@ -7,9 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,13 +20,11 @@
 #include "ir/shape_inference.h"
 #include "ops/conv_winograd.h"
 #include "reader/onnx.h"
+#include "tools/tool_files.h"
 
 namespace {
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ptq::Error("cannot open '" + path + "'");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using ptq::tools::read_file;
+
 // Per op type (and the 40 slowest nodes): ms per run, share of the total.
 void print_profile(const ptq::ir::Graph& g, const std::vector<double>& node_ms, int runs) {
   std::map<std::string, std::pair<double, int>> by_type;
@@ -64,21 +59,41 @@ void print_profile(const ptq::ir::Graph& g, const std::vector<double>& node_ms, 
   }
 }
 
-}  // namespace
-
-// Reads DIR/<input>/<file>.npy as calibration files (paths relative to DIR, like the page's folders).
-std::vector<std::vector<uint8_t>> read_folder(const std::string& dir, std::vector<ptq::data::FileEntry>& entries) {
-  std::vector<std::string> paths;
-  for (const auto& input : std::filesystem::directory_iterator(dir))
-    if (input.is_directory())
-      for (const auto& file : std::filesystem::directory_iterator(input.path()))
-        paths.push_back(input.path().filename().string() + "/" + file.path().filename().string());
-  std::sort(paths.begin(), paths.end());
-  std::vector<std::vector<uint8_t>> bytes;
-  for (const auto& p : paths) bytes.push_back(read_file(dir + "/" + p));
-  for (size_t i = 0; i < paths.size(); ++i) entries.push_back({paths[i], bytes[i].data(), bytes[i].size()});
-  return bytes;
+// Times one full sensitivity sweep (cosine, data_num 1); with `profile`, the per-op time summed over
+// it and its floor: the sum over nodes of (executions in the sweep x the node's forward time).
+int run_sweep(ptq::exec::Executor& executor, const std::string& data_dir, const std::string& sweep, bool profile) {
+  const ptq::tools::LoadedFiles files = ptq::tools::read_calibration_folder(data_dir);
+  const auto data = ptq::data::CalibrationData::from_files(executor.graph(), files.entries);
+  const ptq::quant::CalibrationRelations relations(executor.graph());
+  ptq::analysis::SensitivityOptions sopt;
+  sopt.node_type = sweep;
+  std::vector<double> node_ms(executor.graph().nodes.size(), 0.0), forward_ms(node_ms.size(), 0.0);
+  std::vector<int> calls(node_ms.size(), 0);
+  if (profile) {
+    // Each node's time in a plain forward pass (after a warm-up), then the sweep's per-node totals.
+    const auto& sample = data.samples().back();
+    executor.run(sample, executor.uniform_config(false));
+    executor.set_node_timer([&](int node, double ms) { forward_ms[static_cast<size_t>(node)] += ms; });
+    executor.run(sample, executor.uniform_config(false));
+    executor.set_node_timer([&](int node, double ms) {
+      node_ms[static_cast<size_t>(node)] += ms;
+      ++calls[static_cast<size_t>(node)];
+    });
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto result = ptq::analysis::get_sensitivity_of_nodes(executor, relations, data, sopt);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (profile) {
+    print_profile(executor.graph(), node_ms, 1);
+    double floor = 0, forward = 0;
+    for (size_t i = 0; i < calls.size(); ++i) floor += calls[i] * forward_ms[i], forward += forward_ms[i];
+    std::fprintf(stderr, "forward %.1f ms; sweep floor (executions x forward time) %.1f ms\n", forward, floor);
+  }
+  std::printf("{\"sweep\": \"%s\", \"items\": %zu, \"ms\": %.1f}\n", sweep.c_str(), result.rows.size(), ms);
+  return 0;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   try {
@@ -99,47 +114,11 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: ptq_bench MODEL INPUT.npy... [--warmup N] [--runs N]\n");
       return 2;
     }
-    if (!sweep.empty()) {
-      const std::vector<uint8_t> bytes = read_file(positional[0]);
-      ptq::reader::ReadOptions options;
-      options.file_name = positional[0];
-      ptq::exec::Executor executor(ptq::reader::read_onnx(bytes.data(), bytes.size(), options));
-      std::vector<ptq::data::FileEntry> entries;
-      const auto keep_alive = read_folder(positional[1], entries);
-      const auto data = ptq::data::CalibrationData::from_files(executor.graph(), entries);
-      const ptq::quant::CalibrationRelations relations(executor.graph());
-      ptq::analysis::SensitivityOptions sopt;
-      sopt.node_type = sweep;
-      std::vector<double> node_ms(executor.graph().nodes.size(), 0.0), forward_ms(node_ms.size(), 0.0);
-      std::vector<int> calls(node_ms.size(), 0);
-      if (profile) {
-        // Each node's time in a plain forward pass (after a warm-up), then the sweep's per-node totals:
-        // the sweep's floor is sum over nodes of (executions in the sweep x forward time).
-        const auto& sample = data.samples().back();
-        executor.run(sample, executor.uniform_config(false));
-        executor.set_node_timer([&](int node, double ms) { forward_ms[static_cast<size_t>(node)] += ms; });
-        executor.run(sample, executor.uniform_config(false));
-        executor.set_node_timer([&](int node, double ms) {
-          node_ms[static_cast<size_t>(node)] += ms;
-          ++calls[static_cast<size_t>(node)];
-        });
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      const auto result = ptq::analysis::get_sensitivity_of_nodes(executor, relations, data, sopt);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (profile) {
-        print_profile(executor.graph(), node_ms, 1);
-        double floor = 0, forward = 0;
-        for (size_t i = 0; i < calls.size(); ++i) floor += calls[i] * forward_ms[i], forward += forward_ms[i];
-        std::fprintf(stderr, "forward %.1f ms; sweep floor (executions x forward time) %.1f ms\n", forward, floor);
-      }
-      std::printf("{\"sweep\": \"%s\", \"items\": %zu, \"ms\": %.1f}\n", sweep.c_str(), result.rows.size(), ms);
-      return 0;
-    }
-    const std::vector<uint8_t> bytes = read_file(positional[0]);
+    const std::vector<uint8_t> bytes = read_file(positional[0]);  // outlives the executor (views)
     ptq::reader::ReadOptions options;
     options.file_name = positional[0];
     ptq::exec::Executor executor(ptq::reader::read_onnx(bytes.data(), bytes.size(), options));
+    if (!sweep.empty()) return run_sweep(executor, positional[1], sweep, profile);
     std::vector<ptq::Tensor> inputs;
     for (size_t i = 1; i < positional.size(); ++i) {
       const std::vector<uint8_t> npy = read_file(positional[i]);

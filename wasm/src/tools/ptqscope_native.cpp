@@ -18,10 +18,15 @@
 #include "exec/executor.h"
 #include "io/npy.h"
 #include "reader/onnx.h"
+#include "tools/tool_files.h"
 
 namespace fs = std::filesystem;
 
 namespace {
+
+using ptq::tools::LoadedFiles;
+using ptq::tools::read_calibration_folder;
+using ptq::tools::read_file;
 
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
@@ -39,14 +44,6 @@ constexpr const char* kRunUsage =
 struct UsageError : ptq::Error {
   using ptq::Error::Error;
 };
-
-std::vector<uint8_t> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  ptq::check(static_cast<bool>(in), "cannot open " + path.string());
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ptq::check(!in.bad(), "cannot read " + path.string());
-  return bytes;
-}
 
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -87,35 +84,6 @@ RunArgs parse_run_args(const std::vector<std::string>& argv) {
   if (positionals.size() != 2)
     throw UsageError("expected 2 arguments (MODEL CALIBRATION_DATA), got " + std::to_string(positionals.size()));
   return {positionals[0], positionals[1], options["quant"], options["out"]};
-}
-
-// Every regular, non-hidden file under `root`, path relative to it with '/' separators, sorted.
-struct LoadedFiles {
-  std::vector<std::vector<uint8_t>> bytes;
-  std::vector<ptq::data::FileEntry> entries;
-};
-
-LoadedFiles read_calibration_folder(const fs::path& root) {
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) throw ptq::Error(root.string() + " is not a directory.");
-  std::vector<std::string> rel_paths;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-    const std::string name = it->path().filename().string();
-    if (!name.empty() && name[0] == '.') {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file()) rel_paths.push_back(it->path().lexically_relative(root).generic_string());
-  }
-  ptq::check(!rel_paths.empty(), root.string() + " contains no files");
-  std::sort(rel_paths.begin(), rel_paths.end());
-  LoadedFiles files;
-  files.bytes.reserve(rel_paths.size());  // entries point into these vectors: no reallocation
-  for (const auto& rel : rel_paths) {
-    files.bytes.push_back(read_file(root / rel));
-    files.entries.push_back({rel, files.bytes.back().data(), files.bytes.back().size()});
-  }
-  return files;
 }
 
 int run_command(const std::vector<std::string>& argv) {

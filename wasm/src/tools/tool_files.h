@@ -1,0 +1,57 @@
+#pragma once
+// File input shared by the native command-line tools (ptqscope_native, ptq_bench): whole files, and
+// a calibration_data/ folder as the data::FileEntry list the core reads (like the page's folders).
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "core/error.h"
+#include "data/calibration_data.h"
+
+namespace ptq::tools {
+
+inline std::vector<uint8_t> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  check(static_cast<bool>(in), "cannot open " + path.string());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  check(!in.bad(), "cannot read " + path.string());
+  return bytes;
+}
+
+// The files' bytes and the entries viewing them (keep both together).
+struct LoadedFiles {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<data::FileEntry> entries;
+};
+
+// Every regular, non-hidden file under `root`, path relative to it with '/' separators, sorted.
+inline LoadedFiles read_calibration_folder(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw Error(root.string() + " is not a directory.");
+  std::vector<std::string> rel_paths;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && name[0] == '.') {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file()) rel_paths.push_back(it->path().lexically_relative(root).generic_string());
+  }
+  check(!rel_paths.empty(), root.string() + " contains no files");
+  std::sort(rel_paths.begin(), rel_paths.end());
+  LoadedFiles files;
+  files.bytes.reserve(rel_paths.size());  // entries point into these vectors: no reallocation
+  for (const auto& rel : rel_paths) {
+    files.bytes.push_back(read_file(root / rel));
+    files.entries.push_back({rel, files.bytes.back().data(), files.bytes.back().size()});
+  }
+  return files;
+}
+
+}  // namespace ptq::tools
