@@ -150,6 +150,8 @@ TEST(Conv, FastPathsMatchNaive) {
       make({2, 5, 4, 70}, {3, 5, 1, 1}, 1, {}, {}, {}, false),                 // pointwise, N > NC
       make({1, 40, 17, 17}, {132, 40, 3, 3}, 1, {}, {}, {1, 1, 1, 1}),        // K > KC, N > NC, M > MC
       make({1, 6, 15, 17}, {8, 3, 3, 3}, 2, {2, 2}, {}, {0, 1, 1, 0}),         // grouped, asymmetric pads
+      make({1, 8, 21, 46}, {12, 8, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}),        // stride 2: vector gather, odd rows
+      make({1, 3, 30, 31}, {8, 3, 7, 7}, 1, {2, 2}, {}, {3, 3, 3, 3}),         // a 7x7 stride-2 stem
       make({2, 8, 13, 37}, {8, 1, 3, 3}, 8, {}, {}, {1, 1, 1, 1}),             // depthwise 3x3 s1
       make({1, 8, 14, 40}, {8, 1, 3, 3}, 8, {2, 2}, {}, {0, 0, 1, 1}),         // depthwise s2, TF-style pads
       make({1, 4, 12, 33}, {8, 1, 3, 3}, 4, {1, 1}, {}, {1, 1, 1, 1}),         // depthwise multiplier 2

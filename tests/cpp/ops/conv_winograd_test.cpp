@@ -1,4 +1,4 @@
-// Winograd F(4x4, 3x3) against a direct convolution in double precision. The error is measured
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) against a direct convolution in double precision. The error is measured
 // relative to sum |w * x| of each output (the scale of the rounding of any summation order), so the
 // bound does not depend on cancellation in the data.
 #include <gtest/gtest.h>
@@ -49,21 +49,21 @@ Reference direct(const Case& k, int64_t out_h, int64_t out_w, const std::vector<
 }
 
 // Largest |winograd - exact| / sum|w x| over the outputs.
-double relative_error(const Case& k, uint32_t seed) {
+double relative_error(ops::WinogradKind kind, const Case& k, uint32_t seed) {
   std::mt19937 rng(seed);
   const int64_t out_h = k.H + k.pad_top + k.pad_bottom - 2, out_w = k.W + k.pad_left + k.pad_right - 2;
   const std::vector<float> x = test::random_floats(rng, k.C * k.H * k.W);
   const std::vector<float> w = test::random_floats(rng, k.M * k.C * 9);
   const std::vector<float> b = test::random_floats(rng, k.M);
-  std::vector<float> packed(ops::winograd_packed_size(k.M, k.C));
-  ops::winograd_pack_weights(w.data(), k.M, k.C, packed.data());
+  std::vector<float> packed(ops::winograd_packed_size(kind, k.M, k.C));
+  ops::winograd_pack_weights(kind, w.data(), k.M, k.C, packed.data());
   ops::Winograd3x3Shape s;
   s.C = k.C, s.M = k.M, s.H = k.H, s.W = k.W, s.out_h = out_h, s.out_w = out_w, s.pad_top = k.pad_top,
   s.pad_left = k.pad_left;
   // Canaries around the output catch writes outside the plane of partial tiles.
   const size_t n = static_cast<size_t>(k.M * out_h * out_w);
   std::vector<float> y(n + 8, 12345.0f);
-  ops::winograd_conv3x3(s, x.data(), packed.data(), b.data(), y.data() + 4);
+  ops::winograd_conv3x3(kind, s, x.data(), packed.data(), b.data(), y.data() + 4);
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(y[i], 12345.0f) << "write before the output";
     EXPECT_EQ(y[n + 4 + i], 12345.0f) << "write after the output";
@@ -74,27 +74,39 @@ double relative_error(const Case& k, uint32_t seed) {
   return worst;
 }
 
-TEST(ConvWinograd, MatchesDirectConvolution) {
-  const std::vector<Case> cases = {
-      {4, 4, 8, 8, 1, 1, 1, 1},        // whole tiles, "same" padding
-      {5, 7, 11, 13, 1, 1, 1, 1},      // partial tiles at the right and bottom, odd channel counts
-      {16, 12, 9, 30, 0, 0, 0, 0},     // no padding
-      {6, 9, 10, 10, 0, 2, 1, 0},      // asymmetric padding
-      {3, 4, 6, 6, 2, 2, 2, 2},        // padding wider than the kernel's overhang
-      {8, 8, 130, 130, 1, 1, 1, 1},    // several blocks of tile rows
-      {64, 80, 20, 20, 1, 1, 1, 1},    // channel counts of a detector head
-  };
+const std::vector<Case> kCases = {
+    {4, 4, 8, 8, 1, 1, 1, 1},        // whole tiles, "same" padding
+    {5, 7, 11, 13, 1, 1, 1, 1},      // partial tiles at the right and bottom, odd channel counts
+    {16, 12, 9, 30, 0, 0, 0, 0},     // no padding
+    {6, 9, 10, 10, 0, 2, 1, 0},      // asymmetric padding
+    {3, 4, 6, 6, 2, 2, 2, 2},        // padding wider than the kernel's overhang
+    {8, 8, 130, 130, 1, 1, 1, 1},    // several blocks of tile rows
+    {64, 80, 20, 20, 1, 1, 1, 1},    // channel counts of a detector head
+    {24, 20, 7, 7, 1, 1, 1, 1},      // a 7x7 plane (ResNet's last stage), odd tile counts
+};
+
+TEST(ConvWinograd, F4x4MatchesDirectConvolution) {
   uint32_t seed = 1;
-  for (const Case& k : cases) {
-    const double err = relative_error(k, seed++);
+  for (const Case& k : kCases) {
+    const double err = relative_error(ops::WinogradKind::F4x4, k, seed++);
     // F(4x4, 3x3) rounds in its transforms (coefficients up to 8): measured up to 3.3e-6 on these
     // cases, against ~1e-7 for im2col + GEMM; 64 float32 ulps bound it.
     EXPECT_LT(err, 64 * 1.1920929e-7) << "C=" << k.C << " M=" << k.M << " H=" << k.H << " W=" << k.W;
   }
 }
 
-// Through the Conv kernel: batch, groups, bias; then the same node and weights on an input too small
-// for Winograd, so the cached packing must be rebuilt for the im2col path (layout tag).
+TEST(ConvWinograd, F2x2MatchesDirectConvolution) {
+  uint32_t seed = 101;
+  for (const Case& k : kCases) {
+    const double err = relative_error(ops::WinogradKind::F2x2, k, seed++);
+    // F(2x2, 3x3)'s transforms have coefficients 0, ±1, ±1/2 only: measured up to 1.8e-7, like
+    // im2col + GEMM.
+    EXPECT_LT(err, 8 * 1.1920929e-7) << "C=" << k.C << " M=" << k.M << " H=" << k.H << " W=" << k.W;
+  }
+}
+
+// Through the Conv kernel: batch, groups, bias; then the same node and weights on smaller inputs
+// (F(2x2), then im2col), so the cached packing must be rebuilt for each path (layout tag).
 TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   std::mt19937 rng(11);
   const int64_t group = 2, Cg = 4, Mg = 5;
@@ -108,7 +120,7 @@ TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   node.outputs = {3};
   node.attributes = {test::attr_int("group", group), test::attr_ints("pads", {1, 1, 1, 1})};
   std::any prepared;
-  for (const int64_t size : {13, 2}) {  // 13x13: Winograd (16 tiles); 2x2: one tile, im2col
+  for (const int64_t size : {13, 7, 2}) {  // 13x13: F(4x4) (16 tiles); 7x7: F(2x2); 2x2: im2col
     const int64_t batch = 2, plane = size * size;
     const std::vector<float> x = test::random_floats(rng, batch * group * Cg * plane);
     const Tensor xt = Tensor::from_floats({batch, group * Cg, size, size}, x);
@@ -133,7 +145,7 @@ TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   }
 }
 
-TEST(ConvWinograd, AppliesOnlyToUndilatedStride1_3x3) {
+TEST(ConvWinograd, ChoosesTheVariantByPlaneSize) {
   auto spatial = [](int64_t k, int64_t stride, int64_t dilation, int64_t out) {
     ops::Spatial s;
     s.in = {out + 2, out + 2};
@@ -144,11 +156,17 @@ TEST(ConvWinograd, AppliesOnlyToUndilatedStride1_3x3) {
     s.pad_begin = s.pad_end = {0, 0};
     return s;
   };
-  EXPECT_TRUE(ops::winograd_applies(spatial(3, 1, 1, 16), 8, 8));
-  EXPECT_FALSE(ops::winograd_applies(spatial(3, 2, 1, 16), 8, 8));
-  EXPECT_FALSE(ops::winograd_applies(spatial(3, 1, 2, 16), 8, 8));
-  EXPECT_FALSE(ops::winograd_applies(spatial(5, 1, 1, 16), 8, 8));
-  EXPECT_FALSE(ops::winograd_applies(spatial(3, 1, 1, 16), 1, 8));  // depthwise-like: its own path
+  using ops::WinogradKind;
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 8, 8), WinogradKind::F4x4);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 13), 8, 8), WinogradKind::F4x4);  // 4 x 4 tiles of 4x4
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 12), 8, 8), WinogradKind::F2x2);  // 3 x 3 tiles: too few
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 7), 8, 8), WinogradKind::F2x2);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 3), 8, 8), WinogradKind::F2x2);   // 2 x 2 tiles of 2x2
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 2), 8, 8), WinogradKind::None);   // one tile
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 2, 1, 16), 8, 8), WinogradKind::None);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 2, 16), 8, 8), WinogradKind::None);
+  EXPECT_EQ(ops::winograd_kind(spatial(5, 1, 1, 16), 8, 8), WinogradKind::None);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 1, 8), WinogradKind::None);  // depthwise-like: its own path
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 //  * depthwise (one input channel per group, at most a few outputs per group, 1-D/2-D): a direct
 //    kernel over a zero-padded copy of each input plane;
 //  * pointwise (1x1, stride 1, no padding): GEMM straight on the NCHW planes (B = input channels);
-//  * 3x3 stride 1 with enough channels and tiles: Winograd F(4x4, 3x3) (ops/conv_winograd.h);
+//  * 3x3 stride 1 with enough channels and tiles: Winograd F(4x4, 3x3), or F(2x2, 3x3) on small
+//    planes (ops/conv_winograd.h);
 //  * everything else: im2col per group, written directly into the GEMM's packed-B panels, so no
 //    full im2col matrix is materialised (a kGemmKC x kGemmNC block at a time, L2 resident).
 // Weights are the GEMM A operand (output channels = rows), packed once and cached via ctx.prepared.
@@ -212,7 +213,13 @@ void im2col_row(const Im2col& ic, const float* plane, const KernelTap& tap, cons
       if (sw == 1) {
         ops::simd::copy(dst + a, s0, b - a);
       } else {
-        for (int64_t j = 0; j < b - a; ++j) dst[a + j] = s0[j * sw];
+        int64_t j = 0;
+        if (sw == 2) {
+          // Every other sample, 4 at a time. The group's second load reads one float past its last
+          // sample, so the last group stays scalar: no read beyond the plane's final sample.
+          for (; j + 4 < b - a; j += 4) ops::simd::store(dst + a + j, load_every<2>(s0 + 2 * j));
+        }
+        for (; j < b - a; ++j) dst[a + j] = s0[j * sw];
       }
     }
     ops::simd::fill(dst + b, 0.0f, len - b);
@@ -252,27 +259,30 @@ void im2col_pack(const void* context, int64_t k0, int64_t kc, int64_t n0, int64_
 
 // ---- kernel -------------------------------------------------------------------------------------
 
-// 3x3 stride-1 convolutions (most of a ResNet / YOLO backbone) by Winograd F(4x4, 3x3), per group.
-void conv_winograd(KernelContext& ctx, const ConvShape& cs, const float* xd, const float* wd, const float* bd, float* yd,
-                   ops::PackedConstant& local) {
+// 3x3 stride-1 convolutions (most of a ResNet / YOLO backbone) by Winograd F(4x4, 3x3) or, on small
+// planes, F(2x2, 3x3), per group.
+void conv_winograd(KernelContext& ctx, const ConvShape& cs, ops::WinogradKind kind, const float* xd, const float* wd,
+                   const float* bd, float* yd, ops::PackedConstant& local) {
   const Spatial& sp = cs.sp;
-  const size_t group_floats = ops::winograd_packed_size(cs.Mg, cs.Cg);
+  const size_t group_floats = ops::winograd_packed_size(kind, cs.Mg, cs.Cg);
   const std::vector<float>& packed = ops::packed_constant(
       ctx, 1, local,
       [&](std::vector<float>& out) {
         out.resize(group_floats * static_cast<size_t>(cs.group));
         for (int64_t g = 0; g < cs.group; ++g)
-          ops::winograd_pack_weights(wd + g * cs.Mg * cs.K(), cs.Mg, cs.Cg, out.data() + static_cast<size_t>(g) * group_floats);
+          ops::winograd_pack_weights(kind, wd + g * cs.Mg * cs.K(), cs.Mg, cs.Cg,
+                                     out.data() + static_cast<size_t>(g) * group_floats);
       },
-      ops::kPackedWinograd);
+      kind == ops::WinogradKind::F2x2 ? ops::kPackedWinograd2 : ops::kPackedWinograd4);
   ops::Winograd3x3Shape ws;
   ws.C = cs.Cg, ws.M = cs.Mg, ws.H = sp.in[0], ws.W = sp.in[1], ws.out_h = sp.out[0], ws.out_w = sp.out[1];
   ws.pad_top = sp.pad_begin[0], ws.pad_left = sp.pad_begin[1];
   const int64_t in_size = sp.in_size(), out_size = sp.out_size();
   for (int64_t n = 0; n < cs.batch; ++n)
     for (int64_t g = 0; g < cs.group; ++g)
-      ops::winograd_conv3x3(ws, xd + (n * cs.C + g * cs.Cg) * in_size, packed.data() + static_cast<size_t>(g) * group_floats,
-                            bd ? bd + g * cs.Mg : nullptr, yd + (n * cs.M + g * cs.Mg) * out_size);
+      ops::winograd_conv3x3(kind, ws, xd + (n * cs.C + g * cs.Cg) * in_size,
+                            packed.data() + static_cast<size_t>(g) * group_floats, bd ? bd + g * cs.Mg : nullptr,
+                            yd + (n * cs.M + g * cs.Mg) * out_size);
 }
 
 bool is_pointwise(const Spatial& s) {
@@ -321,8 +331,8 @@ void conv(KernelContext& ctx) {
   }
 
   ops::PackedConstant local;
-  if (ops::winograd_applies(sp, cs.Cg, cs.Mg)) {
-    conv_winograd(ctx, cs, xd, wd, bd, yd, local);
+  if (const ops::WinogradKind kind = ops::winograd_kind(sp, cs.Cg, cs.Mg); kind != ops::WinogradKind::None) {
+    conv_winograd(ctx, cs, kind, xd, wd, bd, yd, local);
     ctx.outputs[0] = ops::to_dtype(y, x_in.dtype());
     return;
   }

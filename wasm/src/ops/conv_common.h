@@ -58,7 +58,7 @@ struct PackedConstant {
   std::vector<float> data;
   int layout = 0;
 };
-enum PackedLayout : int { kPackedGemm = 0, kPackedWinograd = 1 };
+enum PackedLayout : int { kPackedGemm = 0, kPackedWinograd4 = 1, kPackedWinograd2 = 2 };
 const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
                                           const std::function<void(std::vector<float>&)>& build,
                                           int layout = kPackedGemm);

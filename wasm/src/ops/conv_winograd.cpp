@@ -15,8 +15,10 @@ using simd::splat;
 using simd::store;
 using simd::V4;
 
-constexpr int64_t kTile = 4;  // output tile edge
+constexpr int64_t kTile = 4;  // F(4x4, 3x3): output tile edge
 constexpr int64_t kPos = 36;  // positions of a transformed 6x6 tile = GEMMs per block
+constexpr int64_t kTile2 = 2;  // F(2x2, 3x3): output tile edge
+constexpr int64_t kPos2 = 16;  // positions of a transformed 4x4 tile
 // Scratch floats for the transformed inputs and GEMM results of one block of tiles (~2 MB, L2/L3).
 constexpr int64_t kBlockFloats = int64_t{1} << 19;
 
@@ -75,14 +77,14 @@ struct Tiling {
   int64_t row_width;       // padded input row: whole 4-tile groups plus the 6-wide window's overhang
 };
 
-Tiling tiling(const Winograd3x3Shape& s) {
+Tiling tiling(const Winograd3x3Shape& s, int64_t tile, int64_t positions) {
   Tiling t{};
-  t.tiles_h = (s.out_h + kTile - 1) / kTile;
-  t.tiles_w = (s.out_w + kTile - 1) / kTile;
-  const int64_t budget = std::max<int64_t>(32, kBlockFloats / (kPos * (s.C + s.M)));
+  t.tiles_h = (s.out_h + tile - 1) / tile;
+  t.tiles_w = (s.out_w + tile - 1) / tile;
+  const int64_t budget = std::max<int64_t>(32, kBlockFloats / (positions * (s.C + s.M)));
   t.rows_per_block = std::clamp<int64_t>(budget / t.tiles_w, 1, t.tiles_h);
   t.block = t.rows_per_block * t.tiles_w;
-  t.row_width = kTile * round_up(t.tiles_w, 4) + 8;
+  t.row_width = tile * round_up(t.tiles_w, 4) + 8;
   return t;
 }
 
@@ -158,19 +160,80 @@ void transform_output_row(const Winograd3x3Shape& s, const Tiling& t, const floa
   }
 }
 
+// ---- F(2x2, 3x3): for small planes, where 4x4 tiles leave the GEMMs too few columns --------------
+// B^T rows: [1 0 -1 0], [0 1 1 0], [0 -1 1 0], [0 1 0 -1]; A^T rows: [1 1 1 0], [0 1 -1 -1];
+// G rows: [1 0 0], [1/2 1/2 1/2], [1/2 -1/2 1/2], [0 0 1]. Scalar transforms: this variant is chosen
+// only for planes of a few tiles, where the GEMMs (C x M per position) dominate.
+template <class T>
+inline void input_transform2(const T d[4], T v[4]) {
+  v[0] = d[0] - d[2];
+  v[1] = d[1] + d[2];
+  v[2] = d[2] - d[1];
+  v[3] = d[1] - d[3];
+}
+
+// Transformed 4x4 input tiles of tile row `th` of one channel plane: V[pos * pos_stride + tile].
+void transform_input_row2(const Winograd3x3Shape& s, const Tiling& t, const float* x, int64_t th, float* rows,
+                          float* v, int64_t pos_stride) {
+  const int64_t w = t.row_width;
+  for (int64_t i = 0; i < 4; ++i) padded_row(s, x, th * kTile2 - s.pad_top + i, w, rows + i * w);
+  for (int64_t tw = 0; tw < t.tiles_w; ++tw) {
+    float d[4][4], e[4][4];
+    for (int64_t j = 0; j < 4; ++j) {  // columns: B^T down each column of the window
+      const float col[4] = {rows[tw * kTile2 + j], rows[w + tw * kTile2 + j], rows[2 * w + tw * kTile2 + j],
+                            rows[3 * w + tw * kTile2 + j]};
+      float out[4];
+      input_transform2(col, out);
+      for (int64_t i = 0; i < 4; ++i) d[i][j] = out[i];
+    }
+    for (int64_t i = 0; i < 4; ++i) input_transform2(d[i], e[i]);  // rows: (B^T d) B
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 4; ++j) v[(i * 4 + j) * pos_stride + tw] = e[i][j];
+  }
+}
+
+// Output tiles of tile row `th` of one output channel from its GEMM results M[pos * pos_stride + tile].
+void transform_output_row2(const Winograd3x3Shape& s, const Tiling& t, const float* m, int64_t pos_stride, int64_t th,
+                           float bias, float* y) {
+  for (int64_t tw = 0; tw < t.tiles_w; ++tw) {
+    float a[2][4];  // A^T applied down each column
+    for (int64_t j = 0; j < 4; ++j) {
+      const float* c = m + j * pos_stride + tw;
+      const float m0 = c[0], m1 = c[4 * pos_stride], m2 = c[8 * pos_stride], m3 = c[12 * pos_stride];
+      a[0][j] = m0 + m1 + m2;
+      a[1][j] = m1 - m2 - m3;
+    }
+    for (int64_t i = 0; i < 2; ++i) {
+      const int64_t oy = th * kTile2 + i, ox = tw * kTile2;
+      if (oy >= s.out_h) break;
+      y[oy * s.out_w + ox] = a[i][0] + a[i][1] + a[i][2] + bias;
+      if (ox + 1 < s.out_w) y[oy * s.out_w + ox + 1] = a[i][1] - a[i][2] - a[i][3] + bias;
+    }
+  }
+}
+
 }  // namespace
 
 void set_winograd_enabled(bool enabled) { winograd_enabled = enabled; }
 
-bool winograd_applies(const Spatial& sp, int64_t Cg, int64_t Mg) {
-  if (!winograd_enabled || sp.rank() != 2) return false;
+WinogradKind winograd_kind(const Spatial& sp, int64_t Cg, int64_t Mg) {
+  if (!winograd_enabled || sp.rank() != 2 || Cg < 4 || Mg < 4) return WinogradKind::None;
   for (size_t i = 0; i < 2; ++i)
-    if (sp.kernel[i] != 3 || sp.stride[i] != 1 || sp.dilation[i] != 1) return false;
-  const int64_t tiles = ((sp.out[0] + kTile - 1) / kTile) * ((sp.out[1] + kTile - 1) / kTile);
-  return Cg >= 4 && Mg >= 4 && tiles >= 4;
+    if (sp.kernel[i] != 3 || sp.stride[i] != 1 || sp.dilation[i] != 1) return WinogradKind::None;
+  const auto tiles = [&](int64_t edge) { return ((sp.out[0] + edge - 1) / edge) * ((sp.out[1] + edge - 1) / edge); };
+  // GEMM columns come in panels of kGemmNR tiles: below 16 tiles of 4x4 (planes up to ~12x12) the
+  // padded panels waste most of F(4x4)'s saving and its 36 weight matrices (4x the weights) are read
+  // for few columns, so F(2x2) (16 positions, more tiles) does less work; e.g. 7x7: 36 x 8 against
+  // 16 x 16 multiply columns per channel pair, 9 x 56 for im2col.
+  if (tiles(kTile) >= 16) return WinogradKind::F4x4;
+  return tiles(kTile2) >= 4 ? WinogradKind::F2x2 : WinogradKind::None;
 }
 
-size_t winograd_packed_size(int64_t M, int64_t C) { return kPos * gemm_packed_a_size(M, C); }
+size_t winograd_packed_size(WinogradKind kind, int64_t M, int64_t C) {
+  return (kind == WinogradKind::F2x2 ? kPos2 : kPos) * gemm_packed_a_size(M, C);
+}
+
+namespace {
 
 // G v for one 3-vector v, G (6x3) for the points 0, 1, -1, 2, -2, inf:
 // rows [1/4 0 0], [-1/6 -1/6 -1/6], [-1/6 1/6 -1/6], [1/24 1/12 1/6], [1/24 -1/12 1/6], [0 0 1].
@@ -186,38 +249,52 @@ inline void weight_transform(T v0, T v1, T v2, T* out, int64_t stride) {
   out[5 * stride] = v2;
 }
 
-void winograd_pack_weights(const float* w, int64_t M, int64_t C, float* dst) {
-  // U = G g G^T per (output, input) channel pair, in double (rounded once), for kGemmMR output
-  // channels at a time, each block packed straight into its panel of the 36 GEMM A operands.
-  constexpr int64_t R = kGemmMR;
+// G v for one 3-vector v, G (4x3) of F(2x2, 3x3).
+template <class T>
+inline void weight_transform2(T v0, T v1, T v2, T* out, int64_t stride) {
+  out[0] = v0;
+  out[stride] = (v0 + v1 + v2) * T(0.5);
+  out[2 * stride] = (v0 - v1 + v2) * T(0.5);
+  out[3 * stride] = v2;
+}
+
+// U = G g G^T per (output, input) channel pair, in double (rounded once), for kGemmMR output
+// channels at a time, each block packed straight into its panel of the N*N GEMM A operands.
+template <int64_t N, void (*Transform)(double, double, double, double*, int64_t)>
+void pack_weights(const float* w, int64_t M, int64_t C, float* dst) {
+  constexpr int64_t R = kGemmMR, P = N * N;
   const size_t each = gemm_packed_a_size(M, C);
-  // [row][c][position]: the 36 values of a pair are written together (a [position]-major layout
+  // [row][c][position]: the P values of a pair are written together (a [position]-major layout
   // puts them R*C floats apart, the same cache set when that is a multiple of 4 KB).
-  std::vector<float> u(static_cast<size_t>(kPos * R * C));
+  std::vector<float> u(static_cast<size_t>(P * R * C));
   for (int64_t m0 = 0; m0 < M; m0 += R) {
     const int64_t rows = std::min(R, M - m0);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < C; ++c) {
         const float* g = w + ((m0 + r) * C + c) * 9;
-        double gt[6][3];  // G g: column b of g transformed into gt[.][b]
-        for (int b = 0; b < 3; ++b) weight_transform<double>(g[b], g[3 + b], g[6 + b], &gt[0][b], 3);
-        double ut[6];
-        for (int i = 0; i < 6; ++i) {
-          weight_transform<double>(gt[i][0], gt[i][1], gt[i][2], ut, 1);
-          for (int k = 0; k < 6; ++k) u[static_cast<size_t>((r * C + c) * kPos + i * 6 + k)] = static_cast<float>(ut[k]);
+        double gt[N][3];  // G g: column b of g transformed into gt[.][b]
+        for (int b = 0; b < 3; ++b) Transform(g[b], g[3 + b], g[6 + b], &gt[0][b], 3);
+        double ut[N];
+        for (int64_t i = 0; i < N; ++i) {
+          Transform(gt[i][0], gt[i][1], gt[i][2], ut, 1);
+          for (int64_t k = 0; k < N; ++k) u[static_cast<size_t>((r * C + c) * P + i * N + k)] = static_cast<float>(ut[k]);
         }
       }
-    for (int64_t p = 0; p < kPos; ++p)
-      gemm_pack_a(u.data() + p, C * kPos, kPos, rows, C, dst + static_cast<size_t>(p) * each + static_cast<size_t>(m0 * C));
+    for (int64_t p = 0; p < P; ++p)
+      gemm_pack_a(u.data() + p, C * P, P, rows, C, dst + static_cast<size_t>(p) * each + static_cast<size_t>(m0 * C));
   }
 }
 
-void winograd_conv3x3(const Winograd3x3Shape& s, const float* x, const float* packed, const float* bias, float* y) {
-  const Tiling t = tiling(s);
+using InputRowFn = void (*)(const Winograd3x3Shape&, const Tiling&, const float*, int64_t, float*, float*, int64_t);
+using OutputRowFn = void (*)(const Winograd3x3Shape&, const Tiling&, const float*, int64_t, int64_t, float, float*);
+
+// Per block of tile rows: transform the inputs, one GEMM per position, transform the outputs.
+void run_blocks(const Winograd3x3Shape& s, const Tiling& t, int64_t positions, InputRowFn input_row,
+                OutputRowFn output_row, const float* x, const float* packed, const float* bias, float* y) {
   const int64_t v_stride = s.C * t.block, m_stride = s.M * t.block;  // floats per position
   // +4: the 4-tile loads of the last group may run past the last tile of the last row.
-  float* v = gemm_scratch(4, static_cast<size_t>(kPos * v_stride + 4));
-  float* m = gemm_scratch(5, static_cast<size_t>(kPos * m_stride + 4));
+  float* v = gemm_scratch(4, static_cast<size_t>(positions * v_stride + 4));
+  float* m = gemm_scratch(5, static_cast<size_t>(positions * m_stride + 4));
   float* rows = gemm_scratch(6, static_cast<size_t>(12 * t.row_width));
   const size_t each = gemm_packed_a_size(s.M, s.C);
   const int64_t in_plane = s.H * s.W, out_plane = s.out_h * s.out_w;
@@ -226,14 +303,33 @@ void winograd_conv3x3(const Winograd3x3Shape& s, const float* x, const float* pa
     const int64_t tiles = (th1 - th0) * t.tiles_w;
     for (int64_t c = 0; c < s.C; ++c)
       for (int64_t th = th0; th < th1; ++th)
-        transform_input_row(s, t, x + c * in_plane, th, rows, v + c * t.block + (th - th0) * t.tiles_w, v_stride);
-    for (int64_t p = 0; p < kPos; ++p)
+        input_row(s, t, x + c * in_plane, th, rows, v + c * t.block + (th - th0) * t.tiles_w, v_stride);
+    for (int64_t p = 0; p < positions; ++p)
       gemm(s.M, tiles, s.C, GemmOperand::packed(packed + static_cast<size_t>(p) * each),
            GemmOperand::strided(v + p * v_stride, t.block, 1), m + p * m_stride, t.block);
     for (int64_t o = 0; o < s.M; ++o)
       for (int64_t th = th0; th < th1; ++th)
-        transform_output_row(s, t, m + o * t.block + (th - th0) * t.tiles_w, m_stride, th, bias ? bias[o] : 0.0f,
-                             y + o * out_plane);
+        output_row(s, t, m + o * t.block + (th - th0) * t.tiles_w, m_stride, th, bias ? bias[o] : 0.0f,
+                   y + o * out_plane);
+  }
+}
+
+}  // namespace
+
+void winograd_pack_weights(WinogradKind kind, const float* w, int64_t M, int64_t C, float* dst) {
+  if (kind == WinogradKind::F2x2) {
+    pack_weights<4, &weight_transform2<double>>(w, M, C, dst);
+  } else {
+    pack_weights<6, &weight_transform<double>>(w, M, C, dst);
+  }
+}
+
+void winograd_conv3x3(WinogradKind kind, const Winograd3x3Shape& s, const float* x, const float* packed,
+                      const float* bias, float* y) {
+  if (kind == WinogradKind::F2x2) {
+    run_blocks(s, tiling(s, kTile2, kPos2), kPos2, &transform_input_row2, &transform_output_row2, x, packed, bias, y);
+  } else {
+    run_blocks(s, tiling(s, kTile, kPos), kPos, &transform_input_row, &transform_output_row, x, packed, bias, y);
   }
 }
 
