@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "ops/conv_common.h"
 #include "ops/conv_test_util.h"
 #include "ops/conv_winograd.h"
 #include "ops/op_test_util.h"
@@ -214,31 +215,75 @@ TEST(Conv, AutoPadModes) {
   }
 }
 
-TEST(Conv, CachesPackedWeightsAndNoticesNewWeights) {
-  std::mt19937 rng(9);
-  const ConvCase cc = make({1, 4, 6, 6}, {5, 4, 3, 3}, 1, {}, {}, {1, 1, 1, 1}, false);
-  const auto x = random_floats(rng, numel_of(cc.x));
-  const auto w1 = random_floats(rng, numel_of(cc.w)), w2 = random_floats(rng, numel_of(cc.w));
-  const Tensor xt = Tensor::from_floats(cc.x, x), w1t = Tensor::from_floats(cc.w, w1), w2t = Tensor::from_floats(cc.w, w2);
+// One Conv node with its own cache slot (as the executor keeps per node) and three weight tensors:
+// w[0], w[1], and w[2] holding w[1]'s values in another tensor.
+struct PackingProbe {
+  ConvCase cc = make({1, 4, 6, 6}, {5, 4, 3, 3}, 1, {}, {}, {1, 1, 1, 1}, false);
+  std::vector<float> x, values[2];
+  Tensor xt, w[3];
   ir::Node node;
-  node.name = "conv";
-  node.op_type = "Conv";
-  node.opset = 17;
-  node.inputs = {0, 1};
-  node.outputs = {2};
-  node.attributes = conv_attrs(cc);
   std::any prepared;
-  auto run = [&](const Tensor& w) {
-    std::vector<const Tensor*> in{&xt, &w};
+
+  explicit PackingProbe(uint32_t seed) {
+    std::mt19937 rng(seed);
+    x = random_floats(rng, numel_of(cc.x));
+    values[0] = random_floats(rng, numel_of(cc.w));
+    values[1] = random_floats(rng, numel_of(cc.w));
+    xt = Tensor::from_floats(cc.x, x);
+    w[0] = Tensor::from_floats(cc.w, values[0]);
+    w[1] = Tensor::from_floats(cc.w, values[1]);
+    w[2] = Tensor::from_floats(cc.w, values[1]);
+    node.name = "conv";
+    node.op_type = "Conv";
+    node.opset = 17;
+    node.inputs = {0, 1};
+    node.outputs = {2};
+    node.attributes = conv_attrs(cc);
+  }
+
+  // Runs with weights k; checks the output and whether a packing was built.
+  void run(int k, bool expect_build, const std::string& step) {
+    const size_t before = ops::packed_constant_builds();
+    std::vector<const Tensor*> in{&xt, &w[k]};
     std::vector<Tensor> out(1);
     exec::KernelContext ctx{node, in, out, &prepared, {false, true}};
     exec::OpRegistry::global().find("", "Conv")(ctx);
-    return out[0].to_float_vector();
-  };
-  EXPECT_TRUE(all_close(run(w1t), naive_conv(cc, x, w1, {})));
-  EXPECT_TRUE(prepared.has_value());
-  EXPECT_TRUE(all_close(run(w1t), naive_conv(cc, x, w1, {})));
-  EXPECT_TRUE(all_close(run(w2t), naive_conv(cc, x, w2, {})));  // a different weight tensor: repacked
+    EXPECT_TRUE(all_close(out[0].to_float_vector(), naive_conv(cc, x, values[k == 0 ? 0 : 1], {}))) << step;
+    EXPECT_EQ(ops::packed_constant_builds() - before, expect_build ? 1u : 0u) << step;
+  }
+};
+
+// The first packing and the latest other one stay cached (a sweep toggles float / quantized weights);
+// a third tensor replaces the second.
+TEST(Conv, CachesPackedWeightsAndNoticesNewWeights) {
+  PackingProbe p(9);
+  const std::vector<std::pair<int, bool>> steps = {{0, true},  {0, false}, {1, true}, {0, false},
+                                                   {1, false}, {2, true},  {1, true}, {0, false}};
+  for (size_t i = 0; i < steps.size(); ++i) p.run(steps[i].first, steps[i].second, "step " + std::to_string(i));
+  EXPECT_TRUE(p.prepared.has_value());
+}
+
+// Second packings share one cap: the oldest (another node's) is dropped to make room; one larger than
+// the whole cap is packed on every call. The first packings stay cached throughout.
+TEST(Conv, SecondPackingsShareABudgetOldestDroppedFirst) {
+  PackingProbe a(10), b(11);
+  a.run(0, true, "a first");
+  b.run(0, true, "b first");
+  const size_t base = ops::packed_second_bytes();
+  a.run(1, true, "a second");
+  const size_t one = ops::packed_second_bytes() - base;
+  ASSERT_GT(one, 0u);
+  ops::set_packed_second_budget(base + one + one / 2);  // room for one second packing
+  b.run(1, true, "b second: drops a's");
+  a.run(0, false, "a first again");
+  b.run(1, false, "b second kept");
+  a.run(1, true, "a second: rebuilt, drops b's");
+  b.run(1, true, "b second: rebuilt");
+  ops::set_packed_second_budget(0);
+  a.run(1, true, "over the cap");
+  a.run(1, true, "over the cap, again");
+  a.run(0, false, "a first still cached");
+  ops::set_packed_second_budget(ops::kPackedSecondBudget);
 }
 
 TEST(Conv, Float16InOut) {

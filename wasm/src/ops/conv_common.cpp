@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <any>
+#include <deque>
+#include <memory>
 
 #include "ops/gemm_kernel.h"
 #include "ops/simd.h"
@@ -113,26 +115,87 @@ Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spa
   return Tensor(DType::Float, shape);
 }
 
+namespace {
+
+struct SecondEntry;
+thread_local size_t second_bytes = 0;  // bytes of all live second entries (this thread)
+thread_local size_t second_budget = kPackedSecondBudget;
+thread_local size_t builds = 0;
+thread_local std::deque<std::weak_ptr<SecondEntry>> second_order;  // oldest first, for eviction
+
+// A second packing, counted against the budget while it holds data.
+struct SecondEntry {
+  PackedConstant entry;
+  size_t bytes = 0;
+  SecondEntry() = default;
+  SecondEntry(const SecondEntry&) = delete;
+  SecondEntry& operator=(const SecondEntry&) = delete;
+  ~SecondEntry() { second_bytes -= bytes; }
+  void release() {
+    entry = PackedConstant{};  // an empty source matches nothing: the owner rebuilds when needed
+    second_bytes -= bytes;
+    bytes = 0;
+  }
+};
+
+struct PackedCache {
+  PackedConstant first;
+  std::shared_ptr<SecondEntry> second;  // shared: std::any copies what it holds
+};
+
+// Drops the oldest second entries (of any node) until `bytes` more fit; false if they cannot.
+bool make_room(size_t bytes) {
+  while (second_bytes + bytes > second_budget && !second_order.empty()) {
+    if (auto oldest = second_order.front().lock()) oldest->release();
+    second_order.pop_front();
+  }
+  return second_bytes + bytes <= second_budget;
+}
+
+bool holds(const PackedConstant& e, const Tensor& src, int layout) {
+  return e.source.defined() && e.source.raw() == src.raw() && e.source.shape() == src.shape() &&
+         e.source.dtype() == src.dtype() && e.layout == layout;
+}
+
+}  // namespace
+
+void set_packed_second_budget(size_t bytes) { second_budget = bytes; }
+size_t packed_second_bytes() { return second_bytes; }
+size_t packed_constant_builds() { return builds; }
+
 const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
                                           const std::function<void(std::vector<float>&)>& build, int layout) {
   const Tensor& src = ctx.required(index);
+  const auto fill = [&](PackedConstant& e) -> const std::vector<float>& {
+    ++builds;
+    e = PackedConstant{src, {}, layout};
+    build(e.data);
+    return e.data;
+  };
   const bool cacheable = ctx.prepared && index < ctx.constant_input.size() && ctx.constant_input[index];
-  if (cacheable) {
-    if (auto* hit = std::any_cast<PackedConstant>(ctx.prepared)) {
-      if (hit->source.raw() == src.raw() && hit->source.shape() == src.shape() &&
-          hit->source.dtype() == src.dtype() && hit->layout == layout) {
-        return hit->data;
-      }
-    }
-    PackedConstant entry{src, {}, layout};
-    build(entry.data);
-    *ctx.prepared = std::move(entry);
-    return std::any_cast<PackedConstant>(ctx.prepared)->data;
+  if (!cacheable) return fill(local);
+  auto* cache = std::any_cast<PackedCache>(ctx.prepared);
+  if (!cache) cache = &ctx.prepared->emplace<PackedCache>();
+  if (holds(cache->first, src, layout)) return cache->first.data;
+  if (cache->second && holds(cache->second->entry, src, layout)) return cache->second->entry.data;
+  if (!cache->first.source.defined() || cache->first.layout != layout) {
+    cache->second.reset();
+    return fill(cache->first);
   }
-  local.source = src;
-  local.data.clear();
-  build(local.data);
-  return local.data;
+  cache->second.reset();  // returns its bytes to the budget before the new one is counted
+  auto second = std::make_shared<SecondEntry>();
+  fill(second->entry);
+  const size_t bytes = second->entry.data.size() * sizeof(float);
+  if (!make_room(bytes)) {  // larger than the whole budget
+    local = std::move(second->entry);
+    return local.data;
+  }
+  second->bytes = bytes;
+  second_bytes += bytes;
+  while (!second_order.empty() && second_order.front().expired()) second_order.pop_front();
+  second_order.push_back(second);
+  cache->second = std::move(second);
+  return cache->second->entry.data;
 }
 
 Plane2D as_plane(const Spatial& s) {

@@ -49,10 +49,15 @@ Tensor optional_bias(const exec::KernelContext& ctx, int64_t M);
 Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spatial);
 
 // Data derived from a (normally constant) input, e.g. packed GEMM weights. When ctx.prepared is
-// available and input `index` is a graph constant, the result is cached there and rebuilt only if a
-// different tensor arrives (a fake-quantised weight, say). The cache keeps the source tensor alive
-// so its address cannot be reused by another allocation while the entry exists.
-// `layout` names the packing (a node can switch between paths, e.g. when its input shape changes).
+// available and input `index` is a graph constant, the result is cached there, keyed by the source
+// tensor's identity. Two entries per node: the first packing built, and the latest different one (a
+// sensitivity sweep toggles a node between its float and its fake-quantised weights, for every
+// sample; rebuilding the float packing after each item cost a fifth of a node sweep natively).
+// Second entries of all nodes together are capped at kPackedSecondBudget bytes per thread: the oldest
+// are dropped to make room (a packing larger than the whole cap is built for the call only). The
+// cache keeps the source tensors alive so their addresses cannot be reused while cached.
+// `layout` names the packing (a node can switch between paths, e.g. when its input shape changes);
+// a new layout replaces the first entry.
 struct PackedConstant {
   Tensor source;
   std::vector<float> data;
@@ -62,6 +67,12 @@ enum PackedLayout : int { kPackedGemm = 0, kPackedWinograd4 = 1, kPackedWinograd
 const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index, PackedConstant& local,
                                           const std::function<void(std::vector<float>&)>& build,
                                           int layout = kPackedGemm);
+inline constexpr size_t kPackedSecondBudget = size_t{64} << 20;
+// For tests: this thread's cap on second entries (kPackedSecondBudget by default), the bytes they
+// hold, and the number of packings built so far by this thread (cached or not: shows cache hits).
+void set_packed_second_budget(size_t bytes);
+size_t packed_second_bytes();
+size_t packed_constant_builds();
 
 inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
