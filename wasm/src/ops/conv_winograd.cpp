@@ -1,7 +1,6 @@
 #include "ops/conv_winograd.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "ops/gemm_kernel.h"
@@ -59,15 +58,16 @@ inline void output_transform(const V4 m[6], V4 o[4]) {
   o[3] = dif12 + splat(8.0f) * dif34 + m[5];
 }
 
-// Stores the first n (1..4) lanes of v to p.
+// Stores the first n (1..4) lanes of v to p (lane by lane: a memcpy of a variable size is a call in
+// wasm, and a third of the 4-tile groups of a 40-wide plane are partial).
 inline void store_lanes(float* p, V4 v, int64_t n) {
   if (n == 4) {
     store(p, v);
-  } else {
-    float tmp[4];
-    store(tmp, v);
-    std::memcpy(p, tmp, static_cast<size_t>(n) * sizeof(float));
+    return;
   }
+  p[0] = v[0];
+  if (n > 1) p[1] = v[1];
+  if (n > 2) p[2] = v[2];
 }
 
 struct Tiling {
