@@ -11,24 +11,20 @@
 //    several times the rate of the im2col ones, and cones favour the late layers.)
 // Prints the table; `--write-docs` rewrites the table in docs/benchmarks.md. Not a test.
 // Usage: node scripts/bench-sweep.mjs [--models resnet18,yolov8n_like] [--node-types activation,node]
-//        [--max-items N] [--runs N] [--sweep-runs N] [--write-docs]
+//        [--max-items N] [--pairs N] [--sweep-runs N] [--write-docs]
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { machine, median, option, report, runMain, timeLoop } from './bench-common.mjs';
+import { machine, median, option, report, runMain } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 
 const models = option('models', 'resnet18,yolov8n_like').split(',');
 const nodeTypes = option('node-types', 'activation,node').split(',');
 const maxItems = Number(option('max-items', Infinity));  // smoke runs: the first N items only
-const runs = Number(option('runs', 5));
-const sweepRuns = Number(option('sweep-runs', 3));  // each sweep is timed this many times (median)
+const pairs = Number(option('pairs', 3));  // forward passes of each engine before and after every sweep run
+const sweepRuns = Number(option('sweep-runs', 5));  // each sweep is timed this many times (median)
 const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
-
-// Warm-ups: V8 first runs wasm on its baseline compiler and tiers up in the background; a few runs
-// are needed before onnxruntime-web's (large) module is at full speed.
-const time = (fn) => timeLoop(fn, { warmup: 8, runs });
 
 // The calibrated fixture (scripts/fixtures/calibrated_models.py: ptq_calibrate, max calibration).
 function calibrated(name) {
@@ -86,6 +82,26 @@ function lastSample(dataDir) {
   });
 }
 
+// This machine's speed moves by up to ±40 % over seconds to minutes (a shared VM), for both engines
+// alike. So nothing is compared across time: every sweep run is sandwiched between alternating
+// forward passes of both engines (and a profile of ours, averaged for the floor), and each ratio is formed
+// from the measurements around that one run. The table shows the median ratio over the runs and
+// their range.
+async function around(ours, theirs, profile, pairs) {
+  const o = [], t = [], p = [];
+  for (let i = 0; i < pairs; ++i) {
+    // Alternate which engine goes first, so neither always runs right after the sweep.
+    const order = i % 2 ? [[theirs, t], [ours, o]] : [[ours, o], [theirs, t]];
+    for (const [fn, into] of order) {
+      const t0 = performance.now();
+      await fn();
+      into.push(performance.now() - t0);
+    }
+  }
+  p.push(profile());
+  return { ours: o, theirs: t, profiles: p };
+}
+
 async function main() {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
@@ -94,48 +110,61 @@ async function main() {
   const rows = [];
   for (const name of models) {
     const dataDir = path.join(fixtures, `${name}_data`);
-    const modelFile = calibrated(name);
     const session = new ptq.Session();
-    session.loadModel(fs.readFileSync(modelFile));
-    const files = readCalibrationFolder(dataDir);
-    const { sampleCount } = session.loadCalibrationData(files);
+    session.loadModel(fs.readFileSync(calibrated(name)));
+    const { sampleCount } = session.loadCalibrationData(readCalibrationFolder(dataDir));
     const graph = JSON.parse(session.graphJson());
-    const oursForward = await time(() => session.run(sampleCount - 1, 'off'));
-    const profiles = Array.from({ length: runs }, () => session.profile(sampleCount - 1, 'off'));
-    const nodeMs = new Map(graph.nodes.map((n) => [n.name, median(profiles.map((p) => p[n.name] ?? 0))]));
-
     const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
     const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
     const feeds = Object.fromEntries(lastSample(dataDir).map((s) => [s.name, new ort.Tensor('float32', s.data, s.dims)]));
-    const ortForward = await time(() => ortSession.run(feeds));
-    await ortSession.release?.();
+    const oursForward = () => session.run(sampleCount - 1, 'off');
+    const ortForward = () => ortSession.run(feeds);
+    const profile = () => session.profile(sampleCount - 1, 'off');
+    // Warm-ups: V8 first runs wasm on its baseline compiler and tiers up in the background; a few
+    // runs are needed before onnxruntime-web's (large) module is at full speed.
+    await around(oursForward, ortForward, profile, 8);
 
     for (const nodeType of nodeTypes) {
       const request = { analysis: 'sensitivity', options: { node_type: nodeType, metrics: ['cosine-similarity'] } };
       const all = JSON.parse(session.listItems(JSON.stringify(request)));
       const count = Math.min(all.length, maxItems);
-      const sweepMs = [];
+      const body = JSON.stringify({ ...request, items: { begin: 0, end: count } });
+      const measured = [];
       for (let r = 0; r < sweepRuns; ++r) {
+        const before = await around(oursForward, ortForward, profile, pairs);
         const t0 = performance.now();
-        session.analyze(JSON.stringify({ ...request, items: { begin: 0, end: count } }));
-        sweepMs.push(performance.now() - t0);
+        session.analyze(body);
+        const sweep = performance.now() - t0;
+        const after = await around(oursForward, ortForward, profile, pairs);
+        const ortMs = median([...before.theirs, ...after.theirs]);
+        const oursMs = median([...before.ours, ...after.ours]);
+        const profiles = [...before.profiles, ...after.profiles];
+        const nodeMs = new Map(graph.nodes.map((n) => [n.name, profiles.reduce((sum, p) => sum + (p[n.name] ?? 0), 0) / profiles.length]));
+        const floor = floorMs(graph, nodeType, all.slice(0, count), nodeMs);
+        measured.push({ sweep, ortMs, oursMs, floor, speedup: (count * ortMs) / sweep, overFloor: sweep / floor });
+        console.error(`${name} ${nodeType} run ${r + 1}: ${count} items, sweep ${sweep.toFixed(0)} ms, `
+          + `forward ours ${oursMs.toFixed(1)} / ORT-web ${ortMs.toFixed(1)} ms, ${(count * ortMs / sweep).toFixed(2)}x naive, ${(sweep / floor).toFixed(2)} of floor`);
       }
-      const ours = median(sweepMs);
-      const floor = floorMs(graph, nodeType, all.slice(0, count), nodeMs);
-      rows.push({ name, nodeType, count, ours, naive: count * ortForward, floor, oursForward, ortForward });
-      console.error(`${name} ${nodeType}: ${count} items, ${ours.toFixed(0)} ms`);
+      rows.push({ name, nodeType, count, measured });
     }
+    await ortSession.release?.();
     session.delete();
   }
   const f = (x) => x.toFixed(0);
+  const range = (xs, digits) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+  const mid = (r, key) => median(r.measured.map((m) => m[key]));
   const lines = [
-    '| model | sweep | items | ptqscope sweep (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive | floor: Σ cone time of a forward pass (ms) | ours / floor |',
-    '|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.name} | ${r.nodeType} | ${r.count} | ${f(r.ours)} | ${f(r.naive)} (${r.ortForward.toFixed(1)} per item) | `
-      + `${(r.naive / r.ours).toFixed(2)}× | ${f(r.floor)} (forward ${r.oursForward.toFixed(1)}) | ${(r.ours / r.floor).toFixed(2)} |`),
+    '| model | sweep | items | ptqscope sweep (ms) | ORT-web forward (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive (range) | floor: Σ cone time (ms) | ours / floor (range) |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const speedups = r.measured.map((m) => m.speedup), overs = r.measured.map((m) => m.overFloor);
+      return `| ${r.name} | ${r.nodeType} | ${r.count} | ${f(mid(r, 'sweep'))} | ${mid(r, 'ortMs').toFixed(1)} (ours ${mid(r, 'oursMs').toFixed(1)}) | `
+        + `${f(r.count * mid(r, 'ortMs'))} | ${median(speedups).toFixed(2)}× (${range(speedups, 2)}) | ${f(mid(r, 'floor'))} | `
+        + `${median(overs).toFixed(2)} (${range(overs, 2)}) |`;
+    }),
   ];
   const header = `Sensitivity sweep (metric cosine-similarity, data_num 1), wasm, one thread, one worker${Number.isFinite(maxItems) ? `, first ${maxItems} items only (smoke run)` : ''}; `
-    + `sweeps: median of ${sweepRuns} runs; forward passes: median of ${runs} runs; ${machine()}`;
+    + `${sweepRuns} sweep runs, each between ${pairs} alternating forward passes of both engines before and after it (ratios formed per run, median shown); ${machine()}`;
   report('bench-sweep', header, lines);
 }
 
