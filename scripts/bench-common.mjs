@@ -26,6 +26,23 @@ export async function timeLoop(fn, { warmup, runs }) {
   return median(times);
 }
 
+// Times the functions in alternation, `rounds` times; the order rotates every round, so none always
+// runs right after another. This machine's speed drifts by up to ±40 % over seconds to minutes (a
+// shared VM): engines compared in alternation see the same drift, engines timed one after the other
+// do not. Returns the wall times (ms) per function.
+export async function timeAlternating(fns, rounds) {
+  const times = fns.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < fns.length; k++) {
+      const i = (k + r) % fns.length;
+      const t0 = performance.now();
+      await fns[i]();
+      times[i].push(performance.now() - t0);
+    }
+  }
+  return times;
+}
+
 // "Node v20…, <CPU>; <date>": the machine line of every table header.
 export const machine = () =>
   `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; ${new Date().toISOString().slice(0, 10)}.`;

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { machine, median, option, report, runMain } from './bench-common.mjs';
+import { machine, median, option, report, runMain, timeAlternating } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 
@@ -82,24 +82,13 @@ function lastSample(dataDir) {
   });
 }
 
-// This machine's speed moves by up to ±40 % over seconds to minutes (a shared VM), for both engines
-// alike. So nothing is compared across time: every sweep run is sandwiched between alternating
-// forward passes of both engines (and a profile of ours, averaged for the floor), and each ratio is formed
-// from the measurements around that one run. The table shows the median ratio over the runs and
-// their range.
+// Nothing is compared across time (see timeAlternating): every sweep run is sandwiched between
+// alternating forward passes of both engines and a profile of ours (averaged for the floor), and each
+// ratio is formed from the measurements around that one run. The table shows the median ratio over
+// the runs and their range.
 async function around(ours, theirs, profile, pairs) {
-  const o = [], t = [], p = [];
-  for (let i = 0; i < pairs; ++i) {
-    // Alternate which engine goes first, so neither always runs right after the sweep.
-    const order = i % 2 ? [[theirs, t], [ours, o]] : [[ours, o], [theirs, t]];
-    for (const [fn, into] of order) {
-      const t0 = performance.now();
-      await fn();
-      into.push(performance.now() - t0);
-    }
-  }
-  p.push(profile());
-  return { ours: o, theirs: t, profiles: p };
+  const [o, t] = await timeAlternating([ours, theirs], pairs);
+  return { ours: o, theirs: t, profiles: [profile()] };
 }
 
 async function main() {
