@@ -59,6 +59,23 @@ describe('digits example', () => {
     expect(a.byteOffset).toBe(b.byteOffset);
   });
 
+  it('profiles a forward pass: a wall time per executed node, the same outputs, errors named', () => {
+    const graph = JSON.parse(ctx.session.graphJson());
+    const names = new Set(graph.nodes.map((n) => n.name));
+    const before = runCopy(ctx.session, 2, 'off')[0].data;
+    const times = ctx.session.profile(2, 'off');
+    const timed = Object.keys(times);
+    expect(timed.length).toBeGreaterThan(0);
+    for (const name of timed) {
+      expect(names.has(name)).toBe(true);
+      expect(Number.isFinite(times[name]) && times[name] >= 0).toBe(true);
+    }
+    for (const n of graph.nodes.filter((m) => m.op_type === 'Conv' || m.op_type === 'Gemm')) expect(timed).toContain(n.name);
+    expect(() => ctx.session.profile(99, 'off')).toThrow(/profile: sample index 99 out of range/);
+    expect(runCopy(ctx.session, 2, 'off')[0].data).toEqual(before);
+    expect(Object.keys(ctx.session.profile(2, 'off'))).toEqual(timed);
+  });
+
   it("gives identical outputs for 'off', 'on', 'stored' and an explicit config on a float model", () => {
     const off = runCopy(ctx.session, 3, 'off')[0].data;
     for (const config of ['on', 'stored', { on: new Uint8Array(0) }, { on: [], qtype: [] }]) {

@@ -350,14 +350,10 @@ class Session {
       const exec::QuantConfig qc = parse_config(config);
       const ir::Graph& g = executor_->graph();
       std::vector<double> ms(g.nodes.size(), -1.0);
-      executor_->set_node_timer([&](int node, double t) { ms[static_cast<size_t>(node)] = t; });
-      try {
+      {
+        exec::Executor::ScopedNodeTimer timer(*executor_, [&](int node, double t) { ms[static_cast<size_t>(node)] = t; });
         executor_->run(inputs, qc);
-      } catch (...) {
-        executor_->set_node_timer(nullptr);
-        throw;
       }
-      executor_->set_node_timer(nullptr);
       val o = val::object();
       for (size_t i = 0; i < ms.size(); ++i)
         if (ms[i] >= 0) o.set(g.nodes[i].name, val(ms[i]));

@@ -73,9 +73,20 @@ class Executor {
   RunRecord run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                             RunStats* stats = nullptr);
 
-  // Profiling hook (ptq_bench --profile): called after every executed node with its wall time.
+  // Profiling hook (ptq_bench --profile, Session.profile): called after every executed node with its
+  // wall time. ScopedNodeTimer installs one for a scope and removes it on exit, exceptions included.
   using NodeTimer = std::function<void(int node_id, double ms)>;
   void set_node_timer(NodeTimer timer) { node_timer_ = std::move(timer); }
+  class ScopedNodeTimer {
+   public:
+    ScopedNodeTimer(Executor& executor, NodeTimer timer) : executor_(executor) { executor_.set_node_timer(std::move(timer)); }
+    ~ScopedNodeTimer() { executor_.set_node_timer(nullptr); }
+    ScopedNodeTimer(const ScopedNodeTimer&) = delete;
+    ScopedNodeTimer& operator=(const ScopedNodeTimer&) = delete;
+
+   private:
+    Executor& executor_;
+  };
 
   // Graph outputs of a record, in graph output order.
   std::vector<Tensor> outputs(const RunRecord& record) const;
