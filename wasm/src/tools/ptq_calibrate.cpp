@@ -19,6 +19,7 @@
 #include "quant/hz_to_qdq.h"
 #include "reader/onnx.h"
 #include "reader/onnx_writer.h"
+#include "tools/tool_files.h"
 
 namespace fs = std::filesystem;
 using namespace ptq;
@@ -31,11 +32,7 @@ constexpr const char* kUsage =
     "  CALIBRATION_DATA_DIR holds one folder per model input with one .npy file per sample.\n"
     "  --int16 takes calibration node names (<tensor>_HzCalibration), tensor names or node names.\n";
 
-std::vector<uint8_t> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  check(static_cast<bool>(in), "cannot open '" + path.string() + "'");
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using tools::read_file;
 
 void write_file(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
@@ -139,17 +136,9 @@ int run(const Args& a) {
   }
   const ir::Model float_model = reader::read_onnx(model_bytes.data(), model_bytes.size(), read_options);
 
-  check(fs::is_directory(a.data_dir), a.data_dir + " is not a directory.");
-  std::vector<data::FileEntry> files;
-  std::vector<fs::path> paths;
-  for (const auto& entry : fs::recursive_directory_iterator(a.data_dir))
-    if (entry.is_regular_file()) paths.push_back(entry.path());
-  std::sort(paths.begin(), paths.end());
-  for (const auto& path : paths) {
-    buffers.push_back(read_file(path));
-    files.push_back({fs::relative(path, a.data_dir).generic_string(), buffers.back().data(), buffers.back().size()});
-  }
-  const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files);
+  // Like the CLI and the page: every non-hidden file under the folder (a .DS_Store is not a sample).
+  const tools::LoadedFiles files = tools::read_calibration_folder(a.data_dir);
+  const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files.entries);
 
   const ir::Model calibrated = quant::calibrate(float_model, data.samples(), a.options);
   write_file(a.out, reader::write_onnx(calibrated));

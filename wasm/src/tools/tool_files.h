@@ -1,5 +1,5 @@
 #pragma once
-// File input shared by the native command-line tools (ptqscope_native, ptq_bench): whole files, and
+// File input shared by the native command-line tools (ptqscope_native, ptq_bench, ptq_calibrate): whole files, and
 // a calibration_data/ folder as the data::FileEntry list the core reads (like the page's folders).
 #include <algorithm>
 #include <cstdint>
