@@ -11,19 +11,25 @@
 //    several times the rate of the im2col ones, and cones favour the late layers.)
 // Prints the table; `--write-docs` rewrites the table in docs/benchmarks.md. Not a test.
 // Usage: node scripts/bench-sweep.mjs [--models resnet18,yolov8n_like] [--node-types activation,node]
-//        [--max-items N] [--pairs N] [--sweep-runs N] [--write-docs]
+//        [--max-items N] [--pairs N] [--sweep-runs N] [--workers N] [--write-docs]
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
 import { machine, median, option, report, runMain, timeAlternating } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
-import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
+import { loadPtqModule, REPO_ROOT, wasmModulePath } from '../web/cli/lib/wasm.mjs';
+import { createPool } from '../web/pipeline/pool.mjs';
+import { spawnNodeWorker } from '../web/pipeline/node_worker.mjs';
+import { runAnalysis } from '../web/pipeline/sweep.mjs';
 
 const models = option('models', 'resnet18,yolov8n_like').split(',');
 const nodeTypes = option('node-types', 'activation,node').split(',');
 const maxItems = Number(option('max-items', Infinity));  // smoke runs: the first N items only
 const pairs = Number(option('pairs', 3));  // forward passes of each engine before and after every sweep run
 const sweepRuns = Number(option('sweep-runs', 5));  // each sweep is timed this many times (median)
+// The same sweep split across this many workers (the CLI's and the page's pool), timed right after
+// the one-worker sweep; full sweeps only. 1: not measured.
+const workers = Number(option('workers', 2));
 const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
 
 // The calibrated fixture (scripts/fixtures/calibrated_models.py: ptq_calibrate, max calibration).
@@ -103,6 +109,9 @@ async function main() {
     session.loadModel(fs.readFileSync(calibrated(name)));
     const { sampleCount } = session.loadCalibrationData(readCalibrationFolder(dataDir));
     const graph = JSON.parse(session.graphJson());
+    const pool = workers > 1 && !Number.isFinite(maxItems)
+      ? createPool({ size: workers, spawn: () => spawnNodeWorker(wasmModulePath()) }) : null;
+    await pool?.load({ model: fs.readFileSync(calibrated(name)), files: readCalibrationFolder(dataDir), modelName: name, dataName: dataDir });
     const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
     const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
     const feeds = Object.fromEntries(lastSample(dataDir).map((s) => [s.name, new ort.Tensor('float32', s.data, s.dims)]));
@@ -112,6 +121,8 @@ async function main() {
     // Warm-ups: V8 first runs wasm on its baseline compiler and tiers up in the background; a few
     // runs are needed before onnxruntime-web's (large) module is at full speed.
     await around(oursForward, ortForward, profile, 8);
+    // The workers' own warm-up: one untimed split sweep.
+    if (pool) await runAnalysis(pool, { analysis: 'sensitivity', options: { node_type: nodeTypes[0], metrics: ['cosine-similarity'] } });
 
     for (const nodeType of nodeTypes) {
       const request = { analysis: 'sensitivity', options: { node_type: nodeType, metrics: ['cosine-similarity'] } };
@@ -124,35 +135,47 @@ async function main() {
         const t0 = performance.now();
         session.analyze(body);
         const sweep = performance.now() - t0;
+        let pooled = NaN;
+        if (pool) {
+          const t1 = performance.now();
+          await runAnalysis(pool, request);
+          pooled = performance.now() - t1;
+        }
         const after = await around(oursForward, ortForward, profile, pairs);
         const ortMs = median([...before.theirs, ...after.theirs]);
         const oursMs = median([...before.ours, ...after.ours]);
         const profiles = [...before.profiles, ...after.profiles];
         const nodeMs = new Map(graph.nodes.map((n) => [n.name, profiles.reduce((sum, p) => sum + (p[n.name] ?? 0), 0) / profiles.length]));
         const floor = floorMs(graph, nodeType, all.slice(0, count), nodeMs);
-        measured.push({ sweep, ortMs, oursMs, floor, speedup: (count * ortMs) / sweep, overFloor: sweep / floor });
+        measured.push({ sweep, pooled, ortMs, oursMs, floor, speedup: (count * ortMs) / sweep, overFloor: sweep / floor });
         console.error(`${name} ${nodeType} run ${r + 1}: ${count} items, sweep ${sweep.toFixed(0)} ms, `
-          + `forward ours ${oursMs.toFixed(1)} / ORT-web ${ortMs.toFixed(1)} ms, ${(count * ortMs / sweep).toFixed(2)}x naive, ${(sweep / floor).toFixed(2)} of floor`);
+          + `forward ours ${oursMs.toFixed(1)} / ORT-web ${ortMs.toFixed(1)} ms, ${(count * ortMs / sweep).toFixed(2)}x naive, ${(sweep / floor).toFixed(2)} of floor`
+          + `${pool ? `, ${workers} workers ${pooled.toFixed(0)} ms` : ''}`);
       }
       rows.push({ name, nodeType, count, measured });
     }
     await ortSession.release?.();
+    pool?.close();
     session.delete();
   }
   const f = (x) => x.toFixed(0);
   const range = (xs, digits) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
   const mid = (r, key) => median(r.measured.map((m) => m[key]));
+  // Time with the pool, and how many times faster than one worker (median of the per-run ratios).
+  const pooledCell = (r) => (Number.isFinite(mid(r, 'pooled'))
+    ? `${f(mid(r, 'pooled'))} (${median(r.measured.map((m) => m.sweep / m.pooled)).toFixed(2)}× one worker)` : 'not measured');
   const lines = [
-    '| model | sweep | items | ptqscope sweep (ms) | ORT-web forward (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive (range) | floor: Σ cone time (ms) | ours / floor (range) |',
-    '|---|---|---|---|---|---|---|---|---|',
+    `| model | sweep | items | ptqscope sweep (ms) | ORT-web forward (ms) | naive: items × ORT-web forward (ms) | speed-up vs naive (range) | floor: Σ cone time (ms) | ours / floor (range) | ptqscope, ${workers} workers (ms) |`,
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const speedups = r.measured.map((m) => m.speedup), overs = r.measured.map((m) => m.overFloor);
       return `| ${r.name} | ${r.nodeType} | ${r.count} | ${f(mid(r, 'sweep'))} | ${mid(r, 'ortMs').toFixed(1)} (ours ${mid(r, 'oursMs').toFixed(1)}) | `
         + `${f(r.count * mid(r, 'ortMs'))} | ${median(speedups).toFixed(2)}× (${range(speedups, 2)}) | ${f(mid(r, 'floor'))} | `
-        + `${median(overs).toFixed(2)} (${range(overs, 2)}) |`;
+        + `${median(overs).toFixed(2)} (${range(overs, 2)}) | ${pooledCell(r)} |`;
     }),
   ];
-  const header = `Sensitivity sweep (metric cosine-similarity, data_num 1), wasm, one thread, one worker${Number.isFinite(maxItems) ? `, first ${maxItems} items only (smoke run)` : ''}; `
+  const header = `Sensitivity sweep (metric cosine-similarity, data_num 1), wasm, one thread, one worker${Number.isFinite(maxItems) ? `, first ${maxItems} items only (smoke run)` : ''}`
+    + `${workers > 1 && !Number.isFinite(maxItems) ? ` (last column: the same sweep split across ${workers} workers, timed right after it)` : ''}; `
     + `${sweepRuns} sweep runs, each between ${pairs} alternating forward passes of both engines before and after it (ratios formed per run, median shown); ${machine()}`;
   report('bench-sweep', header, lines);
 }
