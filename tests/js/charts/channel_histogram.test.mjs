@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { renderBoxplot } from '../../../web/charts/boxplot.mjs';
 import { chartList, channelRequest, setChannelRunner } from '../../../web/app/analysis/charts.mjs';
 import { createDocument } from '../../../web/charts/node_dom.mjs';
+import { chartSvgFiles } from '../../../web/app/export/charts.mjs';
 import { renderIn, texts, pointerEvent } from './util.mjs';
 
 const box = (median) => ({ count: 4, mean: median, q1: median - 1, median, q3: median + 1, whisker_low: median - 2,
@@ -118,6 +119,25 @@ describe('channelwise chart of the app', () => {
     const out = chart.render(holder, { interactive: false });
     expect(out.svg.getAttribute('class')).toContain('boxplot');
     expect(holder.querySelectorAll('svg')).toHaveLength(1);  // exports: the box plot alone
+  });
+
+  it('exports each channel histogram of the document as its own chart file, beside the box plot', () => {
+    const document = createDocument();
+    const withHistogram = { ...result, channelwise: { ...result.channelwise, ...answer.channelwise } };
+    const files = chartSvgFiles(document, withHistogram, graph);
+    expect(files.map((f) => f.name)).toEqual([
+      'channelwise_distribution/b_HzCalibration_boxplot.svg',
+      'channelwise_distribution/w_HzCalibration_boxplot.svg',
+      'channelwise_distribution/w_HzCalibration_boxplot_channel_1.svg',
+    ]);
+    const holder = document.createElement('div');
+    holder.innerHTML = files[2].text;
+    const hist = holder.querySelector('svg.histogram');
+    expect(texts(hist, '.title tspan')).toEqual(['w_HzCalibration channel 2 of 3 (index 1)', 'tensor conv.weight']);
+    expect(hist.querySelector('line.threshold')).not.toBe(null);
+    // Not a second copy in the views (they pick kinds) or the sidebar (it picks charts naming a node).
+    expect(chartList(withHistogram, graph).filter((c) => c.nodes.includes('w_HzCalibration')).map((c) => c.kind)).toEqual(['channelwise']);
+    expect(chartSvgFiles(document, result, graph)).toHaveLength(2);
   });
 
   it('says why when there is no runner or the run fails', async () => {

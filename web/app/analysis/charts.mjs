@@ -38,7 +38,8 @@ export function channelHistogramPlot(name, entry, { tensor, channels } = {}) {
 }
 
 // The box plot and, under it, the histograms of the channels asked for (from the document, or fetched
-// on a click). Exports (interactive: false) get the box plot alone.
+// on a click). Exports (interactive: false) get the box plot alone; chartList gives them each channel
+// histogram as a chart of its own.
 function renderChannelwise(target, result, graph, name, plot, options) {
   const doc = target.ownerDocument;
   const tensor = nodeIndex(graph).get(name)?.inputs?.[0];
@@ -96,7 +97,7 @@ function stem(fileName) {
   return safeName(String(fileName).replace(/\.png$/i, ''));
 }
 
-// kind: 'acc_error' | 'distribution' | 'channelwise' | 'stat_info' | 'sensitivity_analysis'; `name` is the node/calibration item (or the
+// kind: 'acc_error' | 'distribution' | 'channelwise' | 'channel_histogram' | 'stat_info' | 'sensitivity_analysis'; `name` is the node/calibration item (or the
 // figure prefix) the chart belongs to, `nodes` the graph nodes it is about (for the sidebar).
 export function chartList(result, graph) {
   const charts = [];
@@ -125,11 +126,22 @@ export function chartList(result, graph) {
   const channelwiseOrder = result.options?.channelwise?.nodes_list ?? result.channelwise_order;
   for (const key of orderedItems({ rows: result.channelwise ?? {}, order: channelwiseOrder })) {
     const plot = result.channelwise[key];
+    const file = `channelwise_distribution/${stem(plot.file_name ?? `${key}_boxplot`)}`;
     charts.push({
-      kind: 'channelwise', name: key, nodes: [key], title: `${key} box plot`,
-      file: `channelwise_distribution/${stem(plot.file_name ?? `${key}_boxplot`)}`,
+      kind: 'channelwise', name: key, nodes: [key], title: `${key} box plot`, file,
       render: (target, options = {}) => renderChannelwise(target, result, graph, key, plot, options),
     });
+    // The channel histograms the document holds (box-plot clicks asked for them), for the exports:
+    // the views draw them under their box plot, so they name no node (not listed in the sidebar).
+    const tensor = nodeIndex(graph).get(key)?.inputs?.[0];
+    for (const h of plot.channel_histograms ?? []) {
+      charts.push({
+        kind: 'channel_histogram', name: key, nodes: [], title: `${key} channel ${Number(h.channel) + 1}`,
+        file: `${file}_channel_${h.channel}`,
+        render: (target, options = {}) =>
+          renderHistogram(target, channelHistogramPlot(key, h, { tensor, channels: plot.channels?.length }), options),
+      });
+    }
   }
   for (const type of ['weight', 'feature']) {
     const curves = result.stat_info_curves?.[type];
