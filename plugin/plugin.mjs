@@ -14,7 +14,7 @@ import { wrapMetadataAsset } from './netron/metadata.mjs';
 import { showBanner } from './ui/banner.mjs';
 import { mountPanel, PANEL_ID, togglePicked } from './ui/panel.mjs';
 import { injectStyle } from './ui/style.mjs';
-import { createAnalysisRunner } from '../web/app/analysis/runner.mjs';
+import { createAnalysisRunner, queuedRun } from '../web/app/analysis/runner.mjs';
 import { createHeatController } from '../web/app/heatmap/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { loadGraphInWorker } from './graph_loader.mjs';
@@ -40,8 +40,9 @@ export function installPlugin(win, deps) {
 
   const runner = createAnalysisRunner({ state, pipeline: deps.pipeline, spawn: deps.spawn, ...(deps.poolSize ? { size: deps.poolSize } : {}) });
   const heat = createHeatController(state, deps.heatScale);
-  // A box plot's channel click (the app's channelwise chart) runs that channel's histogram here.
-  setChannelRunner((request, label) => runner.run('analysis', request, label));
+  // A box plot's channel click (the app's channelwise chart) runs that channel's histogram here,
+  // after the run in flight if there is one.
+  setChannelRunner(queuedRun(runner));
   injectStyle(doc);
   // A table row or chart point the user clicks: Netron's element of that node scrolled into view.
   const focus = (name) => nodeElementMap(doc, state.get('graph')).get(name)?.scrollIntoView?.({ block: 'center', inline: 'center' });

@@ -4,7 +4,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { openDigits, analyzeWithEvents, WASM_PATH } from './fixture.mjs';
 import { spawnNodeWorker } from '../../../web/pipeline/node_worker.mjs';
 import * as pipeline from '../../../web/app/analysis/pipeline.mjs';
-import { createAnalysisRunner, progressText } from '../../../web/app/analysis/runner.mjs';
+import { createAnalysisRunner, progressText, queuedRun } from '../../../web/app/analysis/runner.mjs';
 import { buildRequest, runAllOptions } from '../../../web/app/analysis/requests.mjs';
 import { createStore } from '../../../web/app/state.mjs';
 
@@ -54,6 +54,24 @@ describe('analysis runner', () => {
     const r = state.get('results');
     expect(Object.keys(r.leave_one_out.activation).length).toBe(reference.sensitivity_order.activation.length);
     expect(r.sensitivity.activation).toEqual(reference.sensitivity.activation);
+  });
+
+  it('queuedRun waits for the run in flight, says what it waits for, and queued runs go one at a time', async () => {
+    const loo = buildRequest('leave_one_out', { node_type: 'activation', metrics: ['cosine-similarity'] });
+    const weight = buildRequest('sensitivity', { node_type: 'weight', metrics: ['cosine-similarity'] });
+    const queued = queuedRun(runner);
+    const waits = { a: [], b: [] };
+    const first = runner.run('analysis', loo);
+    const a = queued(request, 'queued A', (label) => waits.a.push(label));
+    const b = queued(weight, 'queued B', (label) => waits.b.push(label));
+    const [, docA, docB] = await Promise.all([first, a, b]);
+    expect(waits.a).toEqual(['leave_one_out', null]);
+    expect(waits.b).toEqual(['leave_one_out', 'queued A', null]);  // woken with A, then waited for A
+    expect(docA.sensitivity.activation).toEqual(reference.sensitivity.activation);
+    expect(Object.keys(docB.sensitivity.weight).length).toBeGreaterThan(0);
+    expect(runner.running).toBe(null);
+    expect(await queued(request, 'idle', (label) => waits.a.push(label))).toBeTruthy();
+    expect(waits.a).toEqual(['leave_one_out', null]);  // nothing in flight: no wait
   });
 
   it('cancel stops the sweep, keeps finished rows marked cancelled, and the next run works', async () => {

@@ -140,6 +140,25 @@ describe('channelwise chart of the app', () => {
     expect(chartSvgFiles(document, result, graph)).toHaveLength(2);
   });
 
+  it('shows what a click waits for while another run is in flight', async () => {
+    let release;
+    setChannelRunner(async (request, label, onWait) => {
+      onWait('Run all');
+      await new Promise((resolve) => { release = resolve; });
+      onWait(null);
+      return answer;
+    });
+    const { fig, click } = mountChart();
+    click(1);
+    await settle();
+    const status = fig.querySelector('.ptq-channel-status');
+    expect(status.textContent).toBe("channel 2: waiting for 'Run all' to finish…");
+    release();
+    await settle();
+    expect(status.textContent).toBe('');
+    expect(fig.querySelector('.ptq-channel-histogram[data-channel="1"] svg.histogram')).not.toBe(null);
+  });
+
   it('says why when there is no runner or the run fails', async () => {
     let { fig, click } = mountChart();
     click(0);

@@ -10,8 +10,9 @@ import { orderedItems, nodeIndex } from '../heatmap/mapping.mjs';
 
 // A click (or Enter) on a box asks the core for that channel's histogram: a channelwise request with
 // `channels: [k]` (docs/wasm-api.md) run by the host's analysis runner. The host registers it:
-// run(request, label) -> Promise<result document> (the app: its runner.run('analysis', ...), which
-// also folds the answer into state 'results'; the plugin: its own runner). One runner per page.
+// run(request, label, onWait?) -> Promise<result document> (the app and the plugin: queuedRun of their
+// runner, which waits for a run in flight, telling onWait(label) what it waits for and onWait(null)
+// when its own run starts, and folds the answer into state 'results'). One runner per page.
 let channelRunner = null;
 export function setChannelRunner(run) {
   channelRunner = run ?? null;
@@ -76,8 +77,11 @@ function renderChannelwise(target, result, graph, name, plot, options) {
       return;
     }
     status.textContent = `channel ${k + 1}: computing its histogram…`;
+    const onWait = (busy) => {
+      status.textContent = busy ? `channel ${k + 1}: waiting for '${busy}' to finish…` : `channel ${k + 1}: computing its histogram…`;
+    };
     try {
-      const answer = await channelRunner(channelRequest(result, name, k), `histogram of ${name} channel ${k + 1}`);
+      const answer = await channelRunner(channelRequest(result, name, k), `histogram of ${name} channel ${k + 1}`, onWait);
       const entry = answer?.channelwise?.[name];
       if (!entry?.channel_histograms?.length) {
         status.textContent = `channel ${k + 1}: cancelled`;

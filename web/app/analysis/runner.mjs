@@ -10,6 +10,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
   let pool = null;
   let running = null; // {controller, label}
   const listeners = new Set();
+  let idleWaiters = []; // resolvers of whenIdle()
 
   const emit = (ev) => listeners.forEach((fn) => fn(ev));
 
@@ -102,7 +103,15 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
       throw err;
     } finally {
       running = null;
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      waiters.forEach((resolve) => resolve());
     }
+  }
+
+  // Resolves when no run is in flight (at once when none is).
+  function whenIdle() {
+    return running ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve();
   }
 
   function cancel() {
@@ -112,6 +121,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
   return {
     run,
     cancel,
+    whenIdle,
     get running() {
       return running?.label ?? null;
     },
@@ -124,6 +134,22 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
       dropPool();
       offs.forEach((off) => off());
     },
+  };
+}
+
+// A run that waits its turn instead of being refused while another is in flight (the box plot's
+// channel clicks): onWait(label) is told what it waits for, onWait(null) when it starts after waiting.
+// Waiters woken together go one at a time.
+export function queuedRun(runner, kind = 'analysis') {
+  return async (payload, label, onWait) => {
+    let waited = false;
+    while (runner.running) {
+      waited = true;
+      onWait?.(runner.running);
+      await runner.whenIdle();
+    }
+    if (waited) onWait?.(null);
+    return runner.run(kind, payload, label);
   };
 }
 
