@@ -105,6 +105,41 @@ TEST(Sensitivity, IncrementalSweepEqualsBruteForce) {
   }
 }
 
+// A sweep split into parts (item ranges, as the page's pool sends them): the later parts reuse the
+// base runs of the first from the executor's run cache, and the rows equal one uncached sweep.
+TEST(Sensitivity, SplitSweepReusesTheBaseRuns) {
+  for (const bool leave_one_out : {false, true}) {
+    exec::Executor ex(model());
+    quant::CalibrationRelations rel(ex.graph());
+    Fixture f;
+    data::CalibrationData d = three_samples(ex.graph(), f);
+    analysis::SensitivityOptions o;
+    o.node_type = "activation";
+    o.metrics = {"cosine-similarity", "mse"};
+    o.data_num = 2;
+    o.leave_one_out = leave_one_out;
+    const size_t count = analysis::sensitivity_items(ex, rel, o).size();
+    ASSERT_GE(count, 2u);
+    ex.set_run_cache_budget(0);
+    const auto whole = analysis::get_sensitivity_of_nodes(ex, rel, d, o);
+    ex.set_run_cache_budget(exec::Executor::kDefaultRunCacheBudget);
+    std::vector<analysis::SensitivityRow> rows;
+    for (size_t k = 0; k < count; ++k) {
+      o.item_begin = k;
+      o.item_end = k + 1;
+      const auto part = analysis::get_sensitivity_of_nodes(ex, rel, d, o);
+      rows.insert(rows.end(), part.rows.begin(), part.rows.end());
+    }
+    EXPECT_EQ(ex.run_cache_hits(), 2 * (count - 1)) << "two samples, every part after the first";
+    analysis::sort_rows(rows, analysis::parse_metric(o.metrics[0]));
+    ASSERT_EQ(rows.size(), whole.rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].item, whole.rows[i].item);
+      EXPECT_EQ(rows[i].values, whole.rows[i].values) << rows[i].item;
+    }
+  }
+}
+
 TEST(Sensitivity, ActivationColumnsAndLeaveOneOut) {
   exec::Executor ex(model());
   quant::CalibrationRelations rel(ex.graph());

@@ -96,6 +96,45 @@ TEST(Executor, PropagationStopsAtBitIdenticalTensors) {
   EXPECT_EQ(stats.nodes_executed, 1);  // only the calibration node itself
 }
 
+// The run cache: the same inputs (tensor identity) and config give the cached record; another
+// config, other tensors, a full budget or a cleared cache run again.
+TEST(Executor, RunCacheServesTheSameKeepAllRunAgain) {
+  exec::Executor ex(two_calibration_model());
+  const Tensor x = Tensor::from_floats({1, 4}, kInput);
+  const Tensor same_values = Tensor::from_floats({1, 4}, kInput);
+  const exec::QuantConfig off = ex.uniform_config(false), on = ex.stored_config();
+  const exec::RunRecord first = ex.cached_keep_all_run({x}, off);
+  const exec::RunRecord full = ex.run({x}, off, {}, true);
+  ASSERT_EQ(first.values.size(), full.values.size());
+  for (size_t v = 0; v < full.values.size(); ++v) {
+    ASSERT_EQ(first.values[v].defined(), full.values[v].defined()) << v;
+    if (full.values[v].defined()) EXPECT_TRUE(bit_equal(first.values[v], full.values[v])) << v;
+  }
+  const exec::RunRecord again = ex.cached_keep_all_run({x}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 1u);
+  EXPECT_EQ(again.values.back().raw(), first.values.back().raw());  // the same tensors, not a re-run
+  ex.cached_keep_all_run({x}, on);
+  ex.cached_keep_all_run({same_values}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 1u);
+  ex.cached_keep_all_run({x}, on);
+  EXPECT_EQ(ex.run_cache_hits(), 2u);  // several records are held
+  ex.clear_run_cache();
+  ex.cached_keep_all_run({x}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 2u);
+  ex.set_run_cache_budget(0);  // drops what is held, keeps nothing new
+  ex.cached_keep_all_run({x}, off);
+  ex.cached_keep_all_run({x}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 2u);
+  // A budget for about one record: the older is dropped for the newer.
+  ex.set_run_cache_budget(full.values.size() * 4 * sizeof(float) + 8);
+  ex.cached_keep_all_run({x}, off);
+  ex.cached_keep_all_run({x}, on);
+  ex.cached_keep_all_run({x}, on);
+  EXPECT_EQ(ex.run_cache_hits(), 3u);
+  ex.cached_keep_all_run({x}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 3u);
+}
+
 TEST(Executor, ReportsAllUnsupportedOpsAtLoad) {
   test::GraphBuilder b;
   b.input("x", DType::Float, {1});

@@ -75,12 +75,13 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   const size_t begin = std::min(o.item_begin, items.size());
   const size_t end = std::min(o.item_end, items.size());
 
-  // Per sample: the float reference and the cached base run that variants start from.
+  // Per sample: the float reference and the cached base run that variants start from (the
+  // executor's run cache serves it again to the next part of a split sweep).
   const exec::QuantConfig float_config = ex.uniform_config(false);
   const exec::QuantConfig base_config = o.leave_one_out ? ex.stored_config() : float_config;
   std::vector<exec::RunRecord> references, bases;
   for (size_t s : sample_ids) {
-    exec::RunRecord base = ex.run(data.samples()[s], base_config, {}, true);
+    exec::RunRecord base = ex.cached_keep_all_run(data.samples()[s], base_config);
     if (o.leave_one_out) references.push_back(ex.run(data.samples()[s], float_config, compared));
     bases.push_back(std::move(base));
   }

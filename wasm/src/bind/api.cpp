@@ -300,6 +300,7 @@ class Session {
       require_model();
       data_.reset();
       outputs_.clear();
+      executor_->clear_run_cache();  // its records hold the previous samples alive
       // The file bytes only need to live during parsing: the data set owns its tensors.
       const CalibrationFiles files_in = calibration_files(files, "loadCalibrationData");
       const auto& entries = files_in.entries;

@@ -5,6 +5,7 @@
 // and propagation stops wherever a recomputed output is bit-identical to the cached one.
 #include <any>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -67,6 +68,17 @@ class Executor {
   RunRecord run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep = {},
                 bool keep_all = false, RunStats* stats = nullptr);
 
+  // A keep_all run of `inputs` under `config`, reused while the run cache holds it. A sweep split
+  // into parts repeats its base runs in every part, and a worker of the page's pool usually gets
+  // several parts of one sweep. The key is the inputs' tensor identity (the cache keeps them alive,
+  // so an address cannot be reused) and the config; records are held up to run_cache_budget bytes
+  // (their tensors' sizes, views counted in full), oldest dropped first; 0 disables the cache.
+  RunRecord cached_keep_all_run(const std::vector<Tensor>& inputs, const QuantConfig& config);
+  void set_run_cache_budget(size_t bytes);
+  void clear_run_cache() { run_cache_.clear(); }
+  size_t run_cache_hits() const { return run_cache_hits_; }
+  static constexpr size_t kDefaultRunCacheBudget = size_t{256} << 20;
+
   // Re-runs `config` starting from `base` (a keep_all record of the same sample): only nodes
   // downstream of calibration nodes whose state differs are recomputed. Returns the requested values
   // (graph outputs + keep), each either recomputed or shared with `base`.
@@ -118,6 +130,15 @@ class Executor {
   std::map<std::string, Tensor> weight_cache_;
   size_t keep_all_budget_ = 0;
   NodeTimer node_timer_;
+  struct CachedRun {
+    std::vector<Tensor> inputs;
+    QuantConfig config;
+    RunRecord record;
+    size_t bytes = 0;
+  };
+  std::deque<CachedRun> run_cache_;  // oldest first
+  size_t run_cache_budget_ = kDefaultRunCacheBudget;
+  size_t run_cache_hits_ = 0;
 };
 
 }  // namespace ptq::exec
