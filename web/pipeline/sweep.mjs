@@ -27,8 +27,10 @@ export function interleave(names, parts) {
 }
 
 // How many parts for `items` items on `workers` workers. Each part repeats the reference runs of its
-// samples, so one part per worker is the cheapest; a cancellable run uses three per worker so that
-// cancelling keeps most of the finished work. One worker without a signal runs the sweep in one call.
+// samples (a sensitivity / leave-one-out part finds its keep-all base runs in the worker's run cache
+// when an earlier part on that worker made them; the other analyses' passes are repeated), so one
+// part per worker is the cheapest; a cancellable run uses three per worker so that cancelling keeps
+// most of the finished work. One worker without a signal runs the sweep in one call.
 export function partCount(items, workers, cancellable) {
   if (workers <= 1 && !cancellable) return 1;
   return Math.min(items, Math.max(1, workers) * (cancellable ? 3 : 1));
