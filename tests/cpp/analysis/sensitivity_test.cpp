@@ -30,6 +30,14 @@ data::CalibrationData three_samples(const ir::Graph& g, Fixture& f) {
   return data::CalibrationData::from_files(g, f.files);
 }
 
+// The model, its relations and three samples, as most tests here need them.
+struct Sweep {
+  exec::Executor ex{model()};
+  quant::CalibrationRelations rel{ex.graph()};
+  Fixture f;
+  data::CalibrationData d = three_samples(ex.graph(), f);
+};
+
 // Brute force: a full run of the variant per item, no cache.
 float brute_force(exec::Executor& ex, const data::CalibrationData& d, const std::vector<size_t>& samples,
                   const std::vector<int>& toggled, analysis::Metric m, bool leave_one_out = false) {
@@ -79,10 +87,8 @@ TEST(Sensitivity, ItemsPerNodeType) {
 }
 
 TEST(Sensitivity, IncrementalSweepEqualsBruteForce) {
-  exec::Executor ex(model());
-  quant::CalibrationRelations rel(ex.graph());
-  Fixture f;
-  data::CalibrationData d = three_samples(ex.graph(), f);
+  Sweep sw;
+  auto& [ex, rel, f, d] = sw;
   for (const std::string type : {"node", "weight", "activation"}) {
     analysis::SensitivityOptions o;
     o.node_type = type;
@@ -109,10 +115,8 @@ TEST(Sensitivity, IncrementalSweepEqualsBruteForce) {
 // base runs of the first from the executor's run cache, and the rows equal one uncached sweep.
 TEST(Sensitivity, SplitSweepReusesTheBaseRuns) {
   for (const bool leave_one_out : {false, true}) {
-    exec::Executor ex(model());
-    quant::CalibrationRelations rel(ex.graph());
-    Fixture f;
-    data::CalibrationData d = three_samples(ex.graph(), f);
+    Sweep sw;
+    auto& [ex, rel, f, d] = sw;
     analysis::SensitivityOptions o;
     o.node_type = "activation";
     o.metrics = {"cosine-similarity", "mse"};
@@ -141,10 +145,8 @@ TEST(Sensitivity, SplitSweepReusesTheBaseRuns) {
 }
 
 TEST(Sensitivity, ActivationColumnsAndLeaveOneOut) {
-  exec::Executor ex(model());
-  quant::CalibrationRelations rel(ex.graph());
-  Fixture f;
-  data::CalibrationData d = three_samples(ex.graph(), f);
+  Sweep sw;
+  auto& [ex, rel, f, d] = sw;
   analysis::SensitivityOptions o;
   o.node_type = "activation";
   auto r = analysis::get_sensitivity_of_nodes(ex, rel, d, o);
