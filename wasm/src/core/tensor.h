@@ -56,6 +56,10 @@ class Tensor {
   Tensor clone() const;
   // True when both share the same storage pointer (used by tests of zero-copy paths).
   bool shares_storage_with(const Tensor& other) const { return data_ == other.data_; }
+  // The same bytes seen the same way (data pointer, dtype, shape): the key of caches of derived data.
+  bool same_view_as(const Tensor& other) const {
+    return data_ == other.data_ && dtype_ == other.dtype_ && shape_ == other.shape_;
+  }
   // Bytes owned by this tensor's storage block (0 for views) — feeds the executor's cache budget.
   size_t owned_bytes() const { return owner_ ? capacity_ : 0; }
 

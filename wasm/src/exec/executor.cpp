@@ -175,10 +175,7 @@ bool same_config(const QuantConfig& a, const QuantConfig& b) {
 }
 
 bool same_tensors(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].raw() != b[i].raw() || a[i].dtype() != b[i].dtype() || a[i].shape() != b[i].shape()) return false;
-  return true;
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Tensor& x, const Tensor& y) { return x.same_view_as(y); });
 }
 
 size_t record_bytes(const RunRecord& r) {
@@ -200,12 +197,7 @@ RunRecord Executor::cached_keep_all_run(const std::vector<Tensor>& inputs, const
   RunRecord record = run(inputs, config, {}, true);
   const size_t bytes = record_bytes(record);
   if (bytes <= run_cache_budget_) {
-    size_t held = bytes;
-    for (const CachedRun& c : run_cache_) held += c.bytes;
-    while (held > run_cache_budget_) {
-      held -= run_cache_.front().bytes;
-      run_cache_.pop_front();
-    }
+    trim_run_cache(bytes);
     run_cache_.push_back({inputs, config, record, bytes});
   }
   return record;
@@ -213,7 +205,11 @@ RunRecord Executor::cached_keep_all_run(const std::vector<Tensor>& inputs, const
 
 void Executor::set_run_cache_budget(size_t bytes) {
   run_cache_budget_ = bytes;
-  size_t held = 0;
+  trim_run_cache(0);
+}
+
+void Executor::trim_run_cache(size_t room) {
+  size_t held = room;
   for (const CachedRun& c : run_cache_) held += c.bytes;
   while (!run_cache_.empty() && held > run_cache_budget_) {
     held -= run_cache_.front().bytes;

@@ -117,6 +117,8 @@ class Executor {
   // tensors that `base` or `cache` still hold.
   void recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats);
   void check_config(const QuantConfig& config) const;
+  // Drops the oldest cached runs until `room` more bytes fit the run cache budget.
+  void trim_run_cache(size_t room);
 
   ir::Model model_;
   std::vector<KernelFn> kernels_;                 // per node (nullptr for Constant: precomputed)

@@ -153,8 +153,7 @@ bool make_room(size_t bytes) {
 }
 
 bool holds(const PackedConstant& e, const Tensor& src, int layout) {
-  return e.source.defined() && e.source.raw() == src.raw() && e.source.shape() == src.shape() &&
-         e.source.dtype() == src.dtype() && e.layout == layout;
+  return e.source.defined() && e.source.same_view_as(src) && e.layout == layout;
 }
 
 }  // namespace
