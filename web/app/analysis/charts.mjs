@@ -41,9 +41,8 @@ export function channelHistogramPlot(name, entry, { tensor, channels } = {}) {
 // The box plot and, under it, the histograms of the channels asked for (from the document, or fetched
 // on a click). Exports (interactive: false) get the box plot alone; chartList gives them each channel
 // histogram as a chart of its own.
-function renderChannelwise(target, result, graph, name, plot, options) {
+function renderChannelwise(target, result, tensor, name, plot, options) {
   const doc = target.ownerDocument;
-  const tensor = nodeIndex(graph).get(name)?.inputs?.[0];
   const boxes = doc.createElement('div');
   const status = doc.createElement('p');
   const histograms = doc.createElement('div');
@@ -131,13 +130,13 @@ export function chartList(result, graph) {
   for (const key of orderedItems({ rows: result.channelwise ?? {}, order: channelwiseOrder })) {
     const plot = result.channelwise[key];
     const file = `channelwise_distribution/${stem(plot.file_name ?? `${key}_boxplot`)}`;
+    const tensor = nodeIndex(graph).get(key)?.inputs?.[0];  // named in the channel histograms' titles
     charts.push({
       kind: 'channelwise', name: key, nodes: [key], title: `${key} box plot`, file,
-      render: (target, options = {}) => renderChannelwise(target, result, graph, key, plot, options),
+      render: (target, options = {}) => renderChannelwise(target, result, tensor, key, plot, options),
     });
     // The channel histograms the document holds (box-plot clicks asked for them), for the exports:
     // the views draw them under their box plot, so they name no node (not listed in the sidebar).
-    const tensor = nodeIndex(graph).get(key)?.inputs?.[0];
     for (const h of plot.channel_histograms ?? []) {
       charts.push({
         kind: 'channel_histogram', name: key, nodes: [], title: `${key} channel ${Number(h.channel) + 1}`,
