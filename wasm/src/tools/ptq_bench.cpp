@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,13 +70,16 @@ int run_sweep(ptq::exec::Executor& executor, const std::string& data_dir, const 
   sopt.node_type = sweep;
   std::vector<double> node_ms(executor.graph().nodes.size(), 0.0), forward_ms(node_ms.size(), 0.0);
   std::vector<int> calls(node_ms.size(), 0);
+  std::optional<ptq::exec::Executor::ScopedNodeTimer> sweep_timer;
   if (profile) {
     // Each node's time in a plain forward pass (after a warm-up), then the sweep's per-node totals.
     const auto& sample = data.samples().back();
     executor.run(sample, executor.uniform_config(false));
-    executor.set_node_timer([&](int node, double ms) { forward_ms[static_cast<size_t>(node)] += ms; });
-    executor.run(sample, executor.uniform_config(false));
-    executor.set_node_timer([&](int node, double ms) {
+    {
+      ptq::exec::Executor::ScopedNodeTimer timer(executor, [&](int node, double ms) { forward_ms[static_cast<size_t>(node)] += ms; });
+      executor.run(sample, executor.uniform_config(false));
+    }
+    sweep_timer.emplace(executor, [&](int node, double ms) {
       node_ms[static_cast<size_t>(node)] += ms;
       ++calls[static_cast<size_t>(node)];
     });
