@@ -106,12 +106,14 @@ async function main() {
   for (const name of models) {
     const dataDir = path.join(fixtures, `${name}_data`);
     const session = new ptq.Session();
-    session.loadModel(fs.readFileSync(calibrated(name)));
-    const { sampleCount } = session.loadCalibrationData(readCalibrationFolder(dataDir));
+    const model = fs.readFileSync(calibrated(name));
+    const files = readCalibrationFolder(dataDir);
+    session.loadModel(model);
+    const { sampleCount } = session.loadCalibrationData(files);
     const graph = JSON.parse(session.graphJson());
     const pool = workers > 1 && !Number.isFinite(maxItems)
       ? createPool({ size: workers, spawn: () => spawnNodeWorker(wasmModulePath()) }) : null;
-    await pool?.load({ model: fs.readFileSync(calibrated(name)), files: readCalibrationFolder(dataDir), modelName: name, dataName: dataDir });
+    await pool?.load({ model, files, modelName: name, dataName: dataDir });
     const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
     const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
     const feeds = Object.fromEntries(lastSample(dataDir).map((s) => [s.name, new ort.Tensor('float32', s.data, s.dims)]));
