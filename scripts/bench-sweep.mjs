@@ -52,7 +52,7 @@ function downstream(graph, byName, start) {
   return seen;
 }
 
-// The calibration nodes switched ON for each item (reference §3.2), found as the relations do:
+// The calibration nodes switched ON for each item (§3.2), found as the relations do:
 // a node's inputs, looking through skippable producers.
 const SKIPPABLE = new Set(['MaxPool', 'GlobalMaxPool', 'Relu', 'Reshape', 'Transpose', 'ReduceMax', 'Split', 'Slice', 'Gather', 'ScatterND']);
 function inputCalibrations(graph, byName, node) {

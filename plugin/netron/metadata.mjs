@@ -2,7 +2,7 @@
 // draws HzCalibration & co. with a category colour and named inputs instead of a dark header and
 // rows `0`, `1`. Netron has no API to add schemas: scripts/plugin-install.mjs merges these entries
 // into the served onnx-metadata.json, and `wrapMetadataAsset` adds them at runtime when Netron
-// fetches that file after the plugin started. Attribute sets follow reference §1.3 / the fixtures.
+// fetches that file after the plugin started. Attribute sets follow §1.3 / the fixtures.
 
 const OPERAND = (name, description, extra = {}) => ({ name, type: 'T', description, ...extra });
 

@@ -2,7 +2,7 @@
 // the wasm core):
 //  - get-sensitivity-of-nodes: --workers 2 gives exactly the --workers 1 result; nothing on stdout
 //    without -v, the §3.5 table with -v True; --json writes the result document;
-//  - runall: the §8.4 tree (names derived here from the ranking in results.json and the reference's
+//  - runall: the §8.4 tree (names derived here from the ranking in results.json and the original's
 //    naming rules), the .log files in the §8.3 layout, .svg + .png charts, results.json.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,6 +1,6 @@
-// The hmct-debugger command-line syntax (reference §9): keep_list_format (§9.1), click's option
+// The hmct-debugger command-line syntax (§9): keep_list_format (§9.1), click's option
 // forms and BOOL/INT/FLOAT values, every sub-command's flags and defaults (§9.2 table), and the two
-// text tables (§3.5 verbose table, §8.3 .log file) against the reference's own examples.
+// text tables (§3.5 verbose table, §8.3 .log file) against the examples of §3.5 and §8.3.
 // No wasm needed: these run on the parsers and formatters alone.
 import { describe, expect, it } from 'vitest';
 import { keepListFormat } from '../../web/cli/lib/keep_list.mjs';
@@ -194,7 +194,7 @@ describe('number formatting of the tables', () => {
   });
 });
 
-// The rows of the reference's examples (§3.5 and §8.3 are generated from the same values).
+// The rows of the examples of §3.5 and §8.3 (both tables are made from the same values).
 const ROWS = [
   ['317_HzCalibration', { node: 'Conv_2', threshold: 3.12345, qtype: 'int8', 'cosine-similarity': 0.99812, mse: 0.00123 }],
   ['400_HzCalibration', { node: 'Conv_5;Add_7', threshold: 11.5, qtype: 'int16', 'cosine-similarity': 0.99991, mse: 3.21e-5 }],
@@ -202,7 +202,7 @@ const ROWS = [
 const METRICS = ['cosine-similarity', 'mse'];
 
 describe('text tables', () => {
-  it('§8.3 sensitivity_of_<type>.log: the reference example', () => {
+  it('§8.3 sensitivity_of_<type>.log: the documented example', () => {
     expect(formatSensitivityLog('activation', ROWS, METRICS)).toBe([
       '===================activation===================',
       'Node               cosine-similarity  mse       ',
@@ -211,7 +211,7 @@ describe('text tables', () => {
       '400_HzCalibration  0.9999099969863892 3.2100000680657104e-05',
     ].map((l) => `${l}\n`).join(''));
   });
-  it('§3.5 verbose table: the reference example', () => {
+  it('§3.5 verbose table: the documented example', () => {
     expect(formatVerboseTable('activation', ROWS, METRICS)).toBe([
       '',
       '===============================node sensitivity================================',

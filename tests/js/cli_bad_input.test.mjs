@@ -1,5 +1,5 @@
 // Bad input to the analysis sub-commands: exit code 2 and a message naming the file / option at
-// fault (reference §10.1 texts where the original has one); nothing is written.
+// fault (§10.1 texts where the original has one); nothing is written.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

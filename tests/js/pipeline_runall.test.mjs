@@ -1,4 +1,4 @@
-// runAll's orchestration (reference §8.4) on a recording fake pool: the stage order, the top-5
+// runAll's orchestration (§8.4) on a recording fake pool: the stage order, the top-5
 // selection (weights first, no de-dup on the default path; calibration sets of the top-5 nodes on the
 // node path), the default quantize_node, the pick_threshold rule, the .log files; and the §1.9
 // calibration-set relation used for the node path, on hand-built graphs.

@@ -1,4 +1,4 @@
-// Accumulated error curves (reference §5.5): one line per model variant over the compared tensors
+// Accumulated error curves (§5.5): one line per model variant over the compared tensors
 // (x = node index), y = the figure's metric (or its running mean in average mode, as computed by the
 // core). Non-finite points (+inf kept in place by the core, NaN) are gaps in the line.
 import { scaleLinear, line } from 'd3';

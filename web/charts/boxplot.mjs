@@ -1,4 +1,4 @@
-// Per-channel box plots (reference §7): box Q1–Q3, whiskers at the core's 1.5·IQR limits with caps,
+// Per-channel box plots (§7): box Q1–Q3, whiskers at the core's 1.5·IQR limits with caps,
 // outliers as small red circles, median as a red solid line, mean as a blue dashed line. x "channel"
 // (1-based labels), y "Range of data in channel". Each mark type is one path over all channels, so
 // thousands of channels stay light; wide plots get a fixed channel width and scroll horizontally.

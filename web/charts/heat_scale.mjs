@@ -1,4 +1,4 @@
-// Heatmap colour scale per metric: "worse" is hot. Directions follow reference §4 (the optimal
+// Heatmap colour scale per metric: "worse" is hot. Directions follow §4 (the optimal
 // function of each metric): cosine-similarity and sqnr are better high (lower is worse); mse, mre and
 // chebyshev are better low (higher is worse). Non-finite values: NaN gets a neutral grey; ±inf take
 // the end of the scale they lie on (sqnr +inf = identical tensors = best; mse +inf = worst).

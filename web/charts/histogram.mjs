@@ -1,4 +1,4 @@
-// Distribution histograms (reference §6.2): the core's 1024-bin counts per series (float / quantized /
+// Distribution histograms (§6.2): the core's 1024-bin counts per series (float / quantized /
 // error, in the original's colours and drawing order), the threshold as a red dashed vertical line and
 // max |x| as a blue upward triangle at (max_abs, 0). x "data range", y "Total number of data".
 import { scaleLinear, scaleLog } from 'd3';

@@ -1,4 +1,4 @@
-// Partial quantization analysis (reference §8.2): categorical x = ["none", sensitive nodes...];
+// Partial quantization analysis (§8.2): categorical x = ["none", sensitive nodes...];
 // baseline y = 1.0 (blue dashed), the cumulative curve (red line, from "none"), the per-node
 // sensitivities (green x markers at the sensitive nodes). Non-finite points are gaps / left out.
 import { scalePoint, scaleLinear, line } from 'd3';

@@ -1,4 +1,4 @@
-// The sensitivity table (reference §3.5 columns): one row per item, extra columns (node, threshold,
+// The sensitivity table (§3.5 columns): one row per item, extra columns (node, threshold,
 // qtype) then the metrics. Pure helpers (rows, sort, filter, top-k, CSV, static HTML) plus an
 // interactive HTML table: click a header to sort by it, filter by text, top-k, click a row to focus.
 import { toNumber, formatValue } from './format.mjs';

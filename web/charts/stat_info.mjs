@@ -1,4 +1,4 @@
-// Calibration-node statistics curves (reference §8.1 visualize): per tensor type one figure with the
+// Calibration-node statistics curves (§8.1 visualize): per tensor type one figure with the
 // first Thresholds / Scales / Max_vals / Min_nz_vals value of each node over the node index, log y.
 // Values <= 0 or non-finite cannot sit on a log axis and are gaps.
 import { scaleLinear, scaleLog, line } from 'd3';

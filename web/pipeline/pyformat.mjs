@@ -1,4 +1,4 @@
-// Python / numpy number-to-text rules the original's tables are made of (reference §3.5, §8.3):
+// Python / numpy number-to-text rules the original's tables are made of (§3.5, §8.3):
 // repr() of a Python float, str() of a numpy float32 scalar, and round(x, n).
 // Result JSON numbers are float32 values; non-finite ones arrive as the strings "inf"/"-inf"/"nan".
 

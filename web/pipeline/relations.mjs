@@ -1,4 +1,4 @@
-// get_calibration_by_node (reference §1.9) for runall's node_type=node path, which turns its top-5
+// get_calibration_by_node (§1.9) for runall's node_type=node path, which turns its top-5
 // nodes into their calibration sets. The relation itself is computed once, in the core
 // (quant/relations.cpp), and read here from the graph document's `input_calibrations`
 // (docs/graph-schema.md).

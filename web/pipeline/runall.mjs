@@ -1,4 +1,4 @@
-// runall (reference §8.4) on a worker pool, in the original's order:
+// runall (§8.4) on a worker pool, in the original's order:
 //   1. node sensitivity (weight then activation by default; top 5 of each -> nodes_list)
 //   2. data distribution of dis_nodes_list or nodes_list
 //   3. channel-wise box plots of cw_nodes_list or nodes_list

@@ -1,6 +1,6 @@
 // The two text tables of the original, from a result's sensitivity section:
-//  - formatSensitivityLog: runall's sensitivity_of_<type>.log (reference §8.3, save_node_sensitivity);
-//  - formatVerboseTable: get_sensitivity_of_nodes(verbose=True) (reference §3.5, print_info_dict).
+//  - formatSensitivityLog: runall's sensitivity_of_<type>.log (§8.3, save_node_sensitivity);
+//  - formatVerboseTable: get_sensitivity_of_nodes(verbose=True) (§3.5, print_info_dict).
 // Both: columns left-aligned and padded to width + 2, names longer than 50 shown as "..." + last 47.
 import { numpyFloat32Str, pyFloatRepr, pyRound } from './pyformat.mjs';
 

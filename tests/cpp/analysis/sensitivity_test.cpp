@@ -190,7 +190,7 @@ TEST(Sensitivity, SortPutsNaNLastAndKeepsTies) {
 }
 
 TEST(Sensitivity, TableMatchesTheOriginalFormat) {
-  // The example of reference §3.5, produced there by re-running the original's formatting rules.
+  // The example of §3.5 (the original's formatting rules applied to two rows).
   analysis::SensitivityResult r;
   r.node_type = "activation";
   r.metrics = {"cosine-similarity", "mse"};

@@ -105,7 +105,7 @@ TEST(CalibrationData, SelectsLastFirstOrAll) {
   for (int n = 0; n < 50; ++n) f.add("images/" + std::to_string(n) + ".npy", image(static_cast<float>(n)));
   const auto d = CalibrationData::from_files(single_input_graph(), f.files);
   ASSERT_EQ(d.sample_count(), 50u);
-  // Sorted: 0, 1, 10..19, 2, 20..29, ..., 49, 5, 6, 7, 8, 9 — so the last one is "9.npy" (reference §2.3).
+  // Sorted: 0, 1, 10..19, 2, 20..29, ..., 49, 5, 6, 7, 8, 9 — so the last one is "9.npy" (§2.3).
   EXPECT_EQ(names_of(d, d.select(1)), (std::vector<std::string>{"9.npy"}));
   EXPECT_EQ(d.samples()[d.select(1)[0]][0].data<float>()[0], 9.0f);
   EXPECT_EQ(names_of(d, d.select(3)), (std::vector<std::string>{"7.npy", "8.npy", "9.npy"}));

@@ -1,4 +1,4 @@
-// Export shapes: Model Explorer node data (anchors.md A5), Netron attachment (B4), CSV of each table,
+// Export shapes: Model Explorer node data, Netron metrics attachment, CSV of each table,
 // the results JSON — on a real result of the calibrated digits example.
 import { describe, it, expect, beforeAll } from 'vitest';
 import { openDigits, analyzeWithEvents } from './fixture.mjs';

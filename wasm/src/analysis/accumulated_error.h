@@ -1,5 +1,5 @@
 #pragma once
-// plot_acc_error (reference §5): per variant model, the metric of every output tensor of every normal
+// plot_acc_error (§5): per variant model, the metric of every output tensor of every normal
 // node with calibrated inputs (graph order) against the float model, on one sample. Each model set of
 // §5.3 becomes one figure; the variants run incrementally from a keep_all float run of the sample.
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// get_channelwise_data_distribution (reference §7): matplotlib box-plot statistics per channel of a
+// get_channelwise_data_distribution (§7): matplotlib box-plot statistics per channel of a
 // weight (original values) or of an activation calibration node's input (calibrated model, one
 // sample). Percentiles follow numpy's default linear method; whiskers are matplotlib's (furthest
 // data within 1.5·IQR, clamped to the box); outliers are returned as a capped, evenly spaced sample

@@ -1,5 +1,5 @@
 #pragma once
-// plot_distribution (reference §6): per name, histograms of an activation calibration node's input
+// plot_distribution (§6): per name, histograms of an activation calibration node's input
 // (calibrated model) with its threshold, of a weight before/after fake quantization (our kernel, not
 // the original's buggy helper of §6.3), or of a node's outputs float vs calibrated plus the error.
 // One sample; the calibrated run is an incremental re-run from a keep_all float run.

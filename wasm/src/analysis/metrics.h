@@ -1,5 +1,5 @@
 #pragma once
-// The debugger's five metrics (reference §4), in float32 arithmetic as numpy computes them on
+// The debugger's five metrics (§4), in float32 arithmetic as numpy computes them on
 // float32 arrays: sums use numpy's pairwise summation so results agree with the original to the last
 // bits for sums and means (dot products differ from BLAS sdot by ~1e-7 relative; docs/compatibility.md).
 #include <cstdint>

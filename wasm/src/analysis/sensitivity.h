@@ -1,5 +1,5 @@
 #pragma once
-// get_sensitivity_of_nodes (reference §3) and the leave-one-out view: for every item, the compared
+// get_sensitivity_of_nodes (§3) and the leave-one-out view: for every item, the compared
 // tensors of a variant model against the float model, each variant run incrementally from a cached
 // run of the same sample (only what its changed calibration nodes reach is recomputed).
 #include <functional>

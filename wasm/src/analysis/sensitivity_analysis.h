@@ -1,5 +1,5 @@
 #pragma once
-// sensitivity_analysis (reference §8.2): the partial-quantization curve. Baseline "none" = the
+// sensitivity_analysis (§8.2): the partial-quantization curve. Baseline "none" = the
 // calibrated model; then for each sensitive node n, the calibrated model with n and every earlier
 // sensitive node taken out of int8 (switched off = "float32", or re-quantized to e.g. "int16"), plus
 // the per-node point "float model with only n quantized". Cosine similarity of the model outputs

@@ -1,5 +1,5 @@
 #pragma once
-// get_calibration_nodes_stat_info (reference §8.1): thresholds, scales and per-channel max |x| /
+// get_calibration_nodes_stat_info (§8.1): thresholds, scales and per-channel max |x| /
 // smallest non-zero |x| of calibration nodes — weights from the initializer (rows = dim 0), features
 // from the float model over all samples (channels = axis 1).
 #include <functional>

@@ -131,7 +131,7 @@ std::vector<size_t> CalibrationData::select(size_t data_num, SampleSelection mod
     fail("There are only " + std::to_string(total) + " data, but data_num is set to " + std::to_string(data_num) + "!");
   const size_t n = (data_num == 0 || mode == SampleSelection::All) ? total : data_num;
   std::vector<size_t> indices(n);
-  // The original keeps data[-n:], the *last* n samples in sorted file order (reference §2.3).
+  // The original keeps data[-n:], the *last* n samples in sorted file order (§2.3).
   std::iota(indices.begin(), indices.end(), mode == SampleSelection::Last ? total - n : 0);
   return indices;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The calibration_data/ folder of reference §2: one sub-folder per graph input, one .npy per sample,
+// The calibration_data/ folder of §2: one sub-folder per graph input, one .npy per sample,
 // loaded in lexicographic file-name order; all inputs must have the same sample count; dtype (exact)
 // and shape (static dims) checked against the model's declared inputs with the original's messages.
 #include <map>
@@ -24,7 +24,7 @@ enum class SampleSelection { Last, First, All };  // the original keeps the *las
 class CalibrationData {
  public:
   // Builds the data set from the files of a calibration_data folder. Throws ptq::Error with the
-  // reference §10.1 messages ("<path> is not a directory.", "Input <name> received wrong num of data
+  // §10.1 messages ("<path> is not a directory.", "Input <name> received wrong num of data
   // ...", "Unexpected data type for input: ...") and also when a folder does not match a graph input.
   static CalibrationData from_files(const ir::Graph& graph, const std::vector<FileEntry>& files);
 

@@ -1,5 +1,5 @@
 // Horizon calibrated-model ops that are not plain activations or data movement:
-// HzCalibration (as stored in the node), HzPreprocess, HzFilter (reference §1.7, §1.10).
+// HzCalibration (as stored in the node), HzPreprocess, HzFilter (§1.7, §1.10).
 #include <cmath>
 #include <cstring>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Float ONNX model + calibration samples -> Horizon-format calibrated model (reference §1): an
+// Float ONNX model + calibration samples -> Horizon-format calibrated model (§1): an
 // HzCalibration node (domain `horizon`, opset horizon:1) named `<tensor>_HzCalibration` with output
 // `<tensor>_calibrated` in front of every quantized tensor, carrying the attributes the toolchain
 // saves: thresholds, scales (= threshold / qmax, float32), qtype, switch "ON", constant 1, and for

@@ -1,6 +1,6 @@
 #pragma once
 // The Horizon calibrated-model dialect: HzCalibration attributes canonicalised as the original tool's
-// IR does (reference §1.3–1.4), and the fake-quant math of §1.5.
+// IR does (§1.3–1.4), and the fake-quant math of §1.5.
 #include <cstdint>
 #include <string>
 #include <vector>

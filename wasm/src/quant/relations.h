@@ -1,5 +1,5 @@
 #pragma once
-// Node <-> calibration-node relations of the original debugger (reference §1.9) and the compared
+// Node <-> calibration-node relations of the original debugger (§1.9) and the compared
 // outputs of §1.10. Everything the analyses select ("which calibration nodes does item X switch?")
 // is answered here, once per model.
 #include <map>

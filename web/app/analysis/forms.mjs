@@ -3,7 +3,7 @@ import { METRICS, NODE_TYPES } from './requests.mjs';
 
 const metric = (name = 'metric', label = 'Metric') => ({ name, label, type: 'select', options: METRICS });
 const dataNum = { name: 'data_num', label: 'data_num', type: 'number', value: '1', min: 1, placeholder: 'all', hint: 'empty = all samples' };
-const sampleSelection = { name: 'sample_selection', label: 'Samples', type: 'select', options: ['last', 'first'], hint: 'last = the original\'s rule (§2.3)' };
+const sampleSelection = { name: 'sample_selection', label: 'Samples', type: 'select', options: ['last', 'first'], hint: 'last = the original\'s rule: the last files in name order' }; // §2.3
 const nodes = (name, label, extra = {}) => ({ name, label, type: 'nodes', ...extra });
 
 const sweep = [

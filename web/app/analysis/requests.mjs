@@ -1,5 +1,5 @@
 // Analysis requests (Contract 1) from the panels' form values (pure).
-// Option names are the python API's (reference §3–§8).
+// Option names are the python API's (§3–§8).
 
 export const ANALYSES = [
   { id: 'sensitivity', title: 'Sensitivity' },

@@ -1,4 +1,4 @@
-// Google Model Explorer node-data JSON (one graph; shared/reference/anchors.md A5):
+// Google Model Explorer node-data JSON (one graph; Model Explorer's "custom node data" format):
 //   { "results": { key: {"value": number} }, "gradient": [{"stop", "bgColor"}] }
 // Keys are each node's first output tensor name: Model Explorer matches them against the node's
 // outputsMetadata tensor_name, which is stable across ONNX adapters, whereas node ids are not

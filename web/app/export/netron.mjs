@@ -1,4 +1,4 @@
-// Netron attachment JSON (shared/reference/anchors.md B4): opened while the model is shown in Netron
+// Netron attachment JSON (Netron's metrics attachment format): opened while the model is shown in Netron
 // (>= 9.2), its `metrics` appear in each node's sidebar. Items: {kind, target, name, value}; target is
 // the node name as Netron shows it (first line). One item per node and column, for every table.
 import { nodeIndex, orderedItems, targetsOfItem } from '../heatmap/mapping.mjs';

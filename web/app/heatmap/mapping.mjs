@@ -1,10 +1,10 @@
 // Result rows → per-node heat values (pure; no DOM). Weight/activation rows are keyed by calibration
 // node; their value is shown on the normal nodes that consume that calibration node's output
-// (cali_normal_map, reference §1.9: graphJson `calibration.consumers`, else the row's `node` column).
+// (cali_normal_map, §1.9: graphJson `calibration.consumers`, else the row's `node` column).
 import { toNumber, formatValue } from '../../charts/format.mjs';
 import { METRIC_DIRECTION } from '../../charts/heat_scale.mjs';
 
-// Which way is "worse" (reference §4, the chart package's table); false for non-metric columns.
+// Which way is "worse" (§4, the chart package's table); false for non-metric columns.
 export function worseIsLower(metric) {
   return METRIC_DIRECTION[metric] === 'lower';
 }

@@ -1,5 +1,5 @@
 // Pure checks on what the user opened (no DOM): which file is the model, and whether a
-// calibration_data folder follows the debugger's layout rules (hmct-debugger-behaviour.md §2).
+// calibration_data folder follows the debugger's layout rules (§2).
 // The wasm core repeats the layout checks and adds the dtype/shape/NaN ones when the data is loaded;
 // these run first so that a wrong folder is reported at once, naming the folder or file.
 

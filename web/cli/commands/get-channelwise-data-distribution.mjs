@@ -1,5 +1,5 @@
 // `ptqscope get-channelwise-data-distribution MODEL_OR_FILE CALIBRATED_DATA -n NODES_LIST [-a AXIS]
-// [-s SAVE_DIR]` — hmct-debugger's sub-command (reference §7, §9.2): one box-plot chart per
+// [-s SAVE_DIR]` — hmct-debugger's sub-command (§7, §9.2): one box-plot chart per
 // calibration node in SAVE_DIR (<name>_boxplot.svg / .png).
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';

@@ -1,6 +1,6 @@
 // `ptqscope get-sensitivity-of-nodes MODEL_OR_FILE CALIBRATED_DATA [-m METRICS] [-o OUTPUT_NODE]
 //   [-n node|weight|activation] [-d DATA_NUM] [-v BOOL] [-i INTERESTED_NODES]` — hmct-debugger's
-// sub-command (reference §3, §9.2): prints nothing unless `-v True` (then the §3.5 table), writes no
+// sub-command (§3, §9.2): prints nothing unless `-v True` (then the §3.5 table), writes no
 // file except with --json.
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';

@@ -1,5 +1,5 @@
 // `ptqscope plot-acc-error MODEL_OR_FILE CALIBRATED_DATA [-q QUANTIZE_NODE] [-nq NON_QUANTIZE_NODE]
-// [-m METRIC] [-a BOOL] [-s SAVE_DIR]` — hmct-debugger's sub-command (reference §5, §9.2): one chart
+// [-m METRIC] [-a BOOL] [-s SAVE_DIR]` — hmct-debugger's sub-command (§5, §9.2): one chart
 // per model set (<prefix>_<metric>.svg / .png, average_ prefixed in average mode).
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';

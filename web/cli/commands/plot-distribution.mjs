@@ -1,5 +1,5 @@
 // `ptqscope plot-distribution MODEL_OR_FILE CALIBRATED_DATA -n NODES_LIST [-s SAVE_DIR]` — hmct-debugger's
-// sub-command (reference §6, §9.2): one histogram chart per name in SAVE_DIR (.svg and .png).
+// sub-command (§6, §9.2): one histogram chart per name in SAVE_DIR (.svg and .png).
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';

@@ -1,4 +1,4 @@
-// `ptqscope runall MODEL_OR_FILE CALIBRATED_DATA [options]` — hmct-debugger's runall (reference §8.4,
+// `ptqscope runall MODEL_OR_FILE CALIBRATED_DATA [options]` — hmct-debugger's runall (§8.4,
 // §9.2): node sensitivity, data distribution, channel-wise box plots, accumulated error and the
 // sensitivity analysis, in that order, into the original's tree under SAVE_DIR:
 //   node_sensitivity/sensitivity_of_<type>.log   (§8.3 text)

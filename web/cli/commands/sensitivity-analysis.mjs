@@ -1,5 +1,5 @@
 // `ptqscope sensitivity-analysis MODEL_OR_FILE CALIBRATED_DATA [-p PICK_THRESHOLD] [-d DATA_NUM]
-// [-sn SENSITIVE_NODES] [-sd SAVE_DIR] [-q QTYPE]` — hmct-debugger's sub-command (reference §8.2,
+// [-sn SENSITIVE_NODES] [-sd SAVE_DIR] [-q QTYPE]` — hmct-debugger's sub-command (§8.2,
 // §9.2; note -sd, not -s): the partial-quantization chart partial_quantization.svg / .png.
 // -q (the type given to the sensitive nodes, float32 = switched off) is from newer HMCT builds (§11).
 import { parseClick, clickUsage } from '../lib/click.mjs';

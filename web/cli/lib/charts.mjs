@@ -23,7 +23,7 @@ async function loadCharts() {
   return chartModules;
 }
 
-// '/' in names becomes '_' in file names (reference §6.2, §7, §8.4).
+// '/' in names becomes '_' in file names (§6.2, §7, §8.4).
 export const fileSafe = (name) => name.replace(/\//g, '_');
 
 // The figures of one document: [{kind, file_name, data}], data as the chart module takes it.

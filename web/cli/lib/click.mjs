@@ -1,4 +1,4 @@
-// The option syntax of hmct-debugger (a Python `click` program, reference §9), so its users can keep
+// The option syntax of hmct-debugger (a Python `click` program, §9), so its users can keep
 // their command lines: `-m VALUE`, `--metrics VALUE`, `--metrics=VALUE`, multi-letter short options as
 // single tokens (`-nm`, `-dnl`), a single-letter short option with its value attached (`-d5`),
 // options anywhere between the positionals, `--` ending the options, the last of a repeated option

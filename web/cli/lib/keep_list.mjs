@@ -1,4 +1,4 @@
-// hmct-debugger's `keep_list_format` (reference §9.1): how list arguments such as
+// hmct-debugger's `keep_list_format` (§9.1): how list arguments such as
 // `-m ['cosine-similarity','mse']` or `-q [[Conv_2],[Conv_2,Conv_90]]` are read.
 //   - a value not starting with '[' is returned unchanged (one name / metric);
 //   - otherwise every ' and " is deleted, every maximal run of characters other than '[', ']', ','
