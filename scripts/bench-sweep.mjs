@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Sensitivity sweeps (issue 3 item 7), measured in ONE run per model: our incremental sweep
+// Sensitivity sweeps (goals in docs/benchmarks.md), measured in ONE run per model: our incremental sweep
 // (Session.analyze, wasm, one thread) against
 //  * the naive method: one full forward pass per item with onnxruntime-web (wasm backend, 1 thread);
 //    counted as items x the median float forward pass, i.e. without the per-item model rewrite and

@@ -13,7 +13,7 @@ import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './grap
 export { registerPanel, registerSidebarSection } from './shell.mjs';
 export { state };
 
-// Other modules of the app (H5: analyses, heatmap, export) register their panels on import; load
+// Other modules of the app (analyses, heatmap, export) register their panels on import; load
 // whichever exist so the shell builds without them.
 import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './export/index.mjs'], { eager: true });
 

@@ -1,4 +1,4 @@
-// Extension points of the app shell for other modules (H5's analysis panels, heatmap, export).
+// Extension points of the app shell for other modules (the analysis panels, heatmap, export).
 //   registerPanel({ id, title, mount(el, state) })            a tab in the bottom dock
 //   registerSidebarSection({ id, title?, render(el, nodeName, state) })  a block in the node sidebar
 // Modules register at import time; main.mjs imports web/app/{analysis,heatmap,export}/index.mjs when

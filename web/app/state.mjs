@@ -1,4 +1,4 @@
-// The app's one observable store (brief, Contract 3). Keys used across the app:
+// The app's one observable store. Keys used across the app:
 //   graph            graphJson object (docs/graph-schema.md) of the loaded model, or null
 //   modelBytes       Uint8Array of the loaded .onnx
 //   modelName        its file name

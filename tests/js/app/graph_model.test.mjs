@@ -152,7 +152,7 @@ describe('large graphs', () => {
   });
 });
 
-// Real graphJson from the wasm core (Session.graphJson, Contract 1).
+// Real graphJson from the wasm core (Session.graphJson, docs/graph-schema.md).
 describe('view model from the core\'s graphJson of real fixtures', () => {
   let ptq;
   let hasGraphJson = false;

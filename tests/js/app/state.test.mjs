@@ -49,7 +49,7 @@ describe('state store', () => {
     err.mockRestore();
   });
 
-  it('declares the Contract 3 keys', () => {
+  it('declares the keys shared across the app', () => {
     for (const k of ['graph', 'modelBytes', 'calibrationFiles', 'selection', 'picked', 'heat', 'results', 'error', 'focus']) {
       expect(k in DEFAULTS).toBe(true);
     }

@@ -1,4 +1,4 @@
-// Analysis requests (Contract 1) from the panels' form values (pure).
+// Analysis requests (Session.analyze, docs/wasm-api.md) from the panels' form values (pure).
 // Option names are the python API's (§3–§8).
 
 export const ANALYSES = [

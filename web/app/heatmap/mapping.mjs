@@ -111,7 +111,7 @@ export function heatLabel(entry, nodeName) {
   return entry.items.map(({ item, value }) => (item === nodeName ? formatValue(value) : `${formatValue(value)} (${item})`)).join('\n');
 }
 
-// The value of state 'heat' (Contract 3): colours from the chart package's heat scale.
+// The value of state 'heat' (web/app/state.mjs): colours from the chart package's heat scale.
 // `heatScale(metric, values) -> {color(v), legend}` is passed in so this module stays pure.
 export function buildHeat(result, graph, { view = 'node', metric, looType } = {}, heatScale) {
   const table = viewTable(result, view, looType);
