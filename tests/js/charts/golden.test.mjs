@@ -1,6 +1,7 @@
 // Golden SVGs, one or two per chart (Observable Plot's practice): the CLI writes exactly this text.
-// A missing golden is written on a developer's machine (review and commit it) and fails under CI;
-// a mismatch writes <case>-changed.svg beside the golden for review.
+// A missing or different golden fails; the text produced is written to
+// tests/artifacts/golden/<case>.svg for review. `PTQ_UPDATE_GOLDEN=1 npx vitest run
+// tests/js/charts/golden.test.mjs` writes the goldens instead (review the diff and commit them).
 import { describe, it, expect } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,8 @@ import { renderToString } from '../../../web/charts/svg.mjs';
 import * as charts from '../../../web/charts/index.mjs';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden');
+const ARTIFACTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../artifacts/golden');
+const UPDATE = process.env.PTQ_UPDATE_GOLDEN === '1';
 const X = ['conv1', 'relu1', 'conv2', 'add', 'pool', 'fc'];
 
 const CASES = {
@@ -39,15 +42,15 @@ describe('golden SVGs', () => {
     it(name, () => {
       const text = renderToString(render, data, options || {}, document);
       const file = path.join(DIR, `${name}.svg`);
-      const changed = path.join(DIR, `${name}-changed.svg`);
-      if (!fs.existsSync(file)) {
-        if (process.env.CI) throw new Error(`${file} is missing: run this test locally, review and commit the SVG`);
-        fs.writeFileSync(file, text);
+      if (UPDATE) fs.writeFileSync(file, text);
+      const golden = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+      const produced = path.join(ARTIFACTS, `${name}.svg`);
+      if (golden !== text) {
+        fs.mkdirSync(ARTIFACTS, { recursive: true });
+        fs.writeFileSync(produced, text);
       }
-      const golden = fs.readFileSync(file, 'utf8');
-      if (golden !== text) fs.writeFileSync(changed, text);
-      else if (fs.existsSync(changed)) fs.unlinkSync(changed);
-      expect(text === golden, `${name}.svg differs: review ${changed}`).toBe(true);
+      expect(golden, `${file} is missing: review ${produced}, then write it with PTQ_UPDATE_GOLDEN=1`).not.toBeNull();
+      expect(text === golden, `${name}.svg differs: review ${produced}`).toBe(true);
     });
   }
 });

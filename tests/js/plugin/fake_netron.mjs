@@ -1,11 +1,11 @@
-// A stand-in for Netron 9.x built from the recording in tests/fixtures/netron-dom/ (copied from
-// ../shared/netron-dom: the page skeleton ids, the rendered #target of horizon_calibrated_tiny.onnx
-// with default options and with "Show Names", and the re-render behaviour: body class
-// `welcome spinner` → a new svg#canvas replaces the old one inside the same #target → `default`).
+// A stand-in for Netron 9.x built from the recording in tests/fixtures/netron-dom/: the page skeleton
+// ids, the rendered #target of horizon_calibrated_tiny.onnx with default options and with "Show
+// Names", and the re-render behaviour (body class `welcome spinner` → a new svg#canvas replaces the
+// old one inside the same #target → `default`).
 // No Netron code: this only reproduces what the recording observed. Runs in Node (linkedom) and in
 // Chromium (served as a module next to the fixture page).
 
-// Elements present in Netron's index.html before a model is opened (README "Page skeleton").
+// Elements present in Netron's index.html before a model is opened (as recorded).
 export const SKELETON = `
 <div id="target" class="target" tabindex="0"></div>
 <div id="sidebar" class="sidebar"><h1 id="sidebar-title" class="sidebar-title"></h1>
