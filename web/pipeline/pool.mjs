@@ -1,87 +1,43 @@
-// A fixed-size pool of analysis workers speaking worker_core.mjs's protocol. Environment-neutral:
-// `spawn()` returns a Worker-like object ({postMessage, onmessage, onerror, terminate}; onmessage
-// receives {data}), a browser Worker or node_worker.mjs's adapter.
+// A fixed-size pool of analysis workers speaking protocol.mjs (requests: worker_core.mjs).
+// Environment-neutral: `spawn()` returns a Worker-like object ({postMessage, onmessage, onerror,
+// terminate}; onmessage receives {data}), a browser Worker or node_worker.mjs's adapter.
 //
 // Every worker gets the model bytes and calibration files once (`load`); a worker terminated by a
-// cancellation is replaced by a fresh one that is sent the same `load` before its next job.
+// cancellation (a wasm call cannot be interrupted) is replaced by a fresh one that is sent the same
+// `load` before its next job.
+import { createClient, WorkerError, abortError } from './protocol.mjs';
 
-export class WorkerError extends Error {
-  constructor({ name, message }) {
-    super(message);
-    // Keep the core's error kind (FormatError / PtqError / RangeError / InternalError): the CLI maps
-    // it to an exit code.
-    this.name = name;
-  }
-}
-
-export function abortError(signal) {
-  const reason = signal?.reason;
-  if (reason instanceof Error && reason.name === 'AbortError') return reason;
-  const err = new Error('the analysis was cancelled');
-  err.name = 'AbortError';
-  return err;
-}
+// Errors keep the core's kind (FormatError / PtqError / RangeError / InternalError): the CLI maps it
+// to an exit code.
+export { WorkerError, abortError };
 
 export function createPool({ size, spawn }) {
   if (!(size >= 1)) throw new Error(`pool size must be at least 1 (got ${size})`);
-  let nextId = 1;
   let loadMsg = null; // the last `load`, replayed to replacement workers
   let closed = false;
   const queue = []; // jobs waiting for a free worker
-  const slots = Array.from({ length: size }, () => ({ worker: null, job: null, loaded: null }));
+  // One protocol client per worker; a cancelled job terminates its worker, the next job spawns a
+  // fresh one (client.started is false again) which is loaded first.
+  const slots = Array.from({ length: size }, () => {
+    const slot = { job: null, loaded: null, loading: null };
+    slot.client = createClient(() => {
+      slot.loaded = null; // a new worker has nothing loaded
+      return spawn();
+    }, { onCancel: 'terminate', name: 'analysis worker' });
+    return slot;
+  });
 
-  function send(slot, msg, onEvent) {
-    const id = nextId++;
-    if (slot.pending) return Promise.reject(new Error('internal: a worker was sent two requests at once'));
-    return new Promise((resolve, reject) => {
-      slot.pending = { id, resolve, reject, onEvent };
-      slot.worker.postMessage({ ...msg, id });
-    });
-  }
-
-  function onMessage(slot, data) {
-    const p = slot.pending;
-    if (!p || data.id !== p.id) return; // a late reply of a cancelled job
-    if (data.type === 'event') {
-      p.onEvent?.(data.event);
-      return;
-    }
-    slot.pending = null;
-    if (data.type === 'error') p.reject(new WorkerError(data.error));
-    else p.resolve(data);
-  }
-
-  function start(slot) {
-    const worker = spawn();
-    slot.worker = worker;
-    slot.loaded = null;
-    slot.loading = null;
-    worker.onmessage = (e) => onMessage(slot, e.data);
-    worker.onerror = (e) => {
-      // The worker died (e.g. out of memory): fail its job, replace it.
-      const p = slot.pending;
-      slot.pending = null;
-      replace(slot);
-      p?.reject(new WorkerError({ name: 'InternalError', message: `analysis worker failed: ${e?.message ?? e}` }));
-    };
-  }
-
-  function replace(slot) {
-    slot.worker?.terminate();
-    slot.worker = null;
-    slot.loaded = null;
-  }
+  const send = (slot, { type, ...payload }, options) => slot.client.call(type, payload, options);
 
   // Makes sure the slot's worker exists and has the current model loaded.
   function ready(slot) {
-    if (!slot.worker) start(slot);
-    if (loadMsg && slot.loaded !== loadMsg) {
+    if (loadMsg && (slot.loaded !== loadMsg || !slot.client.started)) {
       const msg = loadMsg;
-      slot.loaded = msg;
       slot.loading = send(slot, msg).catch((err) => {
         if (slot.loaded === msg) slot.loaded = null;
         throw err;
       });
+      slot.loaded = msg; // after send(): spawning resets it
     }
     return slot.loaded ? slot.loading : null;
   }
@@ -92,7 +48,7 @@ export function createPool({ size, spawn }) {
       const loading = ready(slot);
       if (loading) await loading;
       if (job.signal?.aborted) throw abortError(job.signal);
-      job.resolve(await send(slot, job.msg, job.onEvent));
+      job.resolve(await send(slot, job.msg, { onEvent: job.onEvent, signal: job.signal }));
     } catch (err) {
       job.reject(err);
     } finally {
@@ -118,16 +74,11 @@ export function createPool({ size, spawn }) {
     return new Promise((resolve, reject) => {
       const job = { msg, onEvent, signal, resolve, reject };
       if (signal) {
+        // Queued: dropped. Running: the slot's client terminates its worker (a load in progress
+        // finishes in the background; the job does not start).
         const onAbort = () => {
           const queued = queue.indexOf(job);
           if (queued >= 0) queue.splice(queued, 1);
-          const slot = slots.find((s) => s.job === job);
-          const pending = slot?.pending;
-          if (slot) {
-            slot.pending = null;
-            replace(slot);
-          }
-          pending?.reject(abortError(signal)); // frees the slot (runJob's finally)
           reject(abortError(signal));
         };
         signal.addEventListener('abort', onAbort, { once: true });
@@ -160,11 +111,7 @@ export function createPool({ size, spawn }) {
   function close() {
     closed = true;
     for (const job of queue.splice(0)) job.reject(new Error('the worker pool was closed'));
-    for (const slot of slots) {
-      slot.pending?.reject(new Error('the worker pool was closed'));
-      slot.pending = null;
-      replace(slot);
-    }
+    for (const slot of slots) slot.client.terminate(new Error('the worker pool was closed'));
   }
 
   return { size, load, request, close };

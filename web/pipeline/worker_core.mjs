@@ -1,16 +1,18 @@
-// The message protocol of an analysis worker, independent of the environment: the Node worker
-// (node_worker.mjs) and the browser worker (web/app/analysis/worker.mjs) both forward their messages
-// to handleMessage(ptq, msg, post) with their loaded wasm module.
-//
-// Requests (each with a numeric `id`, echoed in every reply):
-//   {type: 'load', model: Uint8Array, files: [{path, bytes}], modelName?, dataName?}
-//        -> {type: 'loaded', summary, data: {sampleCount, sampleNames}}
-//   {type: 'listItems', request}  -> {type: 'items', items: [names]}
-//   {type: 'analyze', request}    -> {type: 'event', event} per finished item, then {type: 'result', json}
-//   {type: 'merge', parts: [json strings]} -> {type: 'result', json}
-//   {type: 'graph'}               -> {type: 'graph', json}
-// Any failure -> {type: 'error', error: {name, message}}; the worker stays usable.
-// `request` is the object of docs/wasm-api.md ({analysis, options, items?, model_file?}).
+// The analysis worker's requests, independent of the environment: the Node worker (node_worker.mjs)
+// and the browser worker (web/app/analysis/worker.mjs) both forward their messages to
+// handleMessage(ptq, msg, post) with their loaded wasm module. Message shapes, ids, events,
+// cancellation and errors are protocol.mjs's; the requests and their results:
+//   load  {model: Uint8Array, files: [{path, bytes}], modelName?, dataName?}
+//                             -> {summary, data: {sampleCount, sampleNames} | null}
+//   listItems {request}       -> {items: [names]}
+//   analyze {request}         -> an event per finished item, then {json}
+//   merge {parts: [json strings]} -> {json}
+//   graph                     -> {json}
+//   exportConfig {config: document | JSON text, format} -> {data: string | Uint8Array} (the core's
+//                               session.exportConfig: docs/config-export.md)
+// A failure answers {ok: false, error: {name, message}}; the worker stays usable.
+// `request` is the object of docs/wasm-api.md ({analysis, options, items?, model_file?, config?}).
+import { serve } from './protocol.mjs';
 
 const states = new WeakMap(); // ptq module -> { session, modelName, dataName }
 
@@ -49,33 +51,44 @@ const HANDLERS = {
       s.session = session;
       s.modelName = msg.modelName ?? '';
       s.dataName = msg.dataName ?? '';
-      return { type: 'loaded', summary, data };
+      return { summary, data };
     } catch (err) {
       session.delete();
       throw err;
     }
   },
   listItems(ptq, s, msg) {
-    return { type: 'items', items: JSON.parse(loadedSession(s).listItems(JSON.stringify(msg.request))) };
+    return { items: JSON.parse(loadedSession(s).listItems(JSON.stringify(msg.request))) };
   },
-  analyze(ptq, s, msg, post) {
-    const onEvent = (text) => post({ type: 'event', id: msg.id, event: JSON.parse(text) });
-    return { type: 'result', json: loadedSession(s).analyze(JSON.stringify(msg.request), onEvent) };
+  analyze(ptq, s, msg, { emit }) {
+    const onEvent = (text) => emit(JSON.parse(text));
+    return { json: loadedSession(s).analyze(JSON.stringify(msg.request), onEvent) };
   },
   merge(ptq, s, msg) {
-    return { type: 'result', json: ptq.mergeResults(`[${msg.parts.join(',')}]`) };
+    return { json: ptq.mergeResults(`[${msg.parts.join(',')}]`) };
+  },
+  exportConfig(ptq, s, msg) {
+    const session = loadedSession(s);
+    if (typeof session.exportConfig !== 'function') throw new Error('this build of the wasm core has no Session.exportConfig: rebuild it (scripts/build.sh wasm-module)');
+    const text = typeof msg.config === 'string' ? msg.config : JSON.stringify(msg.config);
+    return { data: session.exportConfig(text, msg.format) };
   },
   graph(ptq, s) {
-    return { type: 'graph', json: loadedSession(s).graphJson() };
+    return { json: loadedSession(s).graphJson() };
   },
 };
 
+const servers = new WeakMap(); // ptq module -> protocol.serve's onMessage
+
+// Handles one protocol message with the worker's wasm module; replies through `post(msg)`.
 export function handleMessage(ptq, msg, post) {
-  const handler = HANDLERS[msg?.type];
-  try {
-    if (!handler) throw new Error(`unknown worker message type '${msg?.type}'`);
-    post({ ...handler(ptq, stateOf(ptq), msg, post), id: msg.id });
-  } catch (err) {
-    post({ type: 'error', id: msg?.id, error: { name: err?.name ?? 'Error', message: String(err?.message ?? err) } });
+  let server = servers.get(ptq);
+  if (!server) {
+    const s = stateOf(ptq);
+    const handlers = Object.fromEntries(Object.entries(HANDLERS).map(([type, fn]) => [type, (m, ctx) => fn(ptq, s, m, ctx)]));
+    server = { post, onMessage: serve(handlers, (reply, transfer) => server.post(reply, transfer)) };
+    servers.set(ptq, server);
   }
+  server.post = post;
+  return server.onMessage(msg);
 }

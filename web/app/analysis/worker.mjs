@@ -1,24 +1,24 @@
-// Browser worker entry: one wasm instance per worker; the message protocol is
-// web/pipeline/worker_core.mjs's, shared with the Node worker. In the web app the compiled module is
+// Browser worker entry: one wasm instance per worker; the requests are web/pipeline/worker_core.mjs's
+// (shared with the Node worker), the messages web/pipeline/protocol.mjs's. In the web app the compiled module is
 // the first message (spawn.mjs, ../graph/wasm_share.mjs); the Netron plugin starts this worker
 // without it and the glue instantiates its own embedded bytes. Messages that arrive while the module
 // is instantiated are handled in order once it is ready.
 import { wasmFromFirstMessage } from '../graph/wasm_worker.mjs';
 import { handleMessage } from '../../pipeline/worker_core.mjs';
+import { failure } from '../../pipeline/protocol.mjs';
 
 const post = (msg, transfer) => self.postMessage(msg, transfer ?? []);
 const wasm = wasmFromFirstMessage();
-const { ready } = wasm;
-let chain = ready;
 
+// Callbacks on one promise run in registration order, so messages are handed on in arrival order
+// (worker_core queues the requests; a `cancel` reaches it while an earlier request waits).
 self.onmessage = (event) => {
   if (wasm.take(event.data)) return;
-  chain = chain.then((ptq) => handleMessage(ptq, event.data, post)).then(
-    () => ready,
+  wasm.ready.then(
+    (ptq) => handleMessage(ptq, event.data, post),
     (err) => {
-      // worker_core reports errors itself; this only catches a failure to start the module.
-      post({ type: 'error', id: event.data?.id, error: { name: err?.name ?? 'Error', message: `analysis worker: ${err?.message ?? err}` } });
-      return ready;
+      // worker_core reports request errors itself; this is a failure to start the module.
+      if (event.data?.type !== 'cancel') post(failure(event.data?.id, { name: err?.name, message: `analysis worker: ${err?.message ?? err}` }));
     },
   );
 };

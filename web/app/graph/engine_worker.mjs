@@ -2,10 +2,11 @@
 // validates calibration data (the core's dtype/shape/NaN checks). Analyses run in their own pool.
 // The main thread ends this worker after each request (a wasm heap never shrinks), so 'data' brings
 // the model again.
-// Messages: {id, type: 'load', model: Uint8Array} -> {id, summary, graph}
-//           {id, type: 'data', model?: Uint8Array, files: [{path, bytes}]} -> {id, sampleCount, sampleNames}
+// Requests (messages: web/pipeline/protocol.mjs): load {model: Uint8Array} -> {summary, graph}
+//           data {model?: Uint8Array, files: [{path, bytes}]} -> {sampleCount, sampleNames}
 // The wasm module comes with the first message (wasm_share.mjs), compiled once by the page.
 import { wasmFromFirstMessage } from './wasm_worker.mjs';
+import { serve } from '../../pipeline/protocol.mjs';
 
 const wasm = wasmFromFirstMessage();
 let session = null;
@@ -37,13 +38,7 @@ const handlers = {
   },
 };
 
-self.onmessage = async ({ data }) => {
-  if (wasm.take(data)) return;
-  try {
-    const handler = handlers[data.type];
-    if (!handler) throw new Error(`engine worker: unknown message type '${data.type}'`);
-    self.postMessage({ id: data.id, ...(await handler(data)) });
-  } catch (err) {
-    self.postMessage({ id: data.id, error: err?.message ?? String(err), errorName: err?.name });
-  }
+const onMessage = serve(handlers, (msg, transfer) => self.postMessage(msg, transfer ?? []));
+self.onmessage = ({ data }) => {
+  if (!wasm.take(data)) onMessage(data);
 };

@@ -1,16 +1,23 @@
 // Web Worker: builds the view model from graphJson and lays it out, off the main thread (both take
-// a noticeable time on 3,000+ node graphs). Messages: {id, graph, options: {showCalibration}}
-// -> {id, model, layout, ms} | {id, error}.
+// a noticeable time on 3,000+ node graphs). Request (messages: web/pipeline/protocol.mjs):
+// layout {graph, options: {showCalibration}} -> {model, layout, ms}.
 import { buildViewModel } from './model.mjs';
 import { layoutGraph } from './layout_core.mjs';
+import { serve } from '../../pipeline/protocol.mjs';
 
-self.onmessage = ({ data }) => {
-  try {
+const handlers = {
+  layout({ graph, options }) {
     const t0 = performance.now();
-    const model = buildViewModel(data.graph, data.options);
-    const layout = layoutGraph({ nodes: model.nodes, edges: model.edges });
-    self.postMessage({ id: data.id, model, layout, ms: performance.now() - t0 });
-  } catch (err) {
-    self.postMessage({ id: data.id, error: `layout failed: ${err.message}` });
-  }
+    try {
+      const model = buildViewModel(graph, options);
+      const layout = layoutGraph({ nodes: model.nodes, edges: model.edges });
+      return { model, layout, ms: performance.now() - t0 };
+    } catch (err) {
+      err.message = `layout failed: ${err.message}`;
+      throw err;
+    }
+  },
 };
+
+const onMessage = serve(handlers, (msg, transfer) => self.postMessage(msg, transfer ?? []));
+self.onmessage = ({ data }) => onMessage(data);

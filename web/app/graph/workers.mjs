@@ -5,60 +5,27 @@ import EngineWorker from './engine_worker.mjs?worker&inline';
 import LayoutWorker from './layout_worker.mjs?worker&inline';
 import { spawnWithWasm } from './wasm_share.mjs';
 
-// Request/response over postMessage with ids; a worker that dies rejects what is pending.
-function rpc(spawn) {
-  let worker = null;
-  let next = 1;
-  const pending = new Map();
-  const start = () => {
-    worker = spawn();
-    worker.onmessage = ({ data }) => {
-      const p = pending.get(data.id);
-      if (!p) return;
-      pending.delete(data.id);
-      if (data.error) {
-        const err = new Error(data.error);
-        if (data.errorName) err.name = data.errorName;
-        p.reject(err);
-      } else p.resolve(data);
-    };
-    worker.onerror = (ev) => {
-      ev.preventDefault?.();
-      const err = new Error(`worker failed: ${ev.message ?? 'unknown error'}`);
-      for (const p of pending.values()) p.reject(err);
-      pending.clear();
-      worker.terminate();
-      worker = null; // restarted on the next call
-    };
-  };
+import { createClient } from '../../pipeline/protocol.mjs';
+
+// A protocol client (web/pipeline/protocol.mjs) whose restart() drops what is running: the worker is
+// ended, pending calls fail with AbortError, the next call starts a fresh worker.
+function rpc(spawn, name) {
+  const client = createClient(spawn, { onCancel: 'terminate', name });
   return {
-    call(message, transfer = []) {
-      if (!worker) start();
-      const id = next++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        worker.postMessage({ ...message, id }, transfer);
-      });
-    },
-    // Drops a running request (e.g. the layout of a graph that was replaced).
-    restart() {
-      worker?.terminate();
-      worker = null;
-      for (const p of pending.values()) p.reject(Object.assign(new Error('cancelled'), { name: 'AbortError' }));
-      pending.clear();
-    },
+    call: (type, payload, transfer = []) => client.call(type, payload, { transfer }),
+    restart: () => client.terminate(),
   };
 }
 
-export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout' }));
+export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout' }), 'layout worker');
 
 // One request per engine worker: ending it afterwards gives its wasm heap (which only grows, to the
 // size of the largest model) back; compiling the module again takes a fraction of a second.
 // A fresh worker per request, so requests never wait for or cancel each other.
-async function once(message, transfer) {
-  const engine = rpc(() => spawnWithWasm(() => new EngineWorker({ name: 'ptqscope-engine' })));
+async function once(type, payload, transfer) {
+  const engine = rpc(() => spawnWithWasm(() => new EngineWorker({ name: 'ptqscope-engine' })), 'engine worker');
   try {
-    return await engine.call(message, transfer);
+    return await engine.call(type, payload, transfer);
   } finally {
     engine.restart(); // nothing is pending any more: this only ends the worker
   }
@@ -67,11 +34,11 @@ async function once(message, transfer) {
 // The app keeps the model bytes (for the analysis workers): the worker gets a copy, transferred.
 export function loadModel(bytes) {
   const copy = bytes.slice();
-  return once({ type: 'load', model: copy }, [copy.buffer]);
+  return once('load', { model: copy }, [copy.buffer]);
 }
 export function loadCalibration(files, modelBytes) {
   const copy = modelBytes.slice();
-  return once({ type: 'data', model: copy, files }, [copy.buffer]);
+  return once('data', { model: copy, files }, [copy.buffer]);
 }
 // The view model and its layout, both computed in the layout worker.
-export const modelAndLayout = (graph, options) => layoutWorker.call({ graph, options });
+export const modelAndLayout = (graph, options) => layoutWorker.call('layout', { graph, options });
