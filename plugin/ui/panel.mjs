@@ -1,13 +1,18 @@
-// The PTQ panel floating over Netron. Its analyses and exports ARE the web app's panels
+// The PTQ panel, docked beside Netron's graph (dock.mjs: resizable, collapsible). Its analyses and exports ARE the web app's panels
 // (web/app/analysis/panel.mjs: every analysis tab, Run all, progress / ETA / cancel, tables and charts;
 // web/app/export/panel.mjs: JSON, CSV, SVG / PNG, HTML report, ...) mounted with the plugin's store and
 // runner; so is the heatmap's view / metric / legend (web/app/heatmap/panel.mjs). Only the Netron glue
 // lives here: calibration data drop and the results of the node selected in Netron.
 import { h, clear } from './dom.mjs';
+import { createDock } from './dock.mjs';
 import { buildRequest } from '../../web/app/analysis/requests.mjs';
 import { mountAnalysesPanel } from '../../web/app/analysis/panel.mjs';
 import { mountExportPanel } from '../../web/app/export/panel.mjs';
 import { mountHeatPanel } from '../../web/app/heatmap/panel.mjs';
+import { createWhatIfController } from '../../web/app/whatif/controller.mjs';
+import { mountWhatIfPanel } from '../../web/app/whatif/panel.mjs';
+import { mountFixPanel } from '../../web/app/whatif/fix_panel.mjs';
+import { mountComparePanel } from '../../web/app/compare/panel.mjs';
 import { stripRoot, placeLooseNpy, checkCalibrationLayout, isJunk } from '../../web/app/open/checks.mjs';
 
 export const PANEL_ID = 'ptqscope-panel';
@@ -110,6 +115,10 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
 
   // --- heat: the app's Heatmap panel, mounted below ---
   const heatHost = h(doc, 'div', { class: 'ptq-heat-host' });
+  // --- what-if, fix and compare: the app's panels ---
+  const whatIfHost = h(doc, 'div', { class: 'ptq-whatif-host' });
+  const fixHost = h(doc, 'div', { class: 'ptq-fix-host' });
+  const compareHost = h(doc, 'div', { class: 'ptq-compare-host' });
 
   // --- selected node ---
   const nodeTitle = h(doc, 'div', { class: 'ptq-node-title', text: 'Select a node in the graph to see its results.' });
@@ -184,25 +193,33 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
     section('ptq-data', 'Model and calibration data', modelLine, drop, dataLine),
     section('ptq-section-analyses', 'Analyses', analysesHost),
     section('ptq-plugin-heat', 'Heatmap', heatHost),
+    section('ptq-section-whatif', 'What-if', whatIfHost),
+    section('ptq-section-fix', 'Fix', fixHost),
+    section('ptq-section-compare', 'Compare two results', compareHost),
     section('ptq-node', 'Selected node', nodeTitle, nodeActions, nodeBody),
     section('ptq-section-export', 'Export', exportHost));
-  const toggle = h(doc, 'button', { type: 'button', class: 'ptq-toggle', 'aria-label': 'collapse', text: '–' });
-  toggle.addEventListener('click', () => {
-    body.hidden = !body.hidden;
-    toggle.textContent = body.hidden ? '+' : '–';
-  });
+  const dock = createDock(doc, { id: PANEL_ID, title: 'PTQ', body });
+  panel = dock.element;
+  panel.setAttribute('data-run', 'idle');
+  panel.setAttribute('data-graph', 'none');
   on('graph', (graph) => mark('graph', graph ? 'loaded' : 'none'));
-  panel = h(doc, 'div', { id: PANEL_ID, class: 'ptq-panel', 'data-run': 'idle', 'data-graph': 'none' },
-    h(doc, 'div', { class: 'ptq-header' }, h(doc, 'strong', { text: 'PTQ' }), toggle), body);
   isolate(panel);
-  doc.body.append(panel);
   const analyses = mountAnalysesPanel(analysesHost, state, runner, { focus });
   const exports = mountExportPanel(exportHost, state, { save });
   const heat = mountHeatPanel(heatHost, state, { legendWidth: 250 });
+  const whatIf = createWhatIfController(state, runner);
+  const whatIfPanel = mountWhatIfPanel(whatIfHost, state, whatIf, runner, { focus, save });
+  const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { save });
+  const comparePanel = mountComparePanel(compareHost, state, { focus });
 
   return {
     element: panel,
+    dock,
     analyses,
+    whatIf,
+    whatIfPanel,
+    fixPanel,
+    comparePanel,
     exports,
     heat,
     dispose() {
@@ -211,7 +228,11 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
       analyses.dispose();
       exports.dispose();
       heat.dispose();
-      panel.remove();
+      whatIfPanel.dispose();
+      fixPanel.dispose();
+      comparePanel.dispose();
+      whatIf.dispose();
+      dock.dispose();
     },
   };
 }

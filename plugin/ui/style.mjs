@@ -1,25 +1,41 @@
 // The panel's stylesheet (Netron's CSP restricts scripts only, so a <style> element is allowed).
 // The web app's analyses / export styles (web/app/analysis/analysis.css, only .ptq-* classes, which
 // Netron does not use) come first; the plugin's rules are scoped under #ptqscope-panel so Netron's own
-// elements are never restyled (but for the outline of the nodes we mark data-ptq-picked), and lay the
-// app's two-column dock panel out as one narrow column.
+// elements are never restyled, but for the outline of the nodes we mark data-ptq-picked and, while the
+// dock is open (body.ptq-docked, dock.mjs), the left offset of Netron's graph (#target) and toolbar so
+// that the dock sits beside the graph instead of over it. The app's panels are laid out as one column
+// sized to the dock; names wrap (never cut off) and carry their full text in a tooltip.
 // (Under Vitest the ?inline import is an empty string.)
 import APP_CSS from '../../web/app/analysis/analysis.css?inline';
+import WHATIF_CSS from '../../web/app/whatif/whatif.css?inline';
 
 export const PANEL_CSS = `
 #ptqscope-panel { --accent: #2e6bd2; --muted: #666; --mono: ui-monospace, Menlo, Consolas, monospace;
-  position: fixed; left: 10px; top: 44px; z-index: 3; width: 460px; min-width: 300px; max-width: calc(100vw - 40px);
-  max-height: calc(100vh - 100px); resize: horizontal; overflow: auto; background: rgba(255,255,255,0.97); color: #222; border: 1px solid #bbb; border-radius: 6px;
-  box-shadow: 0 2px 8px rgba(0,0,0,0.15); font: 12px -apple-system, "Segoe UI", Ubuntu, sans-serif; }
-#ptqscope-panel .ptq-header { display: flex; justify-content: space-between; align-items: center; padding: 4px 8px;
-  border-bottom: 1px solid #ddd; background: #f3f3f3; }
-#ptqscope-panel .ptq-toggle { border: 0; background: none; cursor: pointer; font-size: 14px; }
+  position: fixed; left: 0; top: 0; bottom: 0; z-index: 1; box-sizing: border-box; width: 460px;
+  display: flex; flex-direction: column; background: #fafafa; color: #222; border-right: 1px solid #ccc;
+  font: 12px -apple-system, "Segoe UI", Ubuntu, sans-serif; }
+body.ptq-docked > #target { box-sizing: border-box; margin-left: var(--ptq-dock-width, 460px); width: calc(100% - var(--ptq-dock-width, 460px)); }
+body.ptq-docked > #toolbar { left: calc(var(--ptq-dock-width, 460px) + 10px); }
+#ptqscope-panel .ptq-header { display: flex; justify-content: space-between; align-items: center; padding: 6px 8px 6px 38px;
+  min-height: 20px; border-bottom: 1px solid #ddd; background: #ececec; flex: none; }
+#ptqscope-panel.ptq-collapsed .ptq-header { flex-direction: column; padding: 40px 2px 6px; gap: 8px; border: 0; }
+#ptqscope-panel.ptq-collapsed .ptq-title { writing-mode: vertical-rl; }
+#ptqscope-panel .ptq-toggle { border: 0; background: none; cursor: pointer; font-size: 14px; color: inherit; }
+#ptqscope-panel .ptq-resize { position: absolute; top: 0; right: -4px; width: 8px; height: 100%; cursor: col-resize; z-index: 2; }
+#ptqscope-panel .ptq-resize:hover, #ptqscope-panel .ptq-resize:focus, #ptqscope-panel.ptq-resizing .ptq-resize { background: rgba(46,107,210,0.35); outline: none; }
+#ptqscope-panel.ptq-resizing { user-select: none; }
+#ptqscope-panel .ptq-body { flex: 1 1 auto; overflow: auto; min-height: 0; }
+#ptqscope-panel .ptq-body table { max-width: 100%; }
+#ptqscope-panel .ptq-body th, #ptqscope-panel .ptq-body td { overflow-wrap: anywhere; }
+#ptqscope-panel .ptq-body [data-item], #ptqscope-panel .ptq-body .ptq-name { overflow-wrap: anywhere; white-space: normal; }
 #ptqscope-panel .ptq-body { padding: 6px 8px; }
 #ptqscope-panel .ptq-section { margin: 6px 0; padding-top: 4px; border-top: 1px solid #eee; }
 #ptqscope-panel .ptq-section > summary { cursor: pointer; font-weight: bold; margin-bottom: 4px; }
 #ptqscope-panel .ptq-analyses { display: block; height: auto; padding: 0; }
 #ptqscope-panel .ptq-analysis-tabs, #ptqscope-panel .ptq-run-row { margin: 4px 0; }
-#ptqscope-panel .ptq-analysis-output { max-height: 60vh; }
+#ptqscope-panel .ptq-analysis-output { max-height: none; overflow: visible; }
+#ptqscope-panel .ptq-analysis-output .sensitivity-table { width: 100%; table-layout: auto; }
+#ptqscope-panel .ptq-analysis-output .sensitivity-table td:not(.num) { white-space: normal; overflow-wrap: anywhere; }
 #ptqscope-panel .ptq-field > label:first-child { min-width: 90px; }
 #ptqscope-panel .ptq-hint { margin-left: 0; }
 #ptqscope-panel .ptq-export { padding: 0; }
@@ -44,7 +60,7 @@ export const PANEL_CSS = `
 #ptqscope-panel figure { margin: 4px 0; }
 #nodes > g.node[data-ptq-picked] > path.node-border { stroke: #2e6bd2; stroke-width: 3px; stroke-dasharray: 5 2; }
 @media (prefers-color-scheme: dark) {
-  #ptqscope-panel { background: rgba(45,45,45,0.97); color: #ddd; border-color: #555; --muted: #aaa; }
+  #ptqscope-panel { background: #2d2d2d; color: #ddd; border-color: #555; --muted: #aaa; }
   #ptqscope-panel .ptq-header { background: #383838; border-color: #555; }
   #ptqscope-panel .ptq-toggle { color: #ddd; }
 }
@@ -54,6 +70,6 @@ export function injectStyle(doc) {
   if (doc.getElementById('ptqscope-style')) return;
   const style = doc.createElement('style');
   style.id = 'ptqscope-style';
-  style.textContent = `${APP_CSS}\n${PANEL_CSS}`;
+  style.textContent = `${APP_CSS}\n${WHATIF_CSS}\n${PANEL_CSS}`;
   doc.head.append(style);
 }

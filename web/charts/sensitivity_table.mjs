@@ -156,7 +156,7 @@ export function renderSensitivityTable(container, table, options = {}) {
       for (const c of table.columns) {
         const v = r.cells[c];
         const num = isNumericColumn(c) && v !== undefined && v !== null;
-        tr.appendChild(el('td', num ? { class: 'num' } : {}, num ? formatValue(v, options.digits ?? 6) : formatValue(v ?? '')));
+        tr.appendChild(el('td', num ? { class: 'num' } : { title: formatValue(v ?? '') }, num ? formatValue(v, options.digits ?? 6) : formatValue(v ?? '')));
       }
       if (options.onFocus) tr.addEventListener('click', () => options.onFocus(r.item, r));
       tbody.appendChild(tr);
