@@ -1,11 +1,11 @@
 // The plugin's dock: a full-height column on the left of Netron's graph, the way Netron docks its own
 // sidebar on the right. While it is open, Netron's graph (#target) and toolbar move right by the dock's
-// width (body class `ptq-docked`, CSS variable --ptq-dock-width on <body>), so the dock never covers the
-// graph. Its right edge is a drag handle (pointer or keyboard arrows) for the width, kept in
+// width (attribute `data-ptq-docked` and CSS variable --ptq-dock-width on <html>: Netron rewrites
+// <body>'s class on every render), so the dock never covers the graph. Its right edge is a drag handle (pointer or keyboard arrows) for the width, kept in
 // localStorage; the header's button collapses it to a narrow strip and back.
 import { h } from './dom.mjs';
 
-export const DOCK_CLASS = 'ptq-docked';
+export const DOCK_ATTRIBUTE = 'data-ptq-docked';
 export const MIN_WIDTH = 280;
 export const DEFAULT_WIDTH = 460;
 export const COLLAPSED_WIDTH = 28;
@@ -60,11 +60,11 @@ export function createDock(doc, { id, title, body, className = 'ptq-panel' }) {
     toggle.textContent = collapsed ? '»' : '«';
     toggle.setAttribute('aria-label', collapsed ? 'expand the PTQ panel' : 'collapse the PTQ panel');
     toggle.title = collapsed ? 'Show the PTQ panel' : 'Collapse the PTQ panel';
-    doc.body.classList.add(DOCK_CLASS);
-    doc.body.style.setProperty('--ptq-dock-width', `${shown}px`);
+    doc.documentElement.setAttribute(DOCK_ATTRIBUTE, '');
+    doc.documentElement.style.setProperty('--ptq-dock-width', `${shown}px`);
     save(win, { width, collapsed });
     // Netron reads its container's size on demand; tell listeners the space changed.
-    if (typeof win.Event === 'function') win.dispatchEvent(new win.Event('resize'));
+    if (typeof win.Event === 'function') win.dispatchEvent?.(new win.Event('resize'));
   }
 
   toggle.addEventListener('click', () => {
@@ -107,7 +107,7 @@ export function createDock(doc, { id, title, body, className = 'ptq-panel' }) {
       apply();
     }
   };
-  win.addEventListener('resize', onWindowResize);
+  win.addEventListener?.('resize', onWindowResize);
 
   doc.body.append(element);
   apply();
@@ -129,10 +129,10 @@ export function createDock(doc, { id, title, body, className = 'ptq-panel' }) {
       return collapsed;
     },
     dispose() {
-      win.removeEventListener('resize', onWindowResize);
+      win.removeEventListener?.('resize', onWindowResize);
       element.remove();
-      doc.body.classList.remove(DOCK_CLASS);
-      doc.body.style.removeProperty('--ptq-dock-width');
+      doc.documentElement.removeAttribute(DOCK_ATTRIBUTE);
+      doc.documentElement.style.removeProperty('--ptq-dock-width');
     },
   };
 }

@@ -13,9 +13,9 @@ import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './grap
 export { registerPanel, registerSidebarSection } from './shell.mjs';
 export { state };
 
-// Other modules of the app (analyses, heatmap, export) register their panels on import; load
+// Other modules of the app (analyses, heatmap, what-if and fix, compare, export) register their panels on import; load
 // whichever exist so the shell builds without them.
-import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './export/index.mjs'], { eager: true });
+import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './whatif/index.mjs', './compare/index.mjs', './export/index.mjs'], { eager: true });
 
 const $ = (sel) => document.querySelector(sel);
 const opener = createOpener(state, { loadModel, loadCalibration });

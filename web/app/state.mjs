@@ -8,6 +8,8 @@
 //   heat             { values: Map<nodeName, {value, color, label}>, legend: {title, direction, domain} } | null
 //   focus            node name to centre in the graph view (set it again to re-centre)
 //   results          merged result object
+//   whatIf           the what-if view: {document, changes, base, before, after, busy, options} (whatif/controller.mjs)
+//   compare          two compared results: {nameA, nameB, source, metric, comparison} | null (compare/panel.mjs)
 //   error            message for the banner | null; the page stays usable
 //   status           short progress text ('Loading model…') | null
 // Listeners get (value, previous, key). `set` notifies even when the value is identical so that
@@ -62,6 +64,8 @@ export const DEFAULTS = Object.freeze({
   heat: null,
   focus: null,
   results: null,
+  whatIf: null,
+  compare: null,
   error: null,
   status: null,
 });

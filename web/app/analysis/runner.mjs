@@ -109,6 +109,13 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     }
   }
 
+  // One request of web/pipeline/worker_core.mjs that is not an analysis run (e.g. exportConfig), on
+  // the same pool (it queues behind the parts of a run in flight) -> its result.
+  async function call(type, payload = {}) {
+    const p = await ensurePool();
+    return p.request({ type, ...payload });
+  }
+
   // Resolves when no run is in flight (at once when none is).
   function whenIdle() {
     return running ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve();
@@ -120,6 +127,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
 
   return {
     run,
+    call,
     cancel,
     whenIdle,
     get running() {

@@ -1,36 +1,42 @@
-// Keeps state 'heat' in step with state 'results' and the heatmap settings (state 'heatSettings':
-// {view, metric, looType}). Env-neutral: heatScale (web/charts/heat_scale.mjs) is passed in.
+// Keeps state 'heat' in step with state 'results', state 'compare' (two compared results) and the
+// heatmap settings (state 'heatSettings': {view, metric, looType}). Env-neutral: heatScale
+// (web/charts/heat_scale.mjs) is passed in.
 import { VIEWS, buildHeat, metricColumns, viewTable } from './mapping.mjs';
 
-export function availableViews(result) {
-  return VIEWS.filter((v) => viewTable(result, v));
+// `context`: {compare} (state 'compare'), for the compare view.
+export function availableViews(result, context = {}) {
+  return VIEWS.filter((v) => viewTable(result, v, undefined, context));
 }
 
-export function metricsOfView(result, view, looType) {
-  const table = viewTable(result, view, looType);
+export function metricsOfView(result, view, looType, context = {}) {
+  const table = viewTable(result, view, looType, context);
   return table ? metricColumns(table.rows) : [];
 }
 
 // The settings actually used: the requested view if the result has it, else the first it has;
 // the requested metric if that view has it, else its first metric (the sort key).
-export function resolveSettings(result, { view, metric, looType } = {}) {
-  const views = availableViews(result);
+export function resolveSettings(result, { view, metric, looType } = {}, context = {}) {
+  const views = availableViews(result, context);
   const v = views.includes(view) ? view : views[0] ?? null;
-  const metrics = v ? metricsOfView(result, v, looType) : [];
+  const metrics = v ? metricsOfView(result, v, looType, context) : [];
   return { view: v, metric: metrics.includes(metric) ? metric : metrics[0] ?? null, looType };
 }
 
 export function createHeatController(state, heatScale) {
   function refresh() {
     const result = state.get('results');
-    const settings = resolveSettings(result, state.get('heatSettings') ?? {});
+    const context = heatContext(state);
+    const settings = resolveSettings(result, state.get('heatSettings') ?? {}, context);
     if (!settings.view || !settings.metric) {
       if (state.get('heat')) state.set('heat', null);
       return;
     }
-    state.set('heat', buildHeat(result, state.get('graph'), settings, heatScale));
+    state.set('heat', buildHeat(result, state.get('graph'), settings, heatScale, context));
   }
-  const offs = ['results', 'heatSettings', 'graph'].map((k) => state.on(k, refresh));
+  const offs = ['results', 'heatSettings', 'graph', 'compare'].map((k) => state.on(k, refresh));
   refresh();
   return { refresh, dispose: () => offs.forEach((off) => off()) };
 }
+
+// What the views read besides the results: the comparison of two results (state 'compare').
+export const heatContext = (state) => ({ compare: state.get('compare')?.comparison ?? null });

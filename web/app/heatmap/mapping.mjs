@@ -12,13 +12,35 @@ export function worseIsLower(metric) {
 // Non-finite numbers are strings in the result JSON; the chart package parses and prints them.
 export { toNumber, formatValue };
 
-// The views of the heatmap toggle and where their rows live in the result document.
-export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out'];
+// The views of the heatmap toggle and where their rows live in the result document:
+// the sweeps (node / weight / activation / leave-one-out), the accumulated error of the what-if
+// configuration (what_if.nodes), each node's own and accumulated error (node_errors), and the change
+// between two compared results (context.compare: web/app/compare/compare.mjs's compareDocuments).
+export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out', 'what_if', 'own', 'accumulated', 'compare'];
 
 // {section, nodeType, rows, order} for a view, or null when the result has no such table.
 // `looType` picks the leave-one-out table when several node types were run (else node first).
-export function viewTable(result, view, looType) {
+export function viewTable(result, view, looType, context = {}) {
+  if (view === 'compare') {
+    const cmp = context.compare;
+    if (!cmp?.rows?.length) return null;
+    const rows = Object.fromEntries(cmp.rows.map((r) => [r.name, { [cmp.metric]: r.delta }]));
+    return { section: 'compare', nodeType: cmp.source, rows, order: cmp.rows.map((r) => r.name) };
+  }
   if (!result) return null;
+  if (view === 'what_if') {
+    const wi = result.what_if;
+    if (!wi?.nodes || !wi.metric) return null;
+    const rows = Object.fromEntries(Object.entries(wi.nodes).map(([k, v]) => [k, { [wi.metric]: v }]));
+    return { section: 'what_if', nodeType: 'node', rows, order: Object.keys(wi.nodes) };
+  }
+  if (view === 'own' || view === 'accumulated') {
+    const ne = result.node_errors;
+    if (!ne?.nodes || !ne.metric) return null;
+    const order = ne.order ?? Object.keys(ne.nodes);
+    const rows = Object.fromEntries(order.filter((k) => ne.nodes[k] && view in ne.nodes[k]).map((k) => [k, { [ne.metric]: ne.nodes[k][view] }]));
+    return { section: 'node_errors', nodeType: view, rows, order };
+  }
   if (view === 'leave_one_out') {
     const loo = result.leave_one_out ?? {};
     const nodeType = [looType, 'node', 'activation', 'weight', 'tae'].find((t) => t && loo[t]) ?? Object.keys(loo)[0];
@@ -77,8 +99,8 @@ export function targetsOfItem(item, row, graph) {
 
 // Per node: the worst value of `metric` over the items mapped onto it, with every contributing item.
 // Returns Map<nodeName, {value, items: [{item, value}]}>.
-export function nodeValues(result, graph, { view = 'node', metric, looType } = {}) {
-  const table = viewTable(result, view, looType);
+export function nodeValues(result, graph, { view = 'node', metric, looType } = {}, context = {}) {
+  const table = viewTable(result, view, looType, context);
   const out = new Map();
   if (!table) return out;
   const m = metric ?? metricColumns(table.rows)[0];
@@ -113,11 +135,11 @@ export function heatLabel(entry, nodeName) {
 
 // The value of state 'heat' (web/app/state.mjs): colours from the chart package's heat scale.
 // `heatScale(metric, values) -> {color(v), legend}` is passed in so this module stays pure.
-export function buildHeat(result, graph, { view = 'node', metric, looType } = {}, heatScale) {
-  const table = viewTable(result, view, looType);
+export function buildHeat(result, graph, { view = 'node', metric, looType } = {}, heatScale, context = {}) {
+  const table = viewTable(result, view, looType, context);
   if (!table) return null;
   const m = metric ?? metricColumns(table.rows)[0];
-  const values = nodeValues(result, graph, { view, metric: m, looType });
+  const values = nodeValues(result, graph, { view, metric: m, looType }, context);
   if (!values.size) return null;
   const finite = [...values.values()].map((e) => e.value).filter(Number.isFinite);
   const scale = heatScale(m, finite);
@@ -129,6 +151,17 @@ export function buildHeat(result, graph, { view = 'node', metric, looType } = {}
       label: heatLabel(entry, name),
     });
   }
-  const title = `${view === 'leave_one_out' ? `leave-one-out (${table.nodeType})` : `${view} sensitivity`}: ${m}`;
+  const title = `${viewTitle(view, table)}: ${m}`;
   return { values: heat, legend: { ...scale.legend, title, view, metric: m } };
+}
+
+function viewTitle(view, table) {
+  switch (view) {
+    case 'leave_one_out': return `leave-one-out (${table.nodeType})`;
+    case 'what_if': return 'what-if accumulated error';
+    case 'own': return 'own error (only its calibration on)';
+    case 'accumulated': return 'accumulated error';
+    case 'compare': return `change B − A (${table.nodeType})`;
+    default: return `${view} sensitivity`;
+  }
 }

@@ -4,11 +4,14 @@
 // writes state 'heatSettings'; the host's heat controller (controller.mjs) turns that into 'heat'.
 // Side-effect free on import (no app store, no shell), so a host with its own store can use it.
 import { renderHeatLegend } from '../../charts/legend.mjs';
-import { availableViews, metricsOfView, resolveSettings } from './controller.mjs';
+import { availableViews, metricsOfView, resolveSettings, heatContext } from './controller.mjs';
 import { el } from '../analysis/forms.mjs';
 import { formatValue } from './mapping.mjs';
 
-const VIEW_LABELS = { node: 'node', weight: 'weight', activation: 'activation', leave_one_out: 'leave-one-out' };
+const VIEW_LABELS = {
+  node: 'node', weight: 'weight', activation: 'activation', leave_one_out: 'leave-one-out',
+  what_if: 'what-if', own: 'own error', accumulated: 'accumulated error', compare: 'compare Δ',
+};
 
 /**
  * mountHeatPanel(root, state, { legendWidth }) -> { element, dispose() }
@@ -27,8 +30,9 @@ export function mountHeatPanel(root, state, { legendWidth } = {}) {
 
   function draw() {
     const result = state.get('results');
-    const settings = resolveSettings(result, state.get('heatSettings') ?? {});
-    const has = availableViews(result);
+    const context = heatContext(state);
+    const settings = resolveSettings(result, state.get('heatSettings') ?? {}, context);
+    const has = availableViews(result, context);
     views.replaceChildren(...Object.entries(VIEW_LABELS).map(([v, label]) => {
       const b = el(doc, 'button', {
         type: 'button', 'data-view': v, text: label, disabled: !has.includes(v), role: 'radio',
@@ -37,7 +41,7 @@ export function mountHeatPanel(root, state, { legendWidth } = {}) {
       b.addEventListener('click', () => choose({ view: v }));
       return b;
     }));
-    metric.replaceChildren(...metricsOfView(result, settings.view, settings.looType).map((m) =>
+    metric.replaceChildren(...metricsOfView(result, settings.view, settings.looType, context).map((m) =>
       el(doc, 'option', { value: m, text: m, selected: m === settings.metric })));
     metric.disabled = !settings.view;
     legend.replaceChildren();
@@ -50,7 +54,7 @@ export function mountHeatPanel(root, state, { legendWidth } = {}) {
   }
   metric.addEventListener('change', () => choose({ metric: metric.value }));
   // 'heat' alone is not enough: a result without a heat view leaves 'heat' null and unannounced.
-  const offs = ['results', 'heatSettings', 'heat'].map((k) => state.on(k, draw));
+  const offs = ['results', 'heatSettings', 'heat', 'compare'].map((k) => state.on(k, draw));
   draw();
   return {
     element,

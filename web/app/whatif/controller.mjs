@@ -1,0 +1,121 @@
+// The what-if loop of a host (the app or the Netron plugin), env-neutral: the configuration document
+// being edited (config.mjs), a `what_if` analysis after every change on the host's runner (the core
+// re-runs only what the change reaches: its run cache in the worker), the previous and current
+// answers for the before / after table, and `node_errors` on demand. Everything panels draw is in
+// state 'whatIf': {document, changes, base, before, after, busy, options}.
+//
+// The worker that answers is the pool's first free one; what-if runs are sequential, so they land on
+// the same worker and find its cached float and quantized passes.
+import { createWhatIf } from './config.mjs';
+import { queuedRun } from '../analysis/runner.mjs';
+
+export const DEFAULT_OPTIONS = Object.freeze({ metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' });
+
+/**
+ * createWhatIfController(state, runner) -> {add(targets, action), undo(), reset(base), open(doc),
+ *   refresh(), nodeErrors(), setOptions(o), document(), dispose()}
+ * Every edit runs what_if at once (queued behind a run in flight; edits made meanwhile collapse into
+ * one run of the latest document).
+ */
+export function createWhatIfController(state, runner) {
+  let model = createWhatIf({ graph: state.get('graph'), modelName: state.get('modelName') });
+  let options = { ...DEFAULT_OPTIONS };
+  let before = null;
+  let after = null;
+  let busy = null; // label of the run in flight
+  let wanted = 0; // edits not yet run
+  let loop = null;
+  const queued = queuedRun(runner);
+
+  function publish() {
+    state.set('whatIf', {
+      document: model.document(), changes: model.changes, base: model.base, canUndo: model.canUndo,
+      before, after, busy, options: { ...options },
+    });
+  }
+
+  const request = (analysis) => ({ analysis, options: { ...options }, config: model.document() });
+
+  // Runs what_if for the latest document; edits during a run trigger one more run afterwards.
+  function refresh() {
+    wanted++;
+    publish();
+    loop ??= (async () => {
+      try {
+        while (wanted) {
+          wanted = 0;
+          busy = 'what-if';
+          publish();
+          let doc = null;
+          try {
+            doc = await queued(request('what_if'), 'What-if');
+          } catch {
+            // the runner put the message in state 'error'
+          }
+          if (doc?.what_if) {
+            before = after;
+            after = { what_if: doc.what_if, config: doc.config ?? model.document(), changes: model.changes.length };
+            state.set('heatSettings', { ...state.get('heatSettings'), view: 'what_if', metric: doc.what_if.metric });
+          }
+        }
+      } finally {
+        busy = null;
+        loop = null;
+        publish();
+      }
+    })();
+    return loop;
+  }
+
+  // Each node's own and accumulated error under the current document (heat layers, path chart).
+  async function nodeErrors() {
+    busy = 'node errors';
+    publish();
+    try {
+      const doc = await queued(request('node_errors'), 'Node errors');
+      if (doc?.node_errors) state.set('heatSettings', { ...state.get('heatSettings'), view: 'accumulated', metric: doc.node_errors.metric });
+      return doc;
+    } finally {
+      busy = loop ? 'what-if' : null;
+      publish();
+    }
+  }
+
+  const edit = (fn) => {
+    fn();
+    return refresh();
+  };
+
+  // A new model: a fresh document, no answers.
+  const offs = ['graph', 'modelName'].map((k) => state.on(k, (v, prev) => {
+    if (v === prev) return;
+    model = createWhatIf({ graph: state.get('graph'), modelName: state.get('modelName') });
+    before = null;
+    after = null;
+    publish();
+  }));
+  publish();
+
+  return {
+    add: (targets, action) => {
+      model.add(targets, action); // throws before anything runs
+      return refresh();
+    },
+    undo: () => edit(() => model.undo()),
+    reset: (base) => edit(() => model.reset(base)),
+    open: (doc) => edit(() => model.open(doc)),
+    refresh,
+    nodeErrors,
+    setOptions(o) {
+      options = { ...options, ...o };
+      return refresh();
+    },
+    document: () => model.document(),
+    get changes() {
+      return model.changes;
+    },
+    dispose() {
+      offs.forEach((off) => off());
+    },
+  };
+}

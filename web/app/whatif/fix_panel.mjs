@@ -1,0 +1,191 @@
+// The fix panel: the core's `fix` analysis (find a configuration that reaches a target on the model
+// outputs) from the page or the plugin, cancellable, with one progress line per step; the found
+// configuration is applied to the what-if view in one click and exported for the toolchain.
+import { el } from '../analysis/forms.mjs';
+import { METRICS } from '../analysis/requests.mjs';
+import { formatValue } from '../../charts/format.mjs';
+import { mountConfigExport } from './export.mjs';
+import { selectValue } from './panel.mjs';
+import { download } from '../export/download.mjs';
+
+const list = (v) => String(v ?? '').split(/[,;\s]+/).filter(Boolean);
+
+// The fix request from the form's values (throws naming the field).
+export function fixRequest(values) {
+  const bound = Number(values.bound);
+  if (values.bound === '' || !Number.isFinite(bound)) throw new Error(`fix: the target bound must be a number (got '${values.bound}')`);
+  const options = {
+    target: `${values.metric}${values.comparison}${values.bound}`,
+    prefer: list(values.prefer),
+    candidates: values.candidates,
+  };
+  if (!options.prefer.length) throw new Error('fix: prefer needs at least one of int16, float');
+  if (values.max_nodes !== '' && values.max_nodes !== undefined) {
+    const n = Number(values.max_nodes);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`fix: max_nodes must be a positive integer or empty for no limit (got '${values.max_nodes}')`);
+    options.max_nodes = n;
+  }
+  if (values.data_num !== '' && values.data_num !== undefined) {
+    const n = Number(values.data_num);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`fix: data_num must be a positive integer or empty for all samples (got '${values.data_num}')`);
+    options.data_num = n;
+  } else options.data_num = null;
+  return { analysis: 'fix', options };
+}
+
+// Text of one progress event of the fix search.
+export function stepText(ev) {
+  const row = ev?.row ?? ev ?? {};
+  const phase = row.phase ? `${row.phase} ` : '';
+  const node = row.node ?? ev?.item ?? '';
+  const action = row.action ? `${node ? ' → ' : ''}${row.action}` : '';
+  const value = row.value !== undefined ? `: ${formatValue(row.value)}` : '';
+  const accepted = row.accepted === false && row.phase !== 'check' ? ' (not kept)' : '';
+  return `${phase}${node}${action}${value}${accepted}`;
+}
+
+/**
+ * mountFixPanel(root, state, runner, whatIf, hooks?) -> {element, dispose()}
+ */
+export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
+  const doc = root.ownerDocument;
+  const save = hooks.save ?? ((name, data, type) => download(doc, name, data, type));
+  const offs = [];
+  let last = null; // the last fix document
+  let mine = false; // the runner's run in flight is ours
+
+  const field = (label, ...controls) => el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: label }), ...controls);
+  const metric = el(doc, 'select', { name: 'metric', 'aria-label': 'target metric' }, ...METRICS.map((m) => el(doc, 'option', { value: m, text: m })));
+  const comparison = el(doc, 'select', { name: 'comparison', 'aria-label': 'comparison' }, el(doc, 'option', { value: '>=', text: '≥' }), el(doc, 'option', { value: '<=', text: '≤' }));
+  const bound = el(doc, 'input', { name: 'bound', type: 'number', step: 'any', value: '0.999', 'aria-label': 'target bound' });
+  const prefer = el(doc, 'input', { name: 'prefer', value: 'int16, float', 'aria-label': 'prefer' });
+  const maxNodes = el(doc, 'input', { name: 'max_nodes', type: 'number', min: 1, placeholder: 'no limit', 'aria-label': 'max_nodes' });
+  const candidates = el(doc, 'select', { name: 'candidates', 'aria-label': 'candidates' },
+    el(doc, 'option', { value: 'sensitivity', text: 'sensitivity' }), el(doc, 'option', { value: 'leave_one_out', text: 'leave_one_out' }));
+  const dataNum = el(doc, 'input', { name: 'data_num', type: 'number', min: 1, value: '1', placeholder: 'all', 'aria-label': 'data_num' });
+  // The comparison follows the metric's direction by default (cosine ≥, mse ≤); the user may change it.
+  metric.addEventListener('change', () => {
+    selectValue(comparison, ['cosine-similarity', 'sqnr'].includes(metric.value) ? '>=' : '<=');
+  });
+
+  const runBtn = el(doc, 'button', { type: 'button', class: 'ptq-fix-run', text: 'Find a fix' });
+  const cancelBtn = el(doc, 'button', { type: 'button', class: 'ptq-fix-cancel', text: 'Cancel', disabled: true });
+  const bar = el(doc, 'progress', { class: 'ptq-fix-progress', max: 1, value: 0 });
+  const progress = el(doc, 'span', { class: 'ptq-fix-progress-text', 'aria-live': 'polite' });
+  const steps = el(doc, 'ol', { class: 'ptq-fix-steps' });
+  const outcome = el(doc, 'div', { class: 'ptq-fix-outcome' });
+  const applyBtn = el(doc, 'button', { type: 'button', class: 'ptq-fix-apply', text: 'Apply to what-if', disabled: true });
+  const exportHost = el(doc, 'div', { class: 'ptq-fix-export' });
+  const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => last?.config ?? null, save, label: 'Export the fix' });
+
+  const element = el(doc, 'div', { class: 'ptq-fix', 'data-state': 'idle' },
+    field('Target', metric, comparison, bound),
+    field('Prefer', prefer, el(doc, 'span', { class: 'ptq-hint', text: 'in this order, e.g. int16, float' })),
+    field('max_nodes', maxNodes),
+    field('Candidates', candidates),
+    field('data_num', dataNum),
+    el(doc, 'div', { class: 'ptq-fix-run-row' }, runBtn, cancelBtn, bar, progress),
+    steps, outcome, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), exportHost);
+  root.append(element);
+
+  function showOutcome(fix) {
+    outcome.replaceChildren();
+    if (!fix) return;
+    const t = fix.target ?? {};
+    const targetText = typeof t === 'string' ? t : t.text ?? `${t.metric ?? ''}${t.op ?? t.comparison ?? ''}${t.bound ?? ''}`;
+    outcome.append(el(doc, 'p', { class: `ptq-fix-summary ${fix.reached ? 'ptq-better' : 'ptq-worse'}`,
+      text: `${fix.reached ? 'Reached' : 'Not reached'} ${targetText}: ${formatValue(fix.start)} → ${formatValue(fix.final)} with ${fix.steps?.length ?? 0} change(s)` }));
+    if (fix.message) outcome.append(el(doc, 'p', { class: 'ptq-fix-message', text: fix.message }));
+    if (fix.steps?.length) {
+      const table = el(doc, 'table', { class: 'ptq-fix-table' }, el(doc, 'thead', {}, el(doc, 'tr', {},
+        el(doc, 'th', { text: 'node' }), el(doc, 'th', { text: 'action' }), el(doc, 'th', { text: 'value after' }))));
+      const body = el(doc, 'tbody');
+      for (const s of fix.steps) {
+        body.append(el(doc, 'tr', { 'data-node': s.node }, el(doc, 'td', { class: 'ptq-name', title: s.node, text: s.node }),
+          el(doc, 'td', { text: s.action }), el(doc, 'td', { class: 'num', text: formatValue(s.value) })));
+      }
+      table.append(body);
+      outcome.append(table);
+    }
+    if (fix.pruned?.length) outcome.append(el(doc, 'p', { class: 'ptq-fix-pruned ptq-name', text: `Pruned (not needed): ${fix.pruned.join(', ')}` }));
+  }
+
+  runBtn.addEventListener('click', async () => {
+    let request;
+    try {
+      request = fixRequest({ metric: metric.value, comparison: comparison.value, bound: bound.value, prefer: prefer.value,
+        max_nodes: maxNodes.value, candidates: candidates.value, data_num: dataNum.value });
+    } catch (err) {
+      state.set('error', err.message);
+      return;
+    }
+    steps.replaceChildren();
+    mine = true;
+    element.setAttribute('data-state', 'running');
+    try {
+      const doc2 = await runner.run('analysis', request, 'Fix');
+      if (doc2?.fix) {
+        last = { fix: doc2.fix, config: doc2.config ?? null };
+        showOutcome(doc2.fix);
+        applyBtn.disabled = !last.config;
+        element.setAttribute('data-state', doc2.fix.reached ? 'reached' : 'not-reached');
+      } else {
+        element.setAttribute('data-state', 'cancelled');
+      }
+    } catch {
+      element.setAttribute('data-state', 'error'); // the runner put the message in state 'error'
+    } finally {
+      mine = false;
+    }
+  });
+  cancelBtn.addEventListener('click', () => runner.cancel());
+  applyBtn.addEventListener('click', async () => {
+    if (!last?.config) return;
+    try {
+      await whatIf.open(last.config);
+    } catch (err) {
+      state.set('error', err.message);
+    }
+  });
+
+  // A new model: the last fix belonged to the previous one.
+  offs.push(state.on('graph', (g, prev) => {
+    if (g === prev) return;
+    last = null;
+    applyBtn.disabled = true;
+    steps.replaceChildren();
+    showOutcome(null);
+    element.setAttribute('data-state', 'idle');
+  }));
+  offs.push(runner.on((ev) => {
+    if (ev.type === 'start') runBtn.disabled = true;
+    if (!mine) {
+      if (ev.type === 'done' || ev.type === 'error') runBtn.disabled = false;
+      return;
+    }
+    if (ev.type === 'start') {
+      cancelBtn.disabled = false;
+      bar.removeAttribute('value');
+      progress.textContent = 'Fix: starting…';
+    } else if (ev.type === 'item') {
+      steps.append(el(doc, 'li', { class: 'ptq-name', text: stepText(ev.event) }));
+    } else if (ev.type === 'progress') {
+      bar.max = ev.total || 1;
+      bar.value = ev.done;
+      progress.textContent = `step ${ev.done}${ev.total ? ` of at most ${ev.total}` : ''}`;
+    } else if (ev.type === 'done' || ev.type === 'error') {
+      runBtn.disabled = false;
+      cancelBtn.disabled = true;
+      progress.textContent = ev.type === 'error' ? 'Fix: failed' : ev.cancelled ? 'Fix: cancelled' : 'Fix: done';
+    }
+  }));
+
+  return {
+    element,
+    dispose() {
+      offs.forEach((off) => off());
+      exporter.dispose();
+      element.remove();
+    },
+  };
+}
