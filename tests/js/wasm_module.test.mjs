@@ -12,6 +12,23 @@ describe('wasm module', () => {
     expect(s.outputCount()).toBe(0);
     s.delete();
   });
+
+  it('describes itself: ptq.describe() and session.describe() give the same document', async () => {
+    const ptq = await loadPtqModule();
+    const doc = JSON.parse(ptq.describe());
+    const s = new ptq.Session();
+    expect(s.describe()).toBe(ptq.describe()); // no model needed
+    s.delete();
+    expect(doc).toMatchObject({ schema: 'ptqscope.describe', version: 1, tool: { name: 'ptqscope' } });
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(doc.tool.version).toBe(pkg.version);
+    // Reference §4: the metrics whose optimum is the maximum are better high.
+    expect(Object.fromEntries(doc.metrics.map((m) => [m.name, m.better]))).toEqual({
+      'cosine-similarity': 'higher', mse: 'lower', mre: 'lower', sqnr: 'higher', chebyshev: 'lower',
+    });
+    const sensitivity = doc.analyses.find((a) => a.name === 'sensitivity');
+    expect(sensitivity.options.find((o) => o.name === 'node_type')).toMatchObject({ type: 'string', default: 'node', choices: doc.node_types });
+  });
 });
 
 describe('digits example', () => {

@@ -189,30 +189,3 @@ TEST(Sensitivity, SortPutsNaNLastAndKeepsTies) {
   EXPECT_EQ(rows[3].item, "b");
 }
 
-TEST(Sensitivity, TableMatchesTheOriginalFormat) {
-  // The example of §3.5 (the original's formatting rules applied to two rows).
-  analysis::SensitivityResult r;
-  r.node_type = "activation";
-  r.metrics = {"cosine-similarity", "mse"};
-  analysis::SensitivityRow a{"317_HzCalibration", {0.99812f, 0.00123f}, "Conv_2", true, 3.12345, "int8"};
-  analysis::SensitivityRow b{"400_HzCalibration", {0.99991f, 3e-05f}, "Conv_5;Add_7", true, 11.5, "int16"};
-  r.rows = {a, b};
-  const std::string expected =
-      "\n"
-      "===============================node sensitivity================================\n"
-      "activation         node          threshold  qtype  cosine-similarity  mse      \n"
-      "-------------------------------------------------------------------------------\n"
-      "317_HzCalibration  Conv_2        3.12345    int8   0.99812            0.00123  \n"
-      "400_HzCalibration  Conv_5;Add_7  11.5       int16  0.99991            3e-05    \n";
-  EXPECT_EQ(analysis::format_table(r), expected);
-}
-
-TEST(Sensitivity, PythonRound5) {
-  EXPECT_EQ(analysis::python_round5(0.998123456), "0.99812");
-  EXPECT_EQ(analysis::python_round5(3.2e-5), "3e-05");
-  EXPECT_EQ(analysis::python_round5(1.0), "1.0");
-  EXPECT_EQ(analysis::python_round5(123.0), "123.0");
-  EXPECT_EQ(analysis::python_round5(std::nan("")), "nan");
-  EXPECT_EQ(analysis::python_round5(INFINITY), "inf");
-  EXPECT_EQ(analysis::python_round5(0.000004), "0.0");
-}

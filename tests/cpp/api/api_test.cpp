@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "analysis/accumulated_error.h"
 #include "analysis/analysis_test_util.h"
@@ -15,6 +16,7 @@
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
+#include "api/catalog.h"
 #include "api/json.h"
 #include "graph_builder.h"
 #include "ops/op_test_util.h"
@@ -524,4 +526,35 @@ TEST(ApiAnalyze, StatInfoAndSensitivityAnalysisSections) {
   for (size_t k = 0; k < ar.per_node.size(); ++k) expect_float32(j.find("per_node")->items()[k], ar.per_node[k], "per_node");
   EXPECT_TRUE(j.find("ranked")->as_bool());
   EXPECT_EQ(j.find("ranking")->members().size(), 5u);
+}
+
+TEST(ApiCatalog, AbsentOptionsRunWithTheCatalogDefaults) {
+  // The result's "options" section records what each analysis ran with (written from its option
+  // struct); with only the required options given, every option it records that has a catalog
+  // default must equal that default.
+  Fixture f;
+  const std::map<std::string, std::string> minimal = {
+      {"sensitivity", "{}"},
+      {"leave_one_out", "{}"},
+      {"acc_error", R"({"quantize_node":"weight"})"},
+      {"distribution", R"({"nodes_list":["Mul_2"]})"},
+      {"channelwise", R"({"nodes_list":["w3_HzCalibration"]})"},
+      {"stat_info", "{}"},
+      {"sensitivity_analysis", "{}"},
+  };
+  size_t compared = 0;
+  for (const auto& a : api::analyses()) {
+    SCOPED_TRACE(a.name);
+    ASSERT_EQ(minimal.count(a.name), 1u);
+    const Json doc = parse(f.analyze(R"({"analysis":")" + a.name + R"(","options":)" + minimal.at(a.name) + "}"));
+    const Json* ran = doc.find("options")->find(a.section);
+    ASSERT_NE(ran, nullptr);
+    for (const auto& o : a.options) {
+      const Json* value = ran->find(o.name);
+      if (o.default_value.is_null() || value == nullptr) continue;
+      EXPECT_EQ(value->dump(), o.default_value.dump()) << o.name;
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 14u);
 }

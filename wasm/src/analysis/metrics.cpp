@@ -9,12 +9,14 @@
 
 namespace ptq::analysis {
 
+const std::vector<Metric>& all_metrics() {
+  static const std::vector<Metric> all = {Metric::Cosine, Metric::Mse, Metric::Mre, Metric::Sqnr, Metric::Chebyshev};
+  return all;
+}
+
 Metric parse_metric(const std::string& name) {
-  if (name == "cosine-similarity") return Metric::Cosine;
-  if (name == "mse") return Metric::Mse;
-  if (name == "mre") return Metric::Mre;
-  if (name == "sqnr") return Metric::Sqnr;
-  if (name == "chebyshev") return Metric::Chebyshev;
+  for (Metric m : all_metrics())
+    if (metric_name(m) == name) return m;
   fail("metrics contain unavailable method: " + name);
 }
 

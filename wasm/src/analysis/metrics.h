@@ -10,6 +10,8 @@ namespace ptq::analysis {
 
 enum class Metric { Cosine, Mse, Mre, Sqnr, Chebyshev };
 
+// Every metric, in the order the original lists them (§4).
+const std::vector<Metric>& all_metrics();
 Metric parse_metric(const std::string& name);  // "metrics contain unavailable method: <m>" on failure
 std::string metric_name(Metric m);
 // Optimum direction: true for argmax metrics (cosine-similarity, sqnr).

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <set>
 
 #include "analysis/selection.h"
@@ -36,12 +34,19 @@ std::vector<SensitivityItem> sensitivity_items(const exec::Executor& ex, const q
   return items;
 }
 
+const std::vector<std::string>& node_types() {
+  static const std::vector<std::string> types = {"node", "weight", "activation", "tae"};
+  return types;
+}
+
+bool ranks_before(Metric first, double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
+  return higher_is_better(first) ? a < b : a > b;
+}
+
 void sort_rows(std::vector<SensitivityRow>& rows, Metric first) {
-  const bool ascending = higher_is_better(first);
-  std::stable_partition(rows.begin(), rows.end(), [](const SensitivityRow& r) { return !std::isnan(r.values[0]); });
-  auto end = std::find_if(rows.begin(), rows.end(), [](const SensitivityRow& r) { return std::isnan(r.values[0]); });
-  std::stable_sort(rows.begin(), end, [ascending](const SensitivityRow& a, const SensitivityRow& b) {
-    return ascending ? a.values[0] < b.values[0] : a.values[0] > b.values[0];
+  std::stable_sort(rows.begin(), rows.end(), [first](const SensitivityRow& a, const SensitivityRow& b) {
+    return ranks_before(first, a.values[0], b.values[0]);
   });
 }
 
@@ -50,8 +55,8 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   check(!o.metrics.empty(), "metrics contain unavailable method: (none)");
   std::vector<Metric> metrics;
   for (const auto& m : o.metrics) metrics.push_back(parse_metric(m));
-  if (!o.has_interested && o.node_type != "node" && o.node_type != "weight" && o.node_type != "activation" &&
-      o.node_type != "tae")
+  const auto& types = node_types();
+  if (!o.has_interested && std::find(types.begin(), types.end(), o.node_type) == types.end())
     fail("node_type:" + o.node_type + " is unavailable.");
   check_node_names(ex.graph(), o.output_nodes);
 
@@ -130,84 +135,5 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   return result;
 }
 
-std::string python_round5(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  const double r = std::nearbyint(v * 1e5) / 1e5;
-  // Python repr: shortest round-trip digits; exponent form below 1e-4.
-  char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, r);
-    if (std::strtod(buf, nullptr) == r) break;
-  }
-  std::string s = buf;
-  const double a = std::fabs(r);
-  if (s.find('e') != std::string::npos) {
-    if (a >= 1e-4 && a < 1e16) {
-      std::snprintf(buf, sizeof buf, "%.17f", r);  // rare: %g chose exponent where Python would not
-      s = buf;
-      s.erase(s.find_last_not_of('0') + 1);
-      if (s.back() == '.') s += '0';
-    } else {
-      // Python writes e-05, %g writes e-05 too; strip a '+' and pad like Python (two digits).
-      auto e = s.find('e');
-      std::string mant = s.substr(0, e), exp = s.substr(e + 1);
-      const char sign = exp[0] == '-' ? '-' : '+';
-      if (exp[0] == '-' || exp[0] == '+') exp = exp.substr(1);
-      while (exp.size() > 2 && exp[0] == '0') exp = exp.substr(1);
-      if (exp.size() < 2) exp = "0" + exp;
-      s = mant + "e" + (sign == '-' ? "-" : "+") + exp;
-    }
-  } else if (s.find('.') == std::string::npos) {
-    s += ".0";
-  }
-  return s;
-}
-
-std::string format_table(const SensitivityResult& r) {
-  std::vector<std::string> headers = {r.node_type};
-  const bool with_node = r.node_type != "node";
-  const bool with_activation = r.node_type == "activation";
-  if (with_node) headers.push_back("node");
-  if (with_activation) {
-    headers.push_back("threshold");
-    headers.push_back("qtype");
-  }
-  for (const auto& m : r.metrics) headers.push_back(m);
-  std::vector<std::vector<std::string>> cells;
-  for (const auto& row : r.rows) {
-    std::string key = row.item.size() > 50 ? "..." + row.item.substr(row.item.size() - 47) : row.item;
-    std::vector<std::string> line = {key};
-    if (with_node) line.push_back(row.node);
-    if (with_activation) {
-      line.push_back(row.has_threshold ? python_round5(row.threshold) : "");
-      line.push_back(row.qtype);
-    }
-    for (float v : row.values) line.push_back(python_round5(v));
-    cells.push_back(line);
-  }
-  std::vector<size_t> width(headers.size());
-  for (size_t c = 0; c < headers.size(); ++c) {
-    width[c] = headers[c].size();
-    for (const auto& line : cells) width[c] = std::max(width[c], line[c].size());
-  }
-  size_t longest_key = 0;
-  for (const auto& row : r.rows) longest_key = std::max(longest_key, row.item.size());
-  width[0] = std::min<size_t>(std::max<size_t>(10, longest_key), 50);
-  size_t head_length = 0;
-  for (size_t w : width) head_length += w + 2;
-  const std::string title = "node sensitivity";
-  const size_t diff = head_length > title.size() ? head_length - title.size() : 0;
-  const size_t left = diff / 2, right = left + diff % 2;
-  auto pad = [](const std::string& s, size_t w) { return s + std::string(w + 2 > s.size() ? w + 2 - s.size() : 0, ' '); };
-  std::string out = "\n" + std::string(left, '=') + title + std::string(right, '=') + "\n";
-  for (size_t c = 0; c < headers.size(); ++c) out += pad(headers[c], width[c]);
-  out += "\n" + std::string(head_length, '-') + "\n";
-  for (const auto& line : cells) {
-    for (size_t c = 0; c < line.size(); ++c) out += pad(line[c], width[c]);
-    out += "\n";
-  }
-  return out;
-}
 
 }  // namespace ptq::analysis

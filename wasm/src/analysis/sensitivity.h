@@ -64,13 +64,13 @@ std::vector<SensitivityItem> sensitivity_items(const exec::Executor& executor, c
 SensitivityResult get_sensitivity_of_nodes(exec::Executor& executor, const quant::CalibrationRelations& relations,
                                            const data::CalibrationData& data, const SensitivityOptions& options);
 
-// §3.4: stable sort by the first metric in its direction, NaN last.
+// The node types of a sweep (§3.1): normal nodes, weight / activation calibration nodes, tae nodes.
+const std::vector<std::string>& node_types();
+
+// §3.4: whether a row whose first metric is `a` ranks before one with `b` (most sensitive first:
+// ascending where higher is better, descending where lower is better; NaN last).
+bool ranks_before(Metric first, double a, double b);
+// Stable sort by ranks_before on the first metric (ties keep the sweep order).
 void sort_rows(std::vector<SensitivityRow>& rows, Metric first);
-
-// The verbose table of §3.5 (title "node sensitivity"), as the original prints it.
-std::string format_table(const SensitivityResult& result);
-
-// Python's repr(round(float(v), 5)) for the table ("0.99812", "3e-05", "nan", "inf").
-std::string python_round5(double v);
 
 }  // namespace ptq::analysis

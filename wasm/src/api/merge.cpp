@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/metrics.h"
+#include "analysis/sensitivity.h"
 #include "api/analyze.h"
 #include "api/json.h"
 #include "core/error.h"
@@ -49,15 +50,13 @@ std::string item_of(const std::string& section, const std::string& key, const Js
 
 // §3.4: the first metric in its direction, NaN last, ties in run order (sort_rows on the full run).
 void sort_sensitivity(std::vector<Entry>& entries, const std::string& metric) {
-  const bool ascending = analysis::higher_is_better(analysis::parse_metric(metric));
+  const analysis::Metric first = analysis::parse_metric(metric);
   auto value = [&](const Entry& e) {
     const Json* v = e.value.find(metric);
     return v && v->is_numeric() ? v->as_number() : std::nan("");  // missing sorts as NaN (§3.4)
   };
   std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
-    const double va = value(a), vb = value(b);
-    if (std::isnan(va) || std::isnan(vb)) return !std::isnan(va) && std::isnan(vb);
-    return ascending ? va < vb : va > vb;
+    return analysis::ranks_before(first, value(a), value(b));
   });
 }
 

@@ -2,40 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
+#include "schema/result_json.h"
 
 namespace ptq::api {
 namespace {
-
-struct AnalysisEntry {
-  Analysis analysis;
-  const char* name;
-  std::vector<std::string> options;  // the accepted option names (Python API names)
-};
-
-const std::vector<AnalysisEntry>& analysis_table() {
-  static const std::vector<AnalysisEntry> table = {
-      {Analysis::Sensitivity, "sensitivity",
-       {"node_type", "metrics", "output_node", "data_num", "sample_selection", "interested_nodes"}},
-      {Analysis::LeaveOneOut, "leave_one_out",
-       {"node_type", "metrics", "output_node", "data_num", "sample_selection", "interested_nodes"}},
-      {Analysis::AccError, "acc_error", {"quantize_node", "non_quantize_node", "metric", "average_mode", "sample_selection"}},
-      {Analysis::Distribution, "distribution", {"nodes_list", "bins", "sample_selection"}},
-      {Analysis::Channelwise, "channelwise", {"nodes_list", "axis", "outlier_cap", "sample_selection", "channels", "bins"}},
-      {Analysis::StatInfo, "stat_info", {"nodes_list"}},
-      {Analysis::SensitivityAnalysis, "sensitivity_analysis",
-       {"pick_threshold", "data_num", "sample_selection", "sensitive_nodes", "qtype"}},
-  };
-  return table;
-}
-
-const AnalysisEntry& entry(Analysis a) {
-  for (const auto& e : analysis_table())
-    if (e.analysis == a) return e;
-  fail("unknown analysis");
-}
 
 std::string joined(const std::vector<std::string>& v) {
   std::string out;
@@ -43,30 +17,51 @@ std::string joined(const std::vector<std::string>& v) {
   return out;
 }
 
-// Typed access to request.options; every error names the option ("options.metrics ...").
+// "'a', 'b' or 'c'" for messages.
+std::string choice_list(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + ("'" + choices[i] + "'");
+  return out;
+}
+
+// Typed access to request.options, with the catalog's defaults for absent options; every error
+// names the option ("options.metrics ...").
 class Options {
  public:
-  explicit Options(const Request& r) : options_(r.options) {
-    const AnalysisEntry& e = entry(r.analysis);
+  explicit Options(const Request& r) : options_(r.options), spec_(analysis_spec(r.analysis)) {
+    std::vector<std::string> known;
+    for (const auto& o : spec_.options) known.push_back(o.name);
     for (const auto& [key, value] : options_.members())
-      check(std::find(e.options.begin(), e.options.end(), key) != e.options.end(),
-            "options." + key + ": unknown option of analysis '" + e.name + "' (known: " + joined(e.options) + ")");
+      check(spec_.option(key) != nullptr,
+            "options." + key + ": unknown option of analysis '" + spec_.name + "' (known: " + joined(known) + ")");
   }
 
-  // nullptr when absent or null.
+  // The request's value, else the catalog's default; nullptr when neither gives one (and for an
+  // explicit null of a null_is_all option such as data_num: every sample).
   const Json* get(const std::string& name) const {
+    const OptionSpec& spec = option(name);
     const Json* v = options_.find(name);
-    return v && !v->is_null() ? v : nullptr;
+    if (v && !v->is_null()) return v;
+    if (v && spec.null_is_all) return nullptr;
+    return spec.default_value.is_null() ? nullptr : &spec.default_value;
   }
 
-  std::string string(const std::string& name, const std::string& fallback) const {
+  // Whether the request itself gives a (non-null) value.
+  bool given(const std::string& name) const {
+    option(name);
+    const Json* v = options_.find(name);
+    return v && !v->is_null();
+  }
+
+  std::string string(const std::string& name) const {
     const Json* v = get(name);
-    if (!v) return fallback;
+    if (!v) return "";
     check(v->is_string(), "options." + name + " must be a string, got " + kind_name(*v));
     return v->as_string();
   }
 
-  // A string or a list of strings (absent: empty).
+  // A string or a list of strings (no value: empty).
   std::vector<std::string> names(const std::string& name) const {
     const Json* v = get(name);
     if (!v) return {};
@@ -75,44 +70,47 @@ class Options {
     return strings(*v, "options." + name);
   }
 
-  bool flag(const std::string& name, bool fallback) const {
+  bool flag(const std::string& name) const {
     const Json* v = get(name);
-    if (!v) return fallback;
+    if (!v) return false;
     check(v->is_bool(), "options." + name + " must be true or false, got " + kind_name(*v));
     return v->as_bool();
   }
 
-  double number(const std::string& name, double fallback) const {
+  double number(const std::string& name) const {
     const Json* v = get(name);
-    if (!v) return fallback;
+    check(v != nullptr, "options." + name + " is missing");
     check(v->is_number(), "options." + name + " must be a number, got " + kind_name(*v));
     return v->as_number();
   }
 
-  int64_t integer(const std::string& name, int64_t fallback, int64_t min) const {
+  // Within the option's bounds of the catalog; nullopt when there is no value.
+  std::optional<int64_t> integer(const std::string& name) const {
     const Json* v = get(name);
-    return v ? integer_value(*v, "options." + name, min) : fallback;
+    if (!v) return std::nullopt;
+    return integer_value(*v, name, "options." + name);
   }
 
-  // An integer or a list of integers (absent: empty).
-  std::vector<int64_t> integers(const std::string& name, int64_t min) const {
+  // An integer or a list of integers (no value: empty).
+  std::vector<int64_t> integers(const std::string& name) const {
     const Json* v = get(name);
     if (!v) return {};
     const std::string field = "options." + name;
-    if (!v->is_array()) return {integer_value(*v, field, min)};
+    if (!v->is_array()) return {integer_value(*v, name, field)};
     std::vector<int64_t> out;
     for (size_t i = 0; i < v->items().size(); ++i)
-      out.push_back(integer_value(v->items()[i], field + "[" + std::to_string(i) + "]", min));
+      out.push_back(integer_value(v->items()[i], name, field + "[" + std::to_string(i) + "]"));
     return out;
   }
 
-  data::SampleSelection selection(bool allow_all) const {
-    const std::string s = string("sample_selection", "last");
-    if (s == "last") return data::SampleSelection::Last;
-    if (s == "first") return data::SampleSelection::First;
-    if (s == "all" && allow_all) return data::SampleSelection::All;
-    fail("options.sample_selection must be " + std::string(allow_all ? "'last', 'first' or 'all'" : "'last' or 'first'") +
-         ", got '" + s + "'");
+  // sample_selection, one of the option's choices.
+  data::SampleSelection selection() const {
+    const std::string s = string("sample_selection");
+    const OptionSpec& spec = option("sample_selection");
+    if (std::find(spec.choices.begin(), spec.choices.end(), s) != spec.choices.end())
+      for (auto mode : {data::SampleSelection::Last, data::SampleSelection::First, data::SampleSelection::All})
+        if (schema::selection_name(mode) == s) return mode;
+    fail("options.sample_selection must be " + choice_list(spec.choices) + ", got '" + s + "'");
   }
 
   // None | name | [name | [names]] as the Python API takes quantize_node / interested_nodes.
@@ -135,11 +133,24 @@ class Options {
   }
 
  private:
-  static int64_t integer_value(const Json& v, const std::string& field, int64_t min) {
+  const OptionSpec& option(const std::string& name) const {
+    const OptionSpec* o = spec_.option(name);
+    check(o != nullptr, "internal: option '" + name + "' of analysis '" + spec_.name + "' is not in the catalog");
+    return *o;
+  }
+
+  int64_t integer_value(const Json& v, const std::string& name, const std::string& field) const {
+    const OptionSpec& spec = option(name);
+    const int64_t min = spec.min.is_null() ? -static_cast<int64_t>(9.0e15) : static_cast<int64_t>(spec.min.as_number());
     const double d = v.is_number() ? v.as_number() : std::nan("");
     check(v.is_number() && std::floor(d) == d && d >= static_cast<double>(min) && d < 9.0e15,
           field + " must be an integer >= " + std::to_string(min) + ", got " + (v.is_number() ? v.as_string() : kind_name(v)));
-    return static_cast<int64_t>(d);
+    const int64_t n = static_cast<int64_t>(d);
+    if (!spec.max.is_null()) {
+      const int64_t max = static_cast<int64_t>(spec.max.as_number());
+      check(n <= max, field + " must be at most " + std::to_string(max) + ", got " + std::to_string(n));
+    }
+    return n;
   }
 
   static std::vector<std::string> strings(const Json& array, const std::string& field) {
@@ -153,6 +164,7 @@ class Options {
   }
 
   const Json& options_;
+  const AnalysisSpec& spec_;
 };
 
 ItemsSpec parse_items(const Json& v) {
@@ -186,21 +198,11 @@ ItemsSpec parse_items(const Json& v) {
   return spec;
 }
 
-// Histogram bins (distribution, channelwise): bounded so a typo cannot ask for gigabytes of counts.
-int bins(const Options& o, int fallback) {
-  const int64_t n = o.integer("bins", fallback, 1);
-  check(n <= (1 << 20), "options.bins must be at most 1048576, got " + std::to_string(n));
-  return static_cast<int>(n);
-}
-
 }  // namespace
 
-std::string analysis_name(Analysis a) { return entry(a).name; }
+std::string analysis_name(Analysis a) { return analysis_spec(a).name; }
 
-bool is_splittable(Analysis a) {
-  return a == Analysis::Sensitivity || a == Analysis::LeaveOneOut || a == Analysis::Distribution ||
-         a == Analysis::Channelwise || a == Analysis::AccError;
-}
+bool is_splittable(Analysis a) { return analysis_spec(a).splittable; }
 
 Request parse_request(const std::string& text) {
   const Json doc = Json::parse(text, "request");
@@ -212,15 +214,10 @@ Request parse_request(const std::string& text) {
   const Json* analysis = doc.find("analysis");
   check(analysis && analysis->is_string(), "request.analysis is missing (a string such as \"sensitivity\")");
   std::vector<std::string> names;
-  bool found = false;
-  for (const auto& e : analysis_table()) {
-    names.push_back(e.name);
-    if (analysis->as_string() == e.name) {
-      r.analysis = e.analysis;
-      found = true;
-    }
-  }
-  check(found, "request.analysis: unknown analysis '" + analysis->as_string() + "' (known: " + joined(names) + ")");
+  for (const auto& e : analyses()) names.push_back(e.name);
+  const AnalysisSpec* spec = find_analysis(analysis->as_string());
+  check(spec != nullptr, "request.analysis: unknown analysis '" + analysis->as_string() + "' (known: " + joined(names) + ")");
+  r.analysis = spec->id;
   if (const Json* options = doc.find("options"); options && !options->is_null()) {
     check(options->is_object(), "request.options must be an object, got " + kind_name(*options));
     r.options = *options;
@@ -241,12 +238,11 @@ Request parse_request(const std::string& text) {
 analysis::SensitivityOptions sensitivity_options(const Request& r) {
   const Options o(r);
   analysis::SensitivityOptions s;
-  s.node_type = o.string("node_type", s.node_type);
-  if (o.get("metrics")) s.metrics = o.names("metrics");
+  s.node_type = o.string("node_type");
+  s.metrics = o.names("metrics");
   s.output_nodes = o.names("output_node");
-  s.data_num = static_cast<size_t>(o.integer("data_num", 1, 0));  // null or 0: all samples
-  if (const Json* d = r.options.find("data_num"); d && d->is_null()) s.data_num = 0;
-  s.selection = o.selection(true);
+  s.data_num = static_cast<size_t>(o.integer("data_num").value_or(0));  // null or 0: all samples
+  s.selection = o.selection();
   const analysis::NodeArgument interested = o.node_argument("interested_nodes");
   s.has_interested = !interested.is_none;
   for (const auto& e : interested.elements) s.interested.push_back(e.names);
@@ -259,9 +255,9 @@ analysis::AccErrorOptions acc_error_options(const Request& r) {
   analysis::AccErrorOptions a;
   a.quantize_node = o.node_argument("quantize_node");
   a.non_quantize_node = o.node_argument("non_quantize_node");
-  a.metric = o.string("metric", a.metric);
-  a.average_mode = o.flag("average_mode", false);
-  a.selection = o.selection(false);
+  a.metric = o.string("metric");
+  a.average_mode = o.flag("average_mode");
+  a.selection = o.selection();
   return a;
 }
 
@@ -270,8 +266,8 @@ analysis::DistributionOptions distribution_options(const Request& r) {
   analysis::DistributionOptions d;
   d.nodes = o.names("nodes_list");
   check(!d.nodes.empty(), "options.nodes_list is missing: give the node names to plot");
-  d.bins = bins(o, d.bins);
-  d.selection = o.selection(false);
+  d.bins = static_cast<int>(*o.integer("bins"));
+  d.selection = o.selection();
   return d;
 }
 
@@ -280,19 +276,20 @@ analysis::ChannelwiseOptions channelwise_options(const Request& r) {
   analysis::ChannelwiseOptions c;
   c.nodes = o.names("nodes_list");
   check(!c.nodes.empty(), "options.nodes_list is missing: give the calibration node names");
-  c.has_axis = o.get("axis") != nullptr;
-  c.axis = o.integer("axis", 1, -64);
-  c.outlier_cap = static_cast<size_t>(o.integer("outlier_cap", static_cast<int64_t>(c.outlier_cap), 2));
-  c.channels = o.integers("channels", 0);
-  c.bins = bins(o, c.bins);
-  c.selection = o.selection(false);
+  const std::optional<int64_t> axis = o.integer("axis");
+  c.has_axis = axis.has_value();
+  if (axis) c.axis = *axis;
+  c.outlier_cap = static_cast<size_t>(*o.integer("outlier_cap"));
+  c.channels = o.integers("channels");
+  c.bins = static_cast<int>(*o.integer("bins"));
+  c.selection = o.selection();
   return c;
 }
 
 analysis::StatInfoOptions stat_info_options(const Request& r) {
   const Options o(r);
   analysis::StatInfoOptions s;
-  s.has_nodes = o.get("nodes_list") != nullptr;
+  s.has_nodes = o.given("nodes_list");
   s.nodes = o.names("nodes_list");
   return s;
 }
@@ -300,12 +297,11 @@ analysis::StatInfoOptions stat_info_options(const Request& r) {
 analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request& r) {
   const Options o(r);
   analysis::SensitivityAnalysisOptions s;
-  s.pick_threshold = o.number("pick_threshold", s.pick_threshold);
-  s.data_num = static_cast<size_t>(o.integer("data_num", 1, 0));
-  if (const Json* d = r.options.find("data_num"); d && d->is_null()) s.data_num = 0;
-  s.selection = o.selection(true);
+  s.pick_threshold = o.number("pick_threshold");
+  s.data_num = static_cast<size_t>(o.integer("data_num").value_or(0));  // null or 0: all samples
+  s.selection = o.selection();
   s.sensitive_nodes = o.names("sensitive_nodes");
-  s.qtype = o.string("qtype", s.qtype);
+  s.qtype = o.string("qtype");
   return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Analysis requests of Session.analyze / listItems (docs/wasm-api.md): the JSON request
-// {"analysis", "options", "items"?, "model_file"?} turned into the analyses' option structs. Unknown
+// {"analysis", "options", "items"?, "model_file"?} turned into the analyses' option structs. The
+// analyses, their option names and defaults are those of the catalog (api/catalog.h). Unknown
 // fields, options and analysis names are rejected with a message naming them.
 #include <string>
 #include <vector>
@@ -11,11 +12,10 @@
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
+#include "api/catalog.h"
 #include "api/json.h"
 
 namespace ptq::api {
-
-enum class Analysis { Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis };
 
 // The request's analysis name ("sensitivity", ...) and its result section name (the same string).
 std::string analysis_name(Analysis a);
@@ -40,7 +40,8 @@ struct Request {
 
 Request parse_request(const std::string& text);
 
-// Option structs of each analysis (defaults of the Python API). Throw ptq::Error naming the option.
+// Option structs of each analysis; an absent option takes the catalog's default (the Python API's).
+// Throw ptq::Error naming the option.
 analysis::SensitivityOptions sensitivity_options(const Request& request);  // sensitivity and leave_one_out
 analysis::AccErrorOptions acc_error_options(const Request& request);
 analysis::DistributionOptions distribution_options(const Request& request);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/analyze.h"
+#include "api/catalog.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "data/calibration_data.h"
@@ -261,6 +262,11 @@ val calibrate(val model_bytes, val files, val options) {
   });
 }
 
+// ptq.describe() / session.describe(): the core's description of itself (api/catalog.h), JSON text.
+std::string describe() {
+  return guarded([] { return api::describe_json(); });
+}
+
 std::string merge_results(const std::string& results_json_array) {
   return guarded([&] { return api::merge_results(results_json_array); });
 }
@@ -400,6 +406,8 @@ class Session {
     });
   }
 
+  std::string describe() const { return bind::describe(); }
+
   int output_count() const { return static_cast<int>(outputs_.size()); }
 
   val output(int index) {
@@ -493,7 +501,9 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("analyze", &Session::analyze)
       .function("analyze", &Session::analyze_with_events)
       .function("listItems", &Session::list_items)
-      .function("graphJson", &Session::graph_json);
+      .function("graphJson", &Session::graph_json)
+      .function("describe", &Session::describe);
+  emscripten::function("describe", &describe);
   emscripten::function("mergeResults", &merge_results);
   emscripten::function("calibrate", &calibrate);
 }

@@ -1,0 +1,195 @@
+#include "api/catalog.h"
+
+#include "analysis/accumulated_error.h"
+#include "analysis/channelwise.h"
+#include "analysis/distribution.h"
+#include "analysis/metrics.h"
+#include "analysis/sensitivity.h"
+#include "analysis/sensitivity_analysis.h"
+#include "analysis/stat_info.h"
+#include "core/error.h"
+#include "schema/result_json.h"
+
+namespace ptq::api {
+namespace {
+
+namespace T = option_type;
+
+Json strings_json(const std::vector<std::string>& v) {
+  Json a = Json::array();
+  for (const auto& s : v) a.push(Json::string(s));
+  return a;
+}
+
+Json number(double d) {
+  schema::JsonWriter w;
+  w.value(d);
+  return Json::number_text(w.str());
+}
+
+Json integer(int64_t i) { return Json::number_text(std::to_string(i)); }
+
+std::vector<std::string> metric_names() {
+  std::vector<std::string> names;
+  for (const auto& m : metric_specs()) names.push_back(m.name);
+  return names;
+}
+
+std::vector<std::string> selections(bool with_all) {
+  std::vector<std::string> out = {schema::selection_name(data::SampleSelection::Last),
+                                  schema::selection_name(data::SampleSelection::First)};
+  if (with_all) out.push_back(schema::selection_name(data::SampleSelection::All));
+  return out;
+}
+
+OptionSpec sample_selection(data::SampleSelection fallback, bool with_all) {
+  return {"sample_selection", T::kString, Json::string(schema::selection_name(fallback)), selections(with_all),
+          with_all ? "which data_num samples in file-name order: the last (the original's rule), the first, or all"
+                   : "which sample in file-name order: the last (the original's rule) or the first"};
+}
+
+OptionSpec data_num(size_t fallback) {
+  OptionSpec o{"data_num", T::kInteger, integer(static_cast<int64_t>(fallback)), {},
+               "number of samples (null or 0 = every sample)"};
+  o.null_is_all = true;
+  o.min = integer(0);
+  return o;
+}
+
+OptionSpec bins(int fallback) {
+  OptionSpec o{"bins", T::kInteger, integer(fallback), {}, "histogram bins"};
+  o.min = integer(1);
+  o.max = integer(1 << 20);  // a typo cannot ask for gigabytes of counts
+  return o;
+}
+
+const char* kSensitivitySort =
+    "by the first metric, most sensitive first: ascending where higher is better, descending where lower is better; "
+    "ties keep the sweep order; NaN and missing values last";
+
+std::vector<OptionSpec> sweep_options() {
+  const analysis::SensitivityOptions s;
+  return {
+      {"node_type", T::kString, Json::string(s.node_type), analysis::node_types(),
+       "the items measured: normal nodes, weight or activation calibration nodes, or tae activations"},
+      {"metrics", T::kStrings, strings_json(s.metrics), metric_names(), "metric or list of metrics; the first ranks the rows"},
+      {"output_node", T::kStrings, Json::null(), {}, "compare the outputs of these nodes instead of the model outputs"},
+      data_num(s.data_num),
+      sample_selection(s.selection, true),
+      {"interested_nodes", T::kNodes, Json::null(), {},
+       "only these items: names, or lists of names switched together (key \"A+B\")"},
+  };
+}
+
+std::vector<AnalysisSpec> build() {
+  const analysis::AccErrorOptions acc;
+  const analysis::DistributionOptions dist;
+  const analysis::ChannelwiseOptions cw;
+  const analysis::SensitivityAnalysisOptions sa;
+  OptionSpec axis{"axis", T::kInteger, Json::null(), {}, "channel axis (null = the node's axis for weights, 1 for activations)"};
+  axis.min = integer(-64);
+  OptionSpec outlier_cap{"outlier_cap", T::kInteger, integer(static_cast<int64_t>(cw.outlier_cap)), {},
+                         "outliers kept per channel (an evenly spaced sample, both extremes included)"};
+  outlier_cap.min = integer(2);
+  OptionSpec channels{"channels", T::kIntegers, Json::null(), {},
+                      "0-based channels whose full histogram each item also carries"};
+  channels.min = integer(0);
+  OptionSpec nodes_required{"nodes_list", T::kStrings, Json::null(), {}, "node names (or calibration node names)"};
+  nodes_required.required = true;
+  OptionSpec cali_required = nodes_required;
+  cali_required.doc = "calibration node names";
+  return {
+      {Analysis::Sensitivity, "sensitivity", "sensitivity", true, true, "node_type", kSensitivitySort, sweep_options()},
+      {Analysis::LeaveOneOut, "leave_one_out", "leave_one_out", true, true, "node_type", kSensitivitySort, sweep_options()},
+      {Analysis::AccError, "acc_error", "acc_error", true, true, "", "",
+       {{"quantize_node", T::kNodes, Json::null(), {}, "nodes quantized alone: names, lists of names, or weight / activation"},
+        {"non_quantize_node", T::kNodes, Json::null(), {}, "nodes left unquantized: names or lists of names"},
+        {"metric", T::kString, Json::string(acc.metric), metric_names(), "metric of the curves"},
+        {"average_mode", T::kBoolean, Json::boolean(acc.average_mode), {}, "running mean of the curves"},
+        sample_selection(acc.selection, false)}},
+      {Analysis::Distribution, "distribution", "distribution", true, false, "", "",
+       {nodes_required, bins(dist.bins), sample_selection(dist.selection, false)}},
+      {Analysis::Channelwise, "channelwise", "channelwise", true, false, "", "",
+       {cali_required, axis, outlier_cap, sample_selection(cw.selection, false), channels, bins(cw.bins)}},
+      {Analysis::StatInfo, "stat_info", "stat_info", false, false, "", "",
+       {{"nodes_list", T::kStrings, Json::null(), {}, "calibration node names (null = every calibration node)"}}},
+      {Analysis::SensitivityAnalysis, "sensitivity_analysis", "sensitivity_analysis", false, false, "", "",
+       {{"pick_threshold", T::kNumber, number(sa.pick_threshold), {}, "ranked nodes with cosine-similarity <= this are sensitive"},
+        data_num(sa.data_num),
+        sample_selection(sa.selection, true),
+        {"sensitive_nodes", T::kStrings, Json::null(), {}, "the sensitive nodes (empty = ranked by node sensitivity and picked)"},
+        {"qtype", T::kString, Json::string(sa.qtype), {}, "what the sensitive nodes become: float32 (not quantized) or e.g. int16"}}},
+  };
+}
+
+void write_option(schema::JsonWriter& w, const OptionSpec& o) {
+  w.begin_object().field("name", o.name).field("type", o.type).key("default");
+  o.default_value.write(w);
+  w.key("choices").string_array(o.choices).field("required", o.required).field("null_is_all", o.null_is_all);
+  w.key("min");
+  o.min.write(w);
+  w.key("max");
+  o.max.write(w);
+  w.field("doc", o.doc).end_object();
+}
+
+void write_analysis(schema::JsonWriter& w, const AnalysisSpec& a) {
+  w.begin_object().field("name", a.name).field("section", a.section).field("splittable", a.splittable);
+  w.field("streams_items", a.streams_items).key("keyed_by");
+  if (a.keyed_by.empty()) w.null();
+  else w.value(a.keyed_by);
+  w.key("sort");
+  if (a.sort.empty()) w.null();
+  else w.value(a.sort);
+  w.key("options").begin_array();
+  for (const auto& o : a.options) write_option(w, o);
+  w.end_array().end_object();
+}
+
+}  // namespace
+
+const OptionSpec* AnalysisSpec::option(const std::string& option_name) const {
+  for (const auto& o : options)
+    if (o.name == option_name) return &o;
+  return nullptr;
+}
+
+const std::vector<AnalysisSpec>& analyses() {
+  static const std::vector<AnalysisSpec> table = build();
+  return table;
+}
+
+const AnalysisSpec& analysis_spec(Analysis a) {
+  for (const auto& e : analyses())
+    if (e.id == a) return e;
+  fail("unknown analysis");
+}
+
+const AnalysisSpec* find_analysis(const std::string& name) {
+  for (const auto& e : analyses())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<MetricSpec> metric_specs() {
+  std::vector<MetricSpec> out;
+  for (analysis::Metric m : analysis::all_metrics()) out.push_back({analysis::metric_name(m), analysis::higher_is_better(m)});
+  return out;
+}
+
+std::string describe_json() {
+  schema::JsonWriter w;
+  w.begin_object().field("schema", "ptqscope.describe").field("version", 1);
+  w.key("tool").begin_object().field("name", kToolName).field("version", kToolVersion).end_object();
+  w.key("metrics").begin_array();
+  for (const auto& m : metric_specs())
+    w.begin_object().field("name", m.name).field("better", m.higher_is_better ? "higher" : "lower").end_object();
+  w.end_array();
+  w.key("node_types").string_array(analysis::node_types());
+  w.key("analyses").begin_array();
+  for (const auto& a : analyses()) write_analysis(w, a);
+  w.end_array().end_object();
+  return w.str();
+}
+
+}  // namespace ptq::api
