@@ -138,9 +138,8 @@ TEST(Conv, SpecExampleByHand) {
 
 // Switches the Winograd path off for a scope: the im2col + GEMM blocking cases below are 3x3 stride 1
 // and must exercise that path (Winograd has its own tests, with its own error bound).
-struct WithoutWinograd {
-  WithoutWinograd() { ops::set_winograd_enabled(false); }
-  ~WithoutWinograd() { ops::set_winograd_enabled(true); }
+struct WithoutWinograd : test::ScopedWinogradMode {
+  WithoutWinograd() : ScopedWinogradMode(ops::WinogradMode::Off) {}
 };
 
 TEST(Conv, FastPathsMatchNaive) {

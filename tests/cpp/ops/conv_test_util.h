@@ -15,9 +15,22 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/conv_winograd.h"
 #include "reader/onnx.h"
 
 namespace ptq::test {
+
+// Sets the process-wide Winograd mode for a scope and restores the previous one.
+class ScopedWinogradMode {
+ public:
+  explicit ScopedWinogradMode(ops::WinogradMode mode) : previous_(ops::winograd_mode()) { ops::set_winograd_mode(mode); }
+  ~ScopedWinogradMode() { ops::set_winograd_mode(previous_); }
+  ScopedWinogradMode(const ScopedWinogradMode&) = delete;
+  ScopedWinogradMode& operator=(const ScopedWinogradMode&) = delete;
+
+ private:
+  ops::WinogradMode previous_;
+};
 
 inline std::vector<float> random_floats(std::mt19937& rng, int64_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> dist(lo, hi);

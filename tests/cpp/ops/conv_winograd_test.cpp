@@ -105,8 +105,8 @@ TEST(ConvWinograd, F2x2MatchesDirectConvolution) {
   }
 }
 
-// Through the Conv kernel: batch, groups, bias; then the same node and weights on smaller inputs
-// (F(2x2), then im2col), so the cached packing must be rebuilt for each path (layout tag).
+// Through the Conv kernel in the fast mode: batch, groups, bias; then the same node and weights on
+// smaller inputs (F(2x2), then im2col), so the cached packing must be rebuilt for each path (layout tag).
 TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   std::mt19937 rng(11);
   const int64_t group = 2, Cg = 4, Mg = 5;
@@ -120,6 +120,7 @@ TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   node.outputs = {3};
   node.attributes = {test::attr_int("group", group), test::attr_ints("pads", {1, 1, 1, 1})};
   std::any prepared;
+  const test::ScopedWinogradMode fast(ops::WinogradMode::Fast);
   for (const int64_t size : {13, 7, 2}) {  // 13x13: F(4x4) (16 tiles); 7x7: F(2x2); 2x2: im2col
     const int64_t batch = 2, plane = size * size;
     const std::vector<float> x = test::random_floats(rng, batch * group * Cg * plane);
@@ -145,7 +146,7 @@ TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   }
 }
 
-TEST(ConvWinograd, ChoosesTheVariantByPlaneSize) {
+TEST(ConvWinograd, ChoosesTheVariantByModeAndPlaneSize) {
   auto spatial = [](int64_t k, int64_t stride, int64_t dilation, int64_t out) {
     ops::Spatial s;
     s.in = {out + 2, out + 2};
@@ -157,6 +158,17 @@ TEST(ConvWinograd, ChoosesTheVariantByPlaneSize) {
     return s;
   };
   using ops::WinogradKind;
+  // Default (accurate) mode: F(2x2) on every plane with at least 4 of its tiles, never F(4x4).
+  EXPECT_EQ(ops::winograd_mode(), ops::WinogradMode::Accurate);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 56), 64, 64), WinogradKind::F2x2);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 8, 8), WinogradKind::F2x2);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 3), 8, 8), WinogradKind::F2x2);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 2), 8, 8), WinogradKind::None);
+  {
+    const test::ScopedWinogradMode off(ops::WinogradMode::Off);
+    EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 56), 64, 64), WinogradKind::None);
+  }
+  const test::ScopedWinogradMode fast(ops::WinogradMode::Fast);
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 8, 8), WinogradKind::F4x4);
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 13), 8, 8), WinogradKind::F4x4);  // 4 x 4 tiles of 4x4
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 12), 8, 8), WinogradKind::F2x2);  // 3 x 3 tiles: too few

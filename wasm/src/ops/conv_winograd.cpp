@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/error.h"
 #include "ops/gemm_kernel.h"
 #include "ops/simd.h"
 
@@ -21,7 +22,7 @@ constexpr int64_t kPos2 = 16;  // positions of a transformed 4x4 tile
 // Scratch floats for the transformed inputs and GEMM results of one block of tiles (~2 MB, L2/L3).
 constexpr int64_t kBlockFloats = int64_t{1} << 19;
 
-bool winograd_enabled = true;
+WinogradMode current_mode = WinogradMode::Accurate;
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
@@ -214,10 +215,18 @@ void transform_output_row2(const Winograd3x3Shape& s, const Tiling& t, const flo
 
 }  // namespace
 
-void set_winograd_enabled(bool enabled) { winograd_enabled = enabled; }
+void set_winograd_mode(WinogradMode mode) { current_mode = mode; }
+WinogradMode winograd_mode() { return current_mode; }
+
+WinogradMode parse_winograd_mode(const std::string& name) {
+  if (name == "accurate") return WinogradMode::Accurate;
+  if (name == "fast") return WinogradMode::Fast;
+  if (name == "off") return WinogradMode::Off;
+  throw Error("convolution mode '" + name + "' is not 'accurate', 'fast' or 'off'");
+}
 
 WinogradKind winograd_kind(const Spatial& sp, int64_t Cg, int64_t Mg) {
-  if (!winograd_enabled || sp.rank() != 2 || Cg < 4 || Mg < 4) return WinogradKind::None;
+  if (current_mode == WinogradMode::Off || sp.rank() != 2 || Cg < 4 || Mg < 4) return WinogradKind::None;
   for (size_t i = 0; i < 2; ++i)
     if (sp.kernel[i] != 3 || sp.stride[i] != 1 || sp.dilation[i] != 1) return WinogradKind::None;
   const auto tiles = [&](int64_t edge) { return ((sp.out[0] + edge - 1) / edge) * ((sp.out[1] + edge - 1) / edge); };
@@ -225,7 +234,7 @@ WinogradKind winograd_kind(const Spatial& sp, int64_t Cg, int64_t Mg) {
   // padded panels waste most of F(4x4)'s saving and its 36 weight matrices (4x the weights) are read
   // for few columns, so F(2x2) (16 positions, more tiles) does less work; e.g. 7x7: 36 x 8 against
   // 16 x 16 multiply columns per channel pair, 9 x 56 for im2col.
-  if (tiles(kTile) >= 16) return WinogradKind::F4x4;
+  if (current_mode == WinogradMode::Fast && tiles(kTile) >= 16) return WinogradKind::F4x4;
   return tiles(kTile2) >= 4 ? WinogradKind::F2x2 : WinogradKind::None;
 }
 

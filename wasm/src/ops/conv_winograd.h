@@ -4,11 +4,17 @@
 // A 4x4 output tile needs 36 multiplies per (input, output channel) pair instead of 144: the weights
 // and each 6x6 input tile are transformed, multiplied element-wise — done as 36 GEMMs
 // [M x C] . [C x tiles], one per tile position, on the existing GEMM kernel — and transformed back.
-// Small planes (7x7, 10x10) use F(2x2, 3x3) instead: 16 multiplies per 2x2 tile (36 per 4x4 area).
-// The transforms use the interpolation points 0, ±1, ±2, ∞; the weight transform is computed in
-// double, so the extra rounding against im2col + GEMM stays at a few float32 ulps of Σ|w·x|.
+// F(2x2, 3x3) needs 16 multiplies per 2x2 tile (36 per 4x4 area, 2.25x fewer than direct).
+// Accuracy (measured against a double-precision direct convolution, in units of Σ|w·x| of each
+// output; tests/cpp/ops/conv_accuracy_test.cpp): the error is dominated by the float32 sums over the
+// input channels in the transformed domain, where the terms are larger than the output they cancel
+// to. F(2x2) (transform coefficients 0, ±1, ±1/2) stays below im2col + GEMM (its sums have C terms
+// instead of 9C); F(4x4) (points 0, ±1, ±2, ∞: coefficients up to 8) is 5-10x above it, and 2-5x
+// less accurate end to end on deep networks than onnxruntime. So F(4x4) runs only in the opt-in
+// fast mode; the weight transforms are computed in double and rounded once either way.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "ops/conv_common.h"
 
@@ -21,13 +27,23 @@ struct Winograd3x3Shape {
   int64_t pad_top = 0, pad_left = 0;
 };
 
+// Which 3x3 convolutions run by Winograd (process-wide; one wasm instance per worker):
+//   Accurate (default): F(2x2) only, whose error bound is at most im2col + GEMM's;
+//   Fast: F(4x4) as well, on planes of at least 16 of its tiles (about 1.3-1.6x faster on those
+//         layers, 5-10x the rounding error: docs/compatibility.md);
+//   Off: im2col + GEMM only (benchmarks, tests).
+enum class WinogradMode { Accurate, Fast, Off };
+void set_winograd_mode(WinogradMode mode);
+WinogradMode winograd_mode();
+// "accurate" | "fast" | "off" (the names of the CLI's --conv option and the page's setting); throws
+// ptq::Error naming the valid values otherwise.
+WinogradMode parse_winograd_mode(const std::string& name);
+
 // Which Winograd variant a convolution uses, if any: 2-D, 3x3, stride 1, dilation 1, enough channels
-// for the GEMMs; F(4x4) on planes of at least 16 of its tiles, F(2x2) on smaller ones (at least 4 of
-// its tiles), where F(4x4)'s GEMMs would have too few columns.
+// for the GEMMs; in Fast mode F(4x4) on planes of at least 16 of its tiles; otherwise F(2x2) on
+// planes of at least 4 of its tiles.
 enum class WinogradKind { None, F4x4, F2x2 };
 WinogradKind winograd_kind(const Spatial& sp, int64_t Cg, int64_t Mg);
-// Process-wide switch for benchmarks (ptq_bench --no-winograd compares against im2col + GEMM).
-void set_winograd_enabled(bool enabled);
 
 // Floats of the transformed, GEMM-packed weights of one group (36 or 16 packed [M x C] matrices).
 size_t winograd_packed_size(WinogradKind kind, int64_t M, int64_t C);

@@ -1,0 +1,291 @@
+// Error bounds of every path the convolution dispatcher can pick (im2col + GEMM, pointwise GEMM,
+// Winograd F(2x2, 3x3) and F(4x4, 3x3), depthwise) and of the vector exp / sigmoid / swish, against
+// double-precision references.
+//
+// A convolution's error is measured in units of the accumulated magnitude Σ|w·x| (+ |bias|) of each
+// output: any summation order rounds at that scale, so the unit does not depend on cancellation in
+// the data. The bar for every path is what im2col + GEMM achieves on the same problem: the same
+// inputs through an explicitly built im2col matrix and ops::gemm (the arithmetic of the Conv
+// kernel's im2col path). Each family's worst error over its cases must not exceed im2col + GEMM's
+// worst over the same cases. F(4x4, 3x3) does not meet that bar (about 5-10x above it): it runs only
+// in the opt-in fast mode, and is tested against its documented bound instead.
+// The measured table is printed (docs/compatibility.md quotes it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/conv_common.h"
+#include "ops/conv_test_util.h"
+#include "ops/conv_winograd.h"
+#include "ops/gemm_kernel.h"
+#include "ops/op_test_util.h"
+#include "ops/simd.h"
+
+namespace ptq {
+namespace {
+
+constexpr double kUlp = 1.1920928955078125e-7;  // float32 machine epsilon (2^-23)
+
+struct ConvSpec {
+  int64_t C, M, H, W, k, stride, pad, group;
+  bool nonnegative;  // inputs after a ReLU (no cancellation between positive and negative inputs)
+};
+
+int64_t out_size(const ConvSpec& s, int64_t in) { return (in + 2 * s.pad - s.k) / s.stride + 1; }
+
+struct Problem {
+  ConvSpec s;
+  int64_t OH, OW, Cg, Mg;
+  std::vector<float> x, w, b;
+  std::vector<double> y, scale;  // exact output (double) and Σ|w·x| + |b| per output
+};
+
+Problem make_problem(const ConvSpec& s, uint32_t seed) {
+  Problem p{s, out_size(s, s.H), out_size(s, s.W), s.C / s.group, s.M / s.group, {}, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  p.x.resize(static_cast<size_t>(s.C * s.H * s.W));
+  for (float& v : p.x) v = s.nonnegative ? std::fabs(normal(rng)) : normal(rng);
+  p.w.resize(static_cast<size_t>(s.M * p.Cg * s.k * s.k));
+  const float w_scale = 1.0f / std::sqrt(static_cast<float>(p.Cg * s.k * s.k));
+  for (float& v : p.w) v = normal(rng) * w_scale;
+  p.b.resize(static_cast<size_t>(s.M));
+  for (float& v : p.b) v = 0.1f * normal(rng);
+  const size_t n = static_cast<size_t>(s.M * p.OH * p.OW);
+  p.y.assign(n, 0.0);
+  p.scale.assign(n, 0.0);
+  for (int64_t m = 0; m < s.M; ++m) {
+    const int64_t g = m / p.Mg;
+    for (int64_t oy = 0; oy < p.OH; ++oy)
+      for (int64_t ox = 0; ox < p.OW; ++ox) {
+        double acc = p.b[static_cast<size_t>(m)], mag = std::fabs(acc);
+        for (int64_t c = 0; c < p.Cg; ++c)
+          for (int64_t ky = 0; ky < s.k; ++ky)
+            for (int64_t kx = 0; kx < s.k; ++kx) {
+              const int64_t iy = oy * s.stride + ky - s.pad, ix = ox * s.stride + kx - s.pad;
+              if (iy < 0 || iy >= s.H || ix < 0 || ix >= s.W) continue;
+              const double t = double(p.w[static_cast<size_t>(((m * p.Cg + c) * s.k + ky) * s.k + kx)]) *
+                               double(p.x[static_cast<size_t>(((g * p.Cg + c) * s.H + iy) * s.W + ix)]);
+              acc += t;
+              mag += std::fabs(t);
+            }
+        const size_t i = static_cast<size_t>((m * p.OH + oy) * p.OW + ox);
+        p.y[i] = acc;
+        p.scale[i] = mag;
+      }
+  }
+  return p;
+}
+
+double worst_error(const Problem& p, const std::vector<float>& got) {
+  EXPECT_EQ(got.size(), p.y.size());
+  double worst = 0;
+  for (size_t i = 0; i < p.y.size() && i < got.size(); ++i) {
+    if (p.scale[i] == 0) continue;
+    worst = std::max(worst, std::fabs(double(got[i]) - p.y[i]) / p.scale[i]);
+  }
+  return worst;
+}
+
+// The Conv kernel, dispatching as in a model (weights flagged constant, as initializers are).
+std::vector<float> run_conv(const Problem& p) {
+  const ConvSpec& s = p.s;
+  const Tensor x = Tensor::from_floats({1, s.C, s.H, s.W}, p.x);
+  const Tensor w = Tensor::from_floats({s.M, p.Cg, s.k, s.k}, p.w);
+  const Tensor b = Tensor::from_floats({s.M}, p.b);
+  ir::Node node;
+  node.name = "conv";
+  node.op_type = "Conv";
+  node.opset = 17;
+  node.inputs = {0, 1, 2};
+  node.outputs = {3};
+  node.attributes = {test::attr_int("group", s.group), test::attr_ints("strides", {s.stride, s.stride}),
+                     test::attr_ints("pads", {s.pad, s.pad, s.pad, s.pad})};
+  std::vector<const Tensor*> in{&x, &w, &b};
+  std::vector<Tensor> out(1);
+  std::any prepared;
+  exec::KernelContext ctx{node, in, out, &prepared, {false, true, true}};
+  exec::OpRegistry::global().find("", "Conv")(ctx);
+  return out[0].to_float_vector();
+}
+
+// The same convolution by an explicit im2col matrix [Cg*k*k x OH*OW] per group and ops::gemm: the
+// bar every other path is held to.
+std::vector<float> run_im2col_gemm(const Problem& p) {
+  const ConvSpec& s = p.s;
+  const int64_t K = p.Cg * s.k * s.k, N = p.OH * p.OW;
+  std::vector<float> col(static_cast<size_t>(K * N)), y(static_cast<size_t>(s.M * N));
+  for (int64_t g = 0; g < s.group; ++g) {
+    for (int64_t c = 0; c < p.Cg; ++c)
+      for (int64_t ky = 0; ky < s.k; ++ky)
+        for (int64_t kx = 0; kx < s.k; ++kx)
+          for (int64_t oy = 0; oy < p.OH; ++oy)
+            for (int64_t ox = 0; ox < p.OW; ++ox) {
+              const int64_t iy = oy * s.stride + ky - s.pad, ix = ox * s.stride + kx - s.pad;
+              const bool inside = iy >= 0 && iy < s.H && ix >= 0 && ix < s.W;
+              col[static_cast<size_t>(((c * s.k + ky) * s.k + kx) * N + oy * p.OW + ox)] =
+                  inside ? p.x[static_cast<size_t>(((g * p.Cg + c) * s.H + iy) * s.W + ix)] : 0.0f;
+            }
+    ops::GemmEpilogue ep;
+    ep.row_bias = p.b.data() + g * p.Mg;
+    ops::gemm(p.Mg, N, K, ops::GemmOperand::strided(p.w.data() + g * p.Mg * K, K, 1),
+              ops::GemmOperand::strided(col.data(), N, 1), y.data() + g * p.Mg * N, N, ep);
+  }
+  return y;
+}
+
+// The path the dispatcher picks for this problem (conv.cpp's order of checks).
+std::string dispatched_path(const ConvSpec& s, int64_t OH, int64_t OW) {
+  if (s.C / s.group == 1 && s.M / s.group < 8) return "depthwise";
+  ops::Spatial sp;
+  sp.in = {s.H, s.W};
+  sp.out = {OH, OW};
+  sp.kernel = {s.k, s.k};
+  sp.stride = {s.stride, s.stride};
+  sp.dilation = {1, 1};
+  sp.pad_begin = sp.pad_end = {s.pad, s.pad};
+  switch (ops::winograd_kind(sp, s.C / s.group, s.M / s.group)) {
+    case ops::WinogradKind::F4x4: return "winograd F(4x4,3x3)";
+    case ops::WinogradKind::F2x2: return "winograd F(2x2,3x3)";
+    case ops::WinogradKind::None: break;
+  }
+  return s.k == 1 && s.stride == 1 && s.pad == 0 ? "pointwise GEMM" : "im2col + GEMM";
+}
+
+struct FamilyResult {
+  double path = 0, gemm = 0;  // worst error of the dispatched path and of im2col + GEMM
+};
+
+// Runs every case under `mode`, checks each case's dispatched path is `expected_path`, prints a row
+// per case, and returns the family's worst errors.
+FamilyResult measure_family(const char* family, const std::vector<ConvSpec>& cases, ops::WinogradMode mode,
+                            const std::string& expected_path, uint32_t seed) {
+  const test::ScopedWinogradMode scoped(mode);
+  FamilyResult r;
+  for (const ConvSpec& s : cases) {
+    const Problem p = make_problem(s, seed++);
+    EXPECT_EQ(dispatched_path(s, p.OH, p.OW), expected_path) << family;
+    const double path = worst_error(p, run_conv(p)), gemm = worst_error(p, run_im2col_gemm(p));
+    std::printf("  %-22s C=%-4lld M=%-3lld %3lldx%-3lld k=%lld s=%lld g=%-3lld %s  path %.2e  im2col+GEMM %.2e  (%.2fx)\n",
+                family, static_cast<long long>(s.C), static_cast<long long>(s.M), static_cast<long long>(s.H),
+                static_cast<long long>(s.W), static_cast<long long>(s.k), static_cast<long long>(s.stride),
+                static_cast<long long>(s.group), s.nonnegative ? "x>=0" : "    ", path, gemm, path / gemm);
+    r.path = std::max(r.path, path);
+    r.gemm = std::max(r.gemm, gemm);
+  }
+  std::printf("  %-22s worst: path %.2e (%.1f ulps), im2col+GEMM %.2e (%.1f ulps)\n", family, r.path,
+              r.path / kUlp, r.gemm, r.gemm / kUlp);
+  return r;
+}
+
+// 3x3 stride-1 convolutions of realistic widths (ResNet stages, a detector head), planes from 7x7 to 28x28.
+const std::vector<ConvSpec> k3x3Stride1 = {
+    {64, 16, 28, 28, 3, 1, 1, 1, false}, {64, 16, 28, 28, 3, 1, 1, 1, true}, {128, 8, 14, 14, 3, 1, 1, 1, true},
+    {256, 8, 14, 14, 3, 1, 1, 1, false}, {512, 4, 7, 7, 3, 1, 1, 1, true},   {32, 24, 20, 20, 3, 1, 1, 1, false},
+    {16, 12, 13, 30, 3, 1, 0, 1, true},
+};
+
+TEST(ConvAccuracy, Im2colGemmPathsStayWithinTheirOwnBar) {
+  // Strided, large-kernel and pointwise convolutions: the dispatcher's im2col / pointwise GEMM.
+  // The kernel's path packs the same values as the explicit im2col matrix, so it must be as accurate;
+  // 4 ulps of Σ|w·x| is far below the worst-case bound of a K-term sum (K ulps).
+  const std::vector<ConvSpec> strided = {{64, 16, 28, 28, 3, 2, 1, 1, true}, {3, 16, 56, 56, 7, 2, 3, 1, false},
+                                         {16, 8, 20, 20, 5, 1, 2, 1, false}};
+  const std::vector<ConvSpec> pointwise = {{256, 16, 14, 14, 1, 1, 0, 1, true}, {64, 32, 20, 20, 1, 1, 0, 1, false}};
+  std::printf("conv error in units of sum|w*x| (double-precision direct reference):\n");
+  for (const auto& [family, cases, path] :
+       {std::make_tuple("im2col (3x3 s1, off)", k3x3Stride1, "im2col + GEMM"),
+        std::make_tuple("im2col (strided, 5x5)", strided, "im2col + GEMM"),
+        std::make_tuple("pointwise", pointwise, "pointwise GEMM")}) {
+    const FamilyResult r = measure_family(family, cases, ops::WinogradMode::Off, path, 1);
+    EXPECT_LE(r.path, r.gemm) << family;
+    EXPECT_LT(r.gemm, 4 * kUlp) << family;
+  }
+}
+
+TEST(ConvAccuracy, DefaultWinogradIsF2x2AndNoWorseThanIm2colGemm) {
+  const FamilyResult r =
+      measure_family("winograd F(2x2,3x3)", k3x3Stride1, ops::WinogradMode::Accurate, "winograd F(2x2,3x3)", 1);
+  EXPECT_LE(r.path, r.gemm);
+}
+
+TEST(ConvAccuracy, FastModeF4x4StaysWithinItsDocumentedBound) {
+  // Only planes with at least 16 of its 4x4 tiles take F(4x4) in the fast mode.
+  std::vector<ConvSpec> cases;
+  for (const ConvSpec& s : k3x3Stride1)
+    if (s.H >= 13 && s.W >= 13) cases.push_back(s);
+  const FamilyResult r =
+      measure_family("winograd F(4x4,3x3)", cases, ops::WinogradMode::Fast, "winograd F(4x4,3x3)", 1);
+  // Documented in docs/compatibility.md: several times im2col + GEMM, within 64 ulps of Σ|w·x|.
+  EXPECT_GT(r.path, r.gemm) << "F(4x4) now meets the im2col bar: it could be the default again";
+  EXPECT_LT(r.path, 64 * kUlp);
+}
+
+TEST(ConvAccuracy, DepthwiseIsNoWorseThanIm2colGemm) {
+  const std::vector<ConvSpec> cases = {
+      {32, 32, 28, 28, 3, 1, 1, 32, true}, {32, 32, 28, 28, 3, 1, 1, 32, false}, {24, 24, 29, 29, 3, 2, 1, 24, false},
+      {16, 16, 20, 20, 5, 1, 2, 16, false}, {16, 32, 14, 14, 3, 1, 1, 16, true},  // multiplier 2
+  };
+  const FamilyResult r = measure_family("depthwise", cases, ops::WinogradMode::Accurate, "depthwise", 1);
+  EXPECT_LE(r.path, r.gemm);
+}
+
+// ---- vector exp / sigmoid / swish (float32 Sigmoid and Swish kernels) ------------------------------
+
+// Error in units of the float32 spacing at the exact value (values below FLT_MIN: in units of the
+// smallest normal's spacing).
+double ulps(float got, double want) {
+  const double a = std::max(std::fabs(want), double(std::numeric_limits<float>::min()));
+  const double spacing = std::ldexp(1.0, std::ilogb(a) - 23);
+  return std::fabs(double(got) - want) / spacing;
+}
+
+// Worst error of kernel `op` on a dense sweep of inputs (whole groups of 4: its vector path, where it
+// has one) and of the scalar float32 form `scalar` of the same function, against the double `exact`.
+template <class Scalar, class Exact>
+void expect_vector_no_worse(const char* op, const char* domain, double lo, double hi, Scalar scalar, Exact exact, double bound_ulps) {
+  std::vector<float> x;
+  for (double v = lo; v <= hi; v += (hi - lo) / 40000) x.push_back(static_cast<float>(v));
+  while (x.size() % 4) x.pop_back();
+  const std::vector<float> y = test::run_op(op, {Tensor::from_floats({static_cast<int64_t>(x.size())}, x)}, {}, 1, 17, domain)[0].to_float_vector();
+  double vec = 0, ref = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    vec = std::max(vec, ulps(y[i], exact(double(x[i]))));
+    ref = std::max(ref, ulps(scalar(x[i]), exact(double(x[i]))));
+  }
+  std::printf("  %-8s on [%g, %g]: kernel %.2f ulps, scalar float32 form %.2f ulps\n", op, lo, hi, vec, ref);
+  EXPECT_LE(vec, bound_ulps) << op;
+  EXPECT_LE(vec, ref + 1.0) << op << ": more than one ulp above the scalar float32 form";
+}
+
+// Measured: Sigmoid 2.2 ulps (as the scalar 1 / (1 + std::exp(-x)) in float32), Swish 2.5 (scalar
+// 1.8), Tanh 1.9 (std::tanh: it has no vector path).
+TEST(UnaryAccuracy, SigmoidSwishAndTanhAreWithinThreeUlps) {
+  const auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  expect_vector_no_worse("Sigmoid", "", -87.0, 30.0, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }, sigmoid, 3.0);
+  expect_vector_no_worse("HzSwish", "horizon", -80.0, 30.0, [](float v) { return v / (1.0f + std::exp(-v)); },
+                         [&](double v) { return v * sigmoid(v); }, 3.0);
+  expect_vector_no_worse("Tanh", "", -10.0, 10.0, [](float v) { return std::tanh(v); },
+                         [](double v) { return std::tanh(v); }, 3.0);
+}
+
+TEST(UnaryAccuracy, VectorExpIsWithinTwoUlpsOfExp) {
+  const ops::simd::ExpConstants& k = ops::simd::exp_constants();
+  double worst = 0;
+  for (double v = -87.0; v <= 88.0; v += 175.0 / 200000) {
+    const float x = static_cast<float>(v);
+    const ops::simd::V4 e = ops::simd::exp(ops::simd::splat(x), k);
+    worst = std::max(worst, ulps(e[0], std::exp(double(x))));
+  }
+  std::printf("  vector exp on [-87, 88]: %.2f ulps\n", worst);
+  EXPECT_LE(worst, 2.0);
+}
+
+}  // namespace
+}  // namespace ptq
