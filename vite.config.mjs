@@ -24,7 +24,7 @@ const WASM_GLUE = path.resolve(process.env.PTQSCOPE_WASM ?? path.join(ROOT, 'bui
 const csp = (scriptSrc) => [
   "default-src 'none'",
   `script-src ${scriptSrc} 'wasm-unsafe-eval' blob:`,
-  "worker-src blob: data:",
+  'worker-src blob: data:',
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",
   "font-src 'none'",

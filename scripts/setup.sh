@@ -12,6 +12,7 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev   # native oracle tests (libprotobuf reader cross-check)
   python3-torch python3-torchvision python3-onnx python3-sklearn python3-numpy  # fixture generation
   clang libclang-rt-14-dev              # libFuzzer harnesses
+  clang-format                          # C++ style check (tests/js/style.test.mjs)
   chromium                              # browser tests (playwright-core drives Debian's chromium)
 )
 

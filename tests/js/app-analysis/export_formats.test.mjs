@@ -8,7 +8,6 @@ import { resultCsvFiles } from '../../../web/app/export/csv.mjs';
 import { resultDocument } from '../../../web/app/export/index.mjs';
 import { combineResults } from '../../../web/app/analysis/results.mjs';
 import { nodeValues, toNumber } from '../../../web/app/heatmap/mapping.mjs';
-import { interpolateHeat } from '../../../web/charts/heat_scale.mjs';
 
 let graph;
 let result;

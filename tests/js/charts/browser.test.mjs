@@ -10,6 +10,8 @@ import { renderAccError } from '../../../web/charts/acc_error.mjs';
 import { renderBoxplot } from '../../../web/charts/boxplot.mjs';
 import { renderIn } from './util.mjs';
 
+/* global PtqCharts -- the IIFE bundle the page loads (dist/charts.js) */
+
 const CHROMIUM = '/usr/bin/chromium';
 const X = Array.from({ length: 12 }, (_, i) => `t${i}`);
 const figure = {

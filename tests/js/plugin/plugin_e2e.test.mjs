@@ -83,7 +83,7 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(site, 'favicon.ico'), ''); // Chromium asks for it; a 404 is a console error
   fs.writeFileSync(path.join(site, 'boot.mjs'), [
     "import { installFakeNetron } from './fake_netron.mjs';",
-    "const text = (f) => fetch(f).then((r) => r.text());",
+    'const text = (f) => fetch(f).then((r) => r.text());',
     "const [def, names] = await Promise.all([text('default.html'), text('names.html')]);",
     'installFakeNetron(window, { default: def, names });',
   ].join('\n'));

@@ -93,7 +93,6 @@ export function badgeOf(cali) {
 // nodes as nodes; otherwise they become badges.
 export function buildViewModel(graph, { showCalibration = false } = {}) {
   const values = graph.values ?? {};
-  const nodesByName = new Map(graph.nodes.map((n) => [n.name, n]));
   const collapse = !showCalibration;
   // Initializers and Constant-node outputs are drawn as rows of the nodes that read them (Netron
   // folds Constant nodes the same way); the Constant nodes themselves are not drawn.
