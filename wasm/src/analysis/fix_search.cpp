@@ -1,0 +1,382 @@
+#include "analysis/fix_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "analysis/selection.h"
+#include "analysis/sensitivity.h"
+#include "core/error.h"
+#include "quant/precision.h"
+
+namespace ptq::analysis {
+namespace {
+
+// The shortest decimal spelling that reads back as the same double: positional between 1e-4 and
+// 1e15 ("0.999", "30", "0.0001"), else with an exponent ("1e-05").
+std::string shortest(double v) {
+  char buf[64];
+  const double a = std::fabs(v);
+  const bool positional = a == 0.0 || (a >= 1e-4 && a < 1e15);
+  for (int precision = positional ? 0 : 1; precision <= (positional ? 24 : 17); ++precision) {
+    std::snprintf(buf, sizeof buf, positional ? "%.*f" : "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+using quant::action_rank;
+using quant::precision_rank;
+
+const std::string& effective_qtype(const exec::Executor& ex, const exec::QuantConfig& c, size_t i) {
+  return i < c.qtype.size() && !c.qtype[i].empty() ? c.qtype[i] : ex.calibrations()[i].qtype.name;
+}
+
+bool same_state(const exec::QuantConfig& a, const exec::QuantConfig& b) {
+  return a.on == b.on && a.qtype == b.qtype && a.round == b.round;
+}
+
+// Runs configurations incrementally from the last accepted state and scores them against the float model.
+class Evaluator {
+ public:
+  Evaluator(exec::Executor& ex, const std::vector<int>& compared, Metric metric) : ex_(ex), compared_(compared), metric_(metric) {
+    const ir::Graph& g = ex.graph();
+    for (int v : g.inputs) keep_.push_back(v);
+    for (const auto& node : g.nodes)
+      for (int v : node.outputs)
+        if (v >= 0 && !g.constant(v)) keep_.push_back(v);
+  }
+
+  void add_sample(const std::vector<Tensor>& inputs, const exec::QuantConfig& base) {
+    references_.push_back(ex_.cached_keep_all_run(inputs, ex_.uniform_config(false)));
+    current_.push_back(ex_.cached_keep_all_run(inputs, base));
+  }
+
+  float score(const std::vector<exec::RunRecord>& runs) const {
+    std::vector<std::vector<float>> per_output(compared_.size());
+    for (size_t s = 0; s < runs.size(); ++s)
+      for (size_t t = 0; t < compared_.size(); ++t) {
+        const Tensor ref = value_of(ex_, references_[s], compared_[t]).to_float();
+        const Tensor got = value_of(ex_, runs[s], compared_[t]).to_float();
+        check(ref.numel() == got.numel(), "model output '" + ex_.graph().value(compared_[t]).name +
+                                              "' changes its size under quantization");
+        per_output[t].push_back(compute_metric(metric_, ref.data<float>(), got.data<float>(), ref.numel()));
+      }
+    return aggregate(per_output);
+  }
+
+  float current_score() const { return score(current_); }
+
+  // The metric of `config`; its runs are kept as the candidate next state (accept() makes it current).
+  float evaluate(const exec::QuantConfig& config) {
+    trial_.clear();
+    for (const auto& base : current_) trial_.push_back(ex_.run_incremental(base, config, keep_));
+    ++evaluations_;
+    return score(trial_);
+  }
+  void accept() { current_ = std::move(trial_); trial_.clear(); }
+  size_t evaluations() const { return evaluations_; }
+
+ private:
+  exec::Executor& ex_;
+  std::vector<int> compared_;
+  Metric metric_;
+  std::vector<int> keep_;  // every computed tensor: an accepted trial is the base of the next one
+  std::vector<exec::RunRecord> references_, current_, trial_;
+  size_t evaluations_ = 0;
+};
+
+struct Candidate {
+  std::string node;
+  float value = std::nanf("");
+};
+
+// Candidates in the order they are tried.
+std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                       const data::CalibrationData& data, const FixOptions& o, bool& cancelled) {
+  std::vector<Candidate> out;
+  if (o.candidates == "list") {
+    check(!o.candidate_nodes.empty(), "options.candidates: the list of candidate nodes is empty");
+    std::set<std::string> seen;
+    for (size_t k = 0; k < o.candidate_nodes.size(); ++k) {
+      const std::string& n = o.candidate_nodes[k];
+      const std::string field = "options.candidates[" + std::to_string(k) + "]";
+      check(ex.graph().find_node(n) >= 0, field + ": node '" + n + "' does not exist in the model");
+      check(seen.insert(n).second, field + ": node '" + n + "' is listed twice");
+      check(!calibration_set(ex, rel, {n}).empty(), field + ": node '" + n + "' has no calibration node to raise");
+      out.push_back({n});
+    }
+    return out;
+  }
+  check(o.candidates == "sensitivity" || o.candidates == "leave_one_out",
+        "options.candidates must be 'sensitivity', 'leave_one_out' or a list of node names, got '" + o.candidates + "'");
+  SensitivityOptions so;
+  so.node_type = "node";
+  so.metrics = {metric_name(o.target.metric)};
+  so.data_num = o.data_num;
+  so.selection = o.selection;
+  so.leave_one_out = o.candidates == "leave_one_out";
+  std::string last_item;
+  if (o.progress) {
+    so.on_row = [&](const SensitivityRow& row) { last_item = row.item; };
+    so.progress = [&](size_t done, size_t total) {
+      FixOptions::Event e;
+      e.phase = "rank";
+      e.node = last_item;
+      e.value = std::nanf("");
+      e.done = done;
+      e.total = total;
+      return o.progress(e);
+    };
+  }
+  SensitivityResult ranking = get_sensitivity_of_nodes(ex, rel, data, so);
+  cancelled = ranking.cancelled;
+  if (so.leave_one_out) {
+    // Restoring the node that helps most first: best value in the metric's direction first, NaN last.
+    const Metric m = o.target.metric;
+    std::stable_sort(ranking.rows.begin(), ranking.rows.end(), [m](const SensitivityRow& a, const SensitivityRow& b) {
+      const double x = a.values[0], y = b.values[0];
+      return std::isnan(x) || std::isnan(y) ? ranks_before(m, x, y) : ranks_before(m, y, x);
+    });
+  }  // sensitivity rows come most sensitive first (§3.4)
+  for (const auto& row : ranking.rows) out.push_back({row.item, row.values[0]});
+  return out;
+}
+
+}  // namespace
+
+bool FixTarget::holds(float value) const {
+  if (std::isnan(value)) return false;
+  const double v = value;
+  if (op == ">=") return v >= bound;
+  if (op == ">") return v > bound;
+  if (op == "<=") return v <= bound;
+  return v < bound;
+}
+
+std::string FixTarget::text() const { return metric_name(metric) + op + shortest(bound); }
+
+FixTarget parse_fix_target(const std::string& text) {
+  const std::string where = "target '" + text + "'";
+  const size_t pos = text.find_first_of("<>");
+  check(pos != std::string::npos && pos > 0,
+        where + ": expected <metric><op><number> with op one of >=, >, <=, <, e.g. cosine-similarity>=0.999");
+  auto trim = [](std::string s) {
+    const auto b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  FixTarget t;
+  const std::string metric = trim(text.substr(0, pos));
+  try {
+    t.metric = parse_metric(metric);
+  } catch (const Error&) {
+    fail(where + ": unknown metric '" + metric + "' (known: cosine-similarity, mse, mre, sqnr, chebyshev)");
+  }
+  t.op = text.substr(pos, pos + 1 < text.size() && text[pos + 1] == '=' ? 2 : 1);
+  const std::string number = trim(text.substr(pos + t.op.size()));
+  char* end = nullptr;
+  t.bound = number.empty() ? 0.0 : std::strtod(number.c_str(), &end);
+  check(!number.empty() && end && *end == '\0' && std::isfinite(t.bound), where + ": '" + number + "' is not a finite number");
+  const bool up = t.op[0] == '>';
+  check(up == higher_is_better(t.metric), where + ": " + metric + " is better when " +
+                                              (higher_is_better(t.metric) ? "higher; use >= or >" : "lower; use <= or <"));
+  return t;
+}
+
+void check_prefer(const std::vector<std::string>& prefer, const std::string& field) {
+  check(!prefer.empty(), field + " is empty: give the allowed actions, e.g. int16,float");
+  int previous = 0;
+  for (size_t k = 0; k < prefer.size(); ++k) {
+    const std::string& a = prefer[k];
+    const std::string at = field + "[" + std::to_string(k) + "]";
+    if (!quant::is_float_action(a)) {
+      try {
+        quant::QType::parse(a);
+      } catch (const Error&) {
+        fail(at + ": unknown action '" + a + "' (float, or a qtype such as int16)");
+      }
+    }
+    const int rank = action_rank(a);
+    check(rank > previous, at + ": '" + a + "' is not more precise than the action before it; list the actions from the "
+                                "least to the most precise (e.g. int16,float)");
+    previous = rank;
+  }
+}
+
+exec::QuantConfig apply_fix_choices(const exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                    const exec::QuantConfig& base, const std::vector<FixChoice>& choices) {
+  exec::QuantConfig c = base;
+  c.qtype.resize(ex.calibrations().size());
+  for (const auto& choice : choices) {
+    const bool off = quant::is_float_action(choice.action);
+    const int rank = action_rank(choice.action);
+    for (int ci : calibration_set(ex, rel, {choice.node})) {
+      const size_t i = static_cast<size_t>(ci);
+      if (precision_rank(c.on[i] != 0, effective_qtype(ex, c, i)) >= rank) continue;
+      c.on[i] = off ? 0 : 1;
+      c.qtype[i] = off || choice.action == ex.calibrations()[i].qtype.name ? "" : choice.action;
+    }
+  }
+  return c;
+}
+
+FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, const data::CalibrationData& data,
+                   const exec::QuantConfig& base, const FixOptions& o) {
+  check_prefer(o.prefer, "options.prefer");
+  FixResult r;
+  r.target = o.target;
+  r.prefer = o.prefer;
+  r.candidates = o.candidates;
+  r.max_nodes = o.max_nodes;
+  r.config = base;
+  r.config.qtype.resize(ex.calibrations().size());
+
+  const std::vector<int> compared = value_ids(ex.graph(), rel.model_outputs());
+  const std::vector<size_t> sample_ids = data.select(o.data_num, o.selection);
+  for (size_t s : sample_ids) r.samples.push_back(data.sample_names()[s]);
+
+  const std::vector<Candidate> candidates = rank_candidates(ex, rel, data, o, r.cancelled);
+  for (const auto& c : candidates) {
+    r.ranking.push_back(c.node);
+    r.ranking_values.push_back(c.value);
+  }
+  if (r.cancelled) return r;
+
+  Evaluator eval(ex, compared, o.target.metric);
+  for (size_t s : sample_ids) eval.add_sample(data.samples()[s], r.config);
+  r.start = r.final_value = eval.current_score();
+  const std::string target = o.target.text();
+  if (o.target.holds(r.start)) {
+    r.reached = true;
+    r.message = "The configuration already meets the target " + target + " (" + shortest(r.start) + "); nothing to raise.";
+    return r;
+  }
+
+  const size_t n = candidates.size();
+  std::vector<int> level(n, -1);  // index into prefer, -1 = untouched
+  std::vector<size_t> order;      // chosen candidates, in the order chosen
+  auto choices_of = [&](const std::vector<int>& levels) {
+    std::vector<FixChoice> out;
+    for (size_t k : order)
+      if (levels[k] >= 0) out.push_back({candidates[k].node, o.prefer[static_cast<size_t>(levels[k])]});
+    for (size_t k = 0; k < n; ++k)  // candidates being tried for the first time
+      if (levels[k] >= 0 && std::find(order.begin(), order.end(), k) == order.end())
+        out.push_back({candidates[k].node, o.prefer[static_cast<size_t>(levels[k])]});
+    return out;
+  };
+  auto emit = [&](const std::string& phase, const std::string& node, const std::string& action, float value, bool accepted,
+                  size_t done, size_t total) {
+    if (!o.progress) return true;
+    FixOptions::Event e{phase, node, action, value, accepted, done, total};
+    if (o.progress(e)) return true;
+    r.cancelled = true;
+    return false;
+  };
+  const bool limited = o.max_nodes > 0 && o.max_nodes < n;
+
+  // Without a node limit, one run with every candidate at the most precise action tells up front
+  // whether the target can be reached at all.
+  if (!limited) {
+    std::vector<int> all(n, static_cast<int>(o.prefer.size()) - 1);
+    const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(all));
+    const float v = same_state(c, r.config) ? r.start : eval.evaluate(c);
+    if (!emit("check", "", o.prefer.back(), v, false, 1, 1)) return r;
+    if (!o.target.holds(v)) {
+      r.final_value = v;
+      r.config = c;
+      for (size_t k = 0; k < n; ++k) r.nodes.push_back({candidates[k].node, o.prefer.back()});
+      r.evaluations = eval.evaluations();
+      r.message = "The target " + target + " cannot be reached: with every candidate (" + std::to_string(n) +
+                  " nodes) raised to " + o.prefer.back() + " the model outputs reach " + shortest(v) + " (start " +
+                  shortest(r.start) + ").";
+      return r;
+    }
+  }
+
+  // Tries `levels`; on a change of configuration evaluates it, and accepts it when `keep(value)`.
+  float current = r.start;
+  auto attempt = [&](const std::vector<int>& levels, const std::function<bool(float)>& keep, bool& changed) {
+    const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(levels));
+    changed = !same_state(c, r.config);
+    if (!changed) return current;
+    const float v = eval.evaluate(c);
+    if (keep(v)) {
+      eval.accept();
+      r.config = c;
+      current = v;
+    }
+    return v;
+  };
+  auto always = [](float) { return true; };
+
+  // Add, then escalate: level 0 for candidates in rank order, then each further action in turn.
+  for (size_t l = 0; l < o.prefer.size() && !r.reached; ++l) {
+    const std::string phase = l == 0 ? "add" : "escalate";
+    for (size_t k = 0; k < n && !r.reached; ++k) {
+      if (level[k] >= static_cast<int>(l)) continue;
+      const bool fresh = level[k] < 0;
+      if (fresh && o.max_nodes > 0 && order.size() >= o.max_nodes) continue;
+      std::vector<int> trial = level;
+      trial[k] = static_cast<int>(l);
+      bool changed = false;
+      const float v = attempt(trial, always, changed);
+      if (!changed) continue;  // nothing left to raise on this node at this action
+      level = trial;
+      if (fresh) order.push_back(k);
+      r.steps.push_back({phase, candidates[k].node, o.prefer[l], v});
+      r.reached = o.target.holds(v);
+      if (!emit(phase, candidates[k].node, o.prefer[l], v, true, k + 1, n)) break;
+    }
+    if (r.cancelled) break;
+  }
+
+  // Prune, least important first: drop the node, or else lower it to a more preferred action.
+  if (r.reached && !r.cancelled) {
+    const auto holds = [&](float v) { return o.target.holds(v); };
+    const std::vector<size_t> chosen = order;
+    for (size_t j = chosen.size(); j-- > 0;) {
+      const size_t k = chosen[j];
+      const size_t done = chosen.size() - j;
+      std::vector<int> trial = level;
+      trial[k] = -1;
+      bool changed = false;
+      float v = attempt(trial, holds, changed);
+      bool accepted = !changed || holds(v);
+      if (!emit("prune", candidates[k].node, "removed", changed ? v : current, accepted, done, chosen.size())) break;
+      if (accepted) {
+        level = trial;
+        order.erase(std::find(order.begin(), order.end(), k));
+        r.pruned.push_back(candidates[k].node);
+        r.steps.push_back({"prune", candidates[k].node, "removed", current});
+        continue;
+      }
+      for (int l = 0; l < level[k]; ++l) {
+        trial[k] = l;
+        v = attempt(trial, holds, changed);
+        accepted = changed && holds(v);
+        if (!changed) continue;
+        if (!emit("prune", candidates[k].node, o.prefer[static_cast<size_t>(l)], v, accepted, done, chosen.size())) break;
+        if (accepted) {
+          level = trial;
+          r.steps.push_back({"prune", candidates[k].node, o.prefer[static_cast<size_t>(l)], current});
+          break;
+        }
+      }
+      if (r.cancelled) break;
+    }
+  }
+
+  r.final_value = current;
+  for (const auto& c : choices_of(level)) r.nodes.push_back(c);
+  r.evaluations = eval.evaluations();
+  if (!r.reached && !r.cancelled)
+    r.message = "The target " + target + " cannot be reached " +
+                (limited ? "with at most " + std::to_string(o.max_nodes) + " nodes raised"
+                         : "even with every candidate (" + std::to_string(n) + " nodes) raised") +
+                ": the best configuration found reaches " + shortest(current) + " (start " + shortest(r.start) + ").";
+  return r;
+}
+
+}  // namespace ptq::analysis

@@ -1,0 +1,100 @@
+#pragma once
+// Automatic fix search: the smallest set of nodes to raise (to int16, to float, ...) so that the model
+// outputs meet a target such as "cosine-similarity>=0.999" (mean over outputs and the chosen samples,
+// aggregated as §3.3). Candidates are ranked by an existing sweep (node sensitivity, or leave-one-out:
+// the gain of restoring each node in the quantized model) or given in order; they are added one at a
+// time with the most preferred action, then raised to the next actions, each step evaluated
+// incrementally from the previous accepted state; once the target holds every chosen node is pruned
+// whose removal (or a more preferred action) keeps it. Actions only ever raise precision: a calibration
+// node already at the action's precision or above stays as it is.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics.h"
+#include "data/calibration_data.h"
+#include "exec/executor.h"
+#include "quant/relations.h"
+
+namespace ptq::analysis {
+
+// "<metric><op><bound>", op one of >=, >, <=, < in the metric's better direction.
+struct FixTarget {
+  Metric metric = Metric::Cosine;
+  std::string op = ">=";
+  double bound = 0.999;
+  bool holds(float value) const;  // NaN never holds
+  std::string text() const;       // canonical spelling, e.g. "cosine-similarity>=0.999"
+};
+// Throws ptq::Error "target '<text>': ..." naming what is wrong.
+FixTarget parse_fix_target(const std::string& text);
+
+// Actions on a node: "float" (calibration nodes switched OFF) or a qtype name ("int16": ON with it);
+// quant/precision.h orders them.
+// Checks the preference list (non-empty, known actions, no repeats, least to most precise). Throws
+// naming `field` ("options.prefer").
+void check_prefer(const std::vector<std::string>& prefer, const std::string& field);
+
+struct FixOptions {
+  FixTarget target;
+  std::vector<std::string> prefer = {"int16", "float"};  // least to most precise
+  size_t max_nodes = 0;                                  // 0 = no limit
+  // "sensitivity" | "leave_one_out" (ranked by that sweep of the target's metric) | "list"
+  // (`candidate_nodes`, in the order given).
+  std::string candidates = "sensitivity";
+  std::vector<std::string> candidate_nodes;
+  size_t data_num = 1;  // 0 = all samples
+  data::SampleSelection selection = data::SampleSelection::Last;
+  // Called after every ranking item and every evaluation: phase "rank" | "add" | "escalate" | "prune",
+  // the node, the action tried ("" while ranking, "removed" in prune), the metric (NaN while ranking),
+  // whether the step entered the path, done / total of the phase. Return false to cancel.
+  struct Event {
+    std::string phase, node, action;
+    float value = 0.0f;
+    bool accepted = false;
+    size_t done = 0, total = 0;
+  };
+  std::function<bool(const Event&)> progress;
+};
+
+struct FixStep {
+  std::string phase;   // "add" | "escalate" | "prune"
+  std::string node;
+  std::string action;  // the node's action after the step ("removed" when pruned away)
+  float value = 0.0f;  // the target metric after the step
+};
+
+struct FixChoice {
+  std::string node;
+  std::string action;
+};
+
+struct FixResult {
+  FixTarget target;
+  std::vector<std::string> prefer;
+  std::string candidates;
+  size_t max_nodes = 0;
+  std::vector<std::string> samples;
+  std::vector<std::string> ranking;       // candidate nodes in the order tried
+  std::vector<float> ranking_values;      // the ranking sweep's metric per candidate (NaN for "list")
+  float start = 0.0f;                     // the base configuration's metric
+  bool reached = false;
+  float final_value = 0.0f;
+  std::vector<FixStep> steps;             // the accepted path
+  std::vector<std::string> pruned;        // chosen nodes removed again by pruning
+  std::vector<FixChoice> nodes;           // the final choice, in the order chosen
+  exec::QuantConfig config;               // the base with the final choice applied
+  std::string message;                    // why the target was not reached / already held
+  size_t evaluations = 0;
+  bool cancelled = false;
+};
+
+// `base`: the configuration to fix (the stored one, or a configuration document's).
+FixResult find_fix(exec::Executor& executor, const quant::CalibrationRelations& relations,
+                   const data::CalibrationData& data, const exec::QuantConfig& base, const FixOptions& options);
+
+// `base` with every choice applied, raising only (the order of `choices` does not matter).
+exec::QuantConfig apply_fix_choices(const exec::Executor& executor, const quant::CalibrationRelations& relations,
+                                    const exec::QuantConfig& base, const std::vector<FixChoice>& choices);
+
+}  // namespace ptq::analysis

@@ -1,0 +1,448 @@
+#include "quant/config_export.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "analysis/selection.h"
+#include "core/error.h"
+#include "io/pb_wire.h"
+#include "io/pb_writer.h"
+#include "quant/calibration.h"
+#include "quant/precision.h"
+#include "reader/onnx.h"
+#include "schema/json_writer.h"
+
+namespace ptq::quant {
+namespace {
+
+// A string as a JSON string literal: also a valid YAML double-quoted scalar and Python str literal.
+std::string quoted(const std::string& s) {
+  schema::JsonWriter w;
+  w.value(s);
+  return w.str();
+}
+
+const std::string& effective_qtype(const exec::Executor& ex, const exec::QuantConfig& c, size_t i) {
+  return i < c.qtype.size() && !c.qtype[i].empty() ? c.qtype[i] : ex.calibrations()[i].qtype.name;
+}
+
+// The first comment lines of every text format: the tool and version, the model, what the
+// configuration reached.
+std::string provenance_line(const ExportInput& in) {
+  std::string line = "Written by " + in.tool + (in.model.empty() ? "" : " for " + in.model) + ".";
+  const api::Json& p = in.provenance;
+  const api::Json* reached = p.is_object() ? p.find("reached") : nullptr;
+  const api::Json* target = p.is_object() ? p.find("target") : nullptr;
+  const api::Json* analysis = p.is_object() ? p.find("analysis") : nullptr;
+  std::string metric;
+  if (target && target->is_string()) {
+    const std::string& t = target->as_string();
+    metric = t.substr(0, t.find_first_of("<>"));
+  }
+  if (reached && reached->is_numeric()) {
+    line += " Metric reached: " + (metric.empty() ? std::string() : metric + " ") + reached->as_string();
+    if (target && target->is_string()) line += " (target " + target->as_string() + ")";
+    if (analysis && analysis->is_string()) line += ", found by " + analysis->as_string();
+    line += ".";
+  } else {
+    line += " Metric reached: not recorded in the configuration.";
+  }
+  return line;
+}
+
+std::string comment_block(const std::vector<std::string>& lines, const std::string& prefix = "# ") {
+  std::string out;
+  for (const auto& l : lines) out += prefix + l + "\n";
+  return out;
+}
+
+std::string node_summary(const std::vector<RaisedNode>& nodes) {
+  if (nodes.empty()) return "The configuration raises no node above the model as calibrated.";
+  std::string s = "Nodes raised (" + std::to_string(nodes.size()) + "): ";
+  for (size_t i = 0; i < nodes.size(); ++i) s += (i ? ", " : "") + nodes[i].node + " " + nodes[i].action;
+  return s + ".";
+}
+
+// ---- horizon-yaml ----------------------------------------------------------------------------
+
+std::string horizon_yaml(const std::vector<RaisedNode>& nodes, const ExportInput& in) {
+  std::string out = comment_block({provenance_line(in), node_summary(nodes),
+                                   "hb_mapper / hb_compile YAML entries: merge them into the groups of the same name.",
+                                   "node_info needs a march with int16 support (bayes, bayes-e, nash); on bernoulli2 (X3)",
+                                   "only run_on_cpu applies. Names are the calibrated model's node names."});
+  std::vector<std::string> cpu;
+  out += "model_parameters:\n";
+  if (nodes.empty()) {
+    out += "  node_info: {}\n";
+  } else {
+    out += "  node_info: {\n";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const RaisedNode& n = nodes[i];
+      out += "    " + quoted(n.node) + ": ";
+      if (is_float_action(n.action)) {
+        out += "{\"ON\": \"CPU\"}";
+        cpu.push_back(n.node);
+      } else {
+        out += "{\"ON\": \"BPU\", \"InputType\": " + quoted(n.action) + ", \"OutputType\": " + quoted(n.action) + "}";
+      }
+      out += i + 1 < nodes.size() ? ",\n" : "\n";
+    }
+    out += "  }\n";
+  }
+  if (!cpu.empty()) {
+    std::string list;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      check(cpu[i].find(';') == std::string::npos,
+            "horizon-yaml: node '" + cpu[i] + "' contains ';', which run_on_cpu uses to separate names");
+      list += (i ? ";" : "") + cpu[i];
+    }
+    out += "calibration_parameters:\n  run_on_cpu: " + quoted(list) + "\n";
+  }
+  return out;
+}
+
+// ---- ort-json / ort-python -------------------------------------------------------------------
+
+// onnxruntime QuantType member for an integer qtype; "" when it has none (the node is excluded instead).
+std::string ort_quant_type(const std::string& qtype) {
+  static const std::map<std::string, std::string> types = {{"int4", "QInt4"},   {"uint4", "QUInt4"}, {"int8", "QInt8"},
+                                                           {"uint8", "QUInt8"}, {"int16", "QInt16"}, {"uint16", "QUInt16"}};
+  auto it = types.find(qtype);
+  return it == types.end() ? "" : it->second;
+}
+
+struct OrtPlan {
+  std::vector<std::string> exclude;  // node names
+  struct Override {
+    std::string tensor, quant_type, node;
+  };
+  std::vector<Override> overrides;  // per tensor, first node wins
+  bool sixteen_bit = false;
+};
+
+OrtPlan ort_plan(const exec::Executor& ex, const std::vector<RaisedNode>& nodes) {
+  OrtPlan plan;
+  std::set<std::string> seen;
+  for (const auto& n : nodes) {
+    const std::string type = is_float_action(n.action) ? "" : ort_quant_type(n.action);
+    if (type.empty()) {
+      plan.exclude.push_back(n.node);
+      continue;
+    }
+    for (int ci : n.calibrations) {
+      const std::string& tensor = ex.graph().value(ex.calibrations()[static_cast<size_t>(ci)].input_value).name;
+      if (!seen.insert(tensor).second) continue;
+      plan.overrides.push_back({tensor, type, n.node});
+      plan.sixteen_bit = plan.sixteen_bit || type.find("16") != std::string::npos;
+    }
+  }
+  return plan;
+}
+
+std::string ort_json(const exec::Executor& ex, const std::vector<RaisedNode>& nodes, const ExportInput& in) {
+  const OrtPlan plan = ort_plan(ex, nodes);
+  std::string out = "{\n  \"ptqscope\": {\n    \"comment\": " + quoted(provenance_line(in)) + ",\n";
+  out += "    \"tool\": " + quoted(in.tool) + ",\n    \"model\": " + quoted(in.model) + ",\n    \"provenance\": ";
+  out += in.provenance.is_null() ? "null" : in.provenance.dump();
+  out += ",\n    \"nodes\": {";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out += std::string(i ? "," : "") + "\n      " + quoted(nodes[i].node) + ": {\"action\": " + quoted(nodes[i].action) +
+           ", \"tensors\": [";
+    size_t k = 0;
+    for (const auto& o : plan.overrides)
+      if (o.node == nodes[i].node) out += std::string(k++ ? ", " : "") + quoted(o.tensor);
+    out += "]}";
+  }
+  out += nodes.empty() ? "}\n  },\n" : "\n    }\n  },\n";
+  out += "  \"nodes_to_exclude\": [";
+  for (size_t i = 0; i < plan.exclude.size(); ++i) out += (i ? ", " : "") + quoted(plan.exclude[i]);
+  out += "],\n  \"extra_options\": {\n    \"TensorQuantOverrides\": {";
+  for (size_t i = 0; i < plan.overrides.size(); ++i)
+    out += std::string(i ? "," : "") + "\n      " + quoted(plan.overrides[i].tensor) + ": [{\"quant_type\": " +
+           quoted(plan.overrides[i].quant_type) + "}]";
+  out += plan.overrides.empty() ? "}" : "\n    }";
+  if (plan.sixteen_bit) out += ",\n    \"UseQDQContribOps\": true";
+  out += "\n  }\n}\n";
+  return out;
+}
+
+std::string ort_python(const exec::Executor& ex, const std::vector<RaisedNode>& nodes, const ExportInput& in) {
+  const OrtPlan plan = ort_plan(ex, nodes);
+  std::string out = comment_block({provenance_line(in), node_summary(nodes),
+                                   "onnxruntime.quantization settings: nodes kept in float, and per-tensor quant types",
+                                   "(TensorQuantOverrides keys are tensor names: the inputs of the raised nodes)."});
+  out += "from onnxruntime.quantization import QuantFormat, QuantType, quantize_static\n\n";
+  out += "nodes_to_exclude = [\n";
+  for (const auto& n : plan.exclude) out += "    " + quoted(n) + ",\n";
+  out += "]\n\ntensor_quant_overrides = {\n";
+  for (const auto& o : plan.overrides)
+    out += "    " + quoted(o.tensor) + ": [{\"quant_type\": QuantType." + o.quant_type + "}],  # " + o.node + "\n";
+  out += "}\n\nextra_options = {\n    \"TensorQuantOverrides\": tensor_quant_overrides,\n";
+  if (plan.sixteen_bit) out += "    \"UseQDQContribOps\": True,  # 16-bit Q/DQ below opset 21\n";
+  out += "}\n\n";
+  out += "# quantize_static(\"model.onnx\", \"model.qdq.onnx\", calibration_data_reader, quant_format=QuantFormat.QDQ,\n";
+  out += "#                 nodes_to_exclude=nodes_to_exclude, extra_options=extra_options)\n";
+  return out;
+}
+
+// ---- rknn-cfg --------------------------------------------------------------------------------
+
+std::string rknn_cfg(const CalibrationRelations& rel, const std::vector<RaisedNode>& nodes,
+                     const ExportInput& in) {
+  std::string out = comment_block(
+      {provenance_line(in), node_summary(nodes),
+       "rknn-toolkit2 hybrid quantization: replace the custom_quantize_layers block of the <stem>.quantization.cfg",
+       "that hybrid_quantization_step1 wrote, then run hybrid_quantization_step2. Keys are the output tensor names",
+       "of the raised ONNX nodes (rknn names a layer by its output operand); the comment names the node. int16",
+       "stays int16; float becomes float16, rknn's most precise hybrid type."});
+  std::string body;
+  for (const auto& n : nodes) {
+    const int rank = action_rank(n.action);
+    if (rank <= 8) continue;
+    const std::string type = rank <= 16 && QType::parse(n.action).is_integer() ? "int16" : "float16";
+    for (const auto& tensor : rel.node_outputs(n.node))
+      body += "    " + quoted(tensor) + ": " + type + "  # " + n.node + " (" + n.action + ")\n";
+  }
+  out += body.empty() ? "custom_quantize_layers: {}\n" : "custom_quantize_layers:\n" + body;
+  return out;
+}
+
+// ---- calibrated-onnx -------------------------------------------------------------------------
+
+namespace onnx_f {
+enum : uint32_t { model_graph = 7, graph_node = 1, node_name = 3, node_op_type = 4, node_attribute = 5, node_domain = 7 };
+enum : uint32_t { attr_name = 1, attr_s = 4, attr_floats = 7, attr_type = 20 };
+enum : int64_t { type_string = 3, type_floats = 6 };
+}  // namespace onnx_f
+
+// The new attribute values of one calibration node.
+struct NodeChange {
+  bool set_switch = false, set_qtype = false, set_scales = false;
+  std::string switch_value, qtype;
+  std::vector<float> scales;
+  bool written = false;
+};
+
+void copy_field(pb::Writer& w, const pb::Field& f) {
+  switch (f.wire) {
+    case pb::WireType::Varint: w.varint(f.number, f.varint); break;
+    case pb::WireType::Fixed64: w.fixed64(f.number, f.varint); break;
+    case pb::WireType::Fixed32: w.fixed32(f.number, static_cast<uint32_t>(f.varint)); break;
+    case pb::WireType::Bytes: w.bytes(f.number, f.bytes.data, f.bytes.size); break;
+    default: fail("calibrated-onnx: the model uses protobuf groups (field " + std::to_string(f.number) + "), which ONNX does not");
+  }
+}
+
+void write_string_attribute(pb::Writer& w, const std::string& name, const std::string& value) {
+  w.message(onnx_f::node_attribute, [&](pb::Writer& a) {
+    a.string(onnx_f::attr_name, name);
+    a.string(onnx_f::attr_s, value);
+    a.int64(onnx_f::attr_type, onnx_f::type_string);
+  });
+}
+
+// An attribute with field `replaced` set to the new value, every other field as read.
+void rewrite_attribute(pb::Writer& w, pb::Bytes attribute, uint32_t replaced, const std::function<void(pb::Writer&)>& value) {
+  w.message(onnx_f::node_attribute, [&](pb::Writer& a) {
+    pb::Reader r(attribute, "AttributeProto");
+    pb::Field f;
+    bool done = false;
+    while (r.next(f)) {
+      if (f.number == replaced) {
+        if (!done) value(a);
+        done = true;
+      } else {
+        copy_field(a, f);
+      }
+    }
+    if (!done) value(a);
+  });
+}
+
+void write_node(pb::Writer& w, pb::Bytes node, std::map<std::string, NodeChange>& changes) {
+  std::string name, op_type, domain;
+  {
+    pb::Reader r(node, "NodeProto");
+    pb::Field f;
+    while (r.next(f)) {
+      if (f.wire != pb::WireType::Bytes) continue;
+      if (f.number == onnx_f::node_name) name = f.bytes.str();
+      else if (f.number == onnx_f::node_op_type) op_type = f.bytes.str();
+      else if (f.number == onnx_f::node_domain) domain = f.bytes.str();
+    }
+  }
+  auto it = op_type == "HzCalibration" && (domain.empty() || domain == "horizon") ? changes.find(name) : changes.end();
+  if (it == changes.end()) {
+    w.bytes(onnx_f::graph_node, node.data, node.size);
+    return;
+  }
+  NodeChange& change = it->second;
+  check(!change.written, "calibrated-onnx: the model has two calibration nodes named '" + name + "'");
+  change.written = true;
+  w.message(onnx_f::graph_node, [&](pb::Writer& n) {
+    bool has_switch = false, has_qtype = false, has_scales = false;
+    pb::Reader r(node, "NodeProto");
+    pb::Field f;
+    while (r.next(f)) {
+      if (f.number != onnx_f::node_attribute || f.wire != pb::WireType::Bytes) {
+        copy_field(n, f);
+        continue;
+      }
+      std::string attr;
+      {
+        pb::Reader a(f.bytes, "AttributeProto");
+        pb::Field af;
+        while (a.next(af))
+          if (af.number == onnx_f::attr_name && af.wire == pb::WireType::Bytes) attr = af.bytes.str();
+      }
+      if (attr == "switch" && change.set_switch) {
+        has_switch = true;
+        rewrite_attribute(n, f.bytes, onnx_f::attr_s, [&](pb::Writer& a) { a.string(onnx_f::attr_s, change.switch_value); });
+      } else if (attr == "qtype" && change.set_qtype) {
+        has_qtype = true;
+        rewrite_attribute(n, f.bytes, onnx_f::attr_s, [&](pb::Writer& a) { a.string(onnx_f::attr_s, change.qtype); });
+      } else if (attr == "scales" && change.set_scales) {
+        has_scales = true;
+        rewrite_attribute(n, f.bytes, onnx_f::attr_floats, [&](pb::Writer& a) { a.packed_floats(onnx_f::attr_floats, change.scales); });
+      } else {
+        copy_field(n, f);
+      }
+    }
+    if (change.set_switch && !has_switch) write_string_attribute(n, "switch", change.switch_value);
+    if (change.set_qtype && !has_qtype) write_string_attribute(n, "qtype", change.qtype);
+    check(!change.set_scales || has_scales, "calibrated-onnx: calibration node '" + name + "' has constant=2 but no scales");
+  });
+}
+
+}  // namespace
+
+const std::vector<std::string>& export_formats() {
+  static const std::vector<std::string> formats = {"horizon-yaml", "calibrated-onnx", "ort-json", "ort-python", "rknn-cfg"};
+  return formats;
+}
+
+bool export_is_binary(const std::string& format) { return format == "calibrated-onnx"; }
+
+std::vector<RaisedNode> raised_nodes(const exec::Executor& ex, const CalibrationRelations& rel, const ExportInput& in) {
+  const size_t count = ex.calibrations().size();
+  check(in.config.on.size() == count, "export: the configuration has " + std::to_string(in.config.on.size()) +
+                                          " calibration entries, the model " + std::to_string(count));
+  std::vector<uint8_t> raised(count, 0), accounted(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    const auto& spec = ex.calibrations()[i];
+    raised[i] = precision_rank(in.config.on[i] != 0, effective_qtype(ex, in.config, i)) > precision_rank(spec.switch_on, spec.qtype.name);
+  }
+  std::vector<RaisedNode> out;
+  std::set<std::string> listed;
+  auto add = [&](const std::string& node) {
+    if (listed.count(node)) return;
+    RaisedNode n{node, "", {}};
+    int best = 0;
+    for (int ci : analysis::calibration_set(ex, rel, {node})) {
+      const size_t i = static_cast<size_t>(ci);
+      if (!raised[i]) continue;
+      n.calibrations.push_back(ci);
+      accounted[i] = 1;
+      const std::string action = in.config.on[i] ? effective_qtype(ex, in.config, i) : "float";
+      const int rank = action_rank(action);
+      if (rank > best) best = rank, n.action = action;
+    }
+    if (n.calibrations.empty()) return;
+    listed.insert(node);
+    out.push_back(std::move(n));
+  };
+  for (const auto& [node, action] : in.intents) add(node);
+  for (const auto& [node, outputs] : rel.normal_nodes()) {
+    bool has = false;
+    for (int ci : analysis::calibration_set(ex, rel, {node})) has = has || (raised[static_cast<size_t>(ci)] && !accounted[static_cast<size_t>(ci)]);
+    if (has) add(node);
+  }
+  return out;
+}
+
+std::string export_config_text(const exec::Executor& ex, const CalibrationRelations& rel, const ExportInput& in,
+                               const std::string& format) {
+  const std::vector<RaisedNode> nodes = raised_nodes(ex, rel, in);
+  if (format == "horizon-yaml") return horizon_yaml(nodes, in);
+  if (format == "ort-json") return ort_json(ex, nodes, in);
+  if (format == "ort-python") return ort_python(ex, nodes, in);
+  if (format == "rknn-cfg") return rknn_cfg(rel, nodes, in);
+  check(!export_is_binary(format), "export: format '" + format + "' is a model file, not text");
+  std::string known;
+  for (const auto& f : export_formats()) known += (known.empty() ? "" : ", ") + f;
+  fail("export: unknown format '" + format + "' (known: " + known + ")");
+}
+
+std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& ex, const ExportInput& in, const uint8_t* model, size_t size) {
+  const auto& cals = ex.calibrations();
+  check(in.config.on.size() == cals.size(), "export: the configuration has " + std::to_string(in.config.on.size()) +
+                                                " calibration entries, the model " + std::to_string(cals.size()));
+  std::map<std::string, NodeChange> changes;
+  std::map<std::string, std::vector<float>> expected_scales;
+  for (size_t i = 0; i < cals.size(); ++i) {
+    const CalibrationSpec& spec = cals[i];
+    const bool on = in.config.on[i] != 0;
+    const std::string& q = effective_qtype(ex, in.config, i);
+    NodeChange c;
+    c.set_switch = on != spec.switch_on;
+    c.switch_value = on ? "ON" : "OFF";
+    c.set_qtype = q != spec.qtype.name;
+    c.qtype = q;
+    if (c.set_qtype && spec.constant == 2) {
+      c.set_scales = true;
+      c.scales = derive_scales(spec, QType::parse(q));
+    }
+    if (!c.set_switch && !c.set_qtype) continue;
+    expected_scales[spec.node_name] = c.set_qtype ? derive_scales(spec, QType::parse(q)) : spec.scales;
+    changes[spec.node_name] = std::move(c);
+  }
+
+  pb::Writer w;
+  w.reserve(size + 64 * changes.size());
+  pb::Reader r(model, size, "ModelProto");
+  pb::Field f;
+  bool has_graph = false;
+  while (r.next(f)) {
+    if (f.number != onnx_f::model_graph || f.wire != pb::WireType::Bytes) {
+      copy_field(w, f);
+      continue;
+    }
+    has_graph = true;
+    w.message(onnx_f::model_graph, [&](pb::Writer& g) {
+      pb::Reader gr(f.bytes, "GraphProto");
+      pb::Field gf;
+      while (gr.next(gf)) {
+        if (gf.number == onnx_f::graph_node && gf.wire == pb::WireType::Bytes) write_node(g, gf.bytes, changes);
+        else copy_field(g, gf);
+      }
+    });
+  }
+  check(has_graph, "calibrated-onnx: the model has no graph");
+  for (const auto& [name, c] : changes)
+    check(c.written, "calibrated-onnx: calibration node '" + name + "' was not found in the model's main graph");
+  std::vector<uint8_t> out = w.take();
+
+  // Read back: every changed node must give the state the executor simulated.
+  const ir::Model written = reader::read_onnx(out.data(), out.size());
+  for (size_t i = 0; i < cals.size(); ++i) {
+    const CalibrationSpec& spec = cals[i];
+    auto it = changes.find(spec.node_name);
+    if (it == changes.end()) continue;
+    const int id = written.graph.find_node(spec.node_name);
+    check(id >= 0, "calibrated-onnx: calibration node '" + spec.node_name + "' is missing after writing");
+    const CalibrationSpec back = parse_calibration(written.graph, id);
+    const bool same = back.switch_on == (in.config.on[i] != 0) && back.qtype.name == effective_qtype(ex, in.config, i) &&
+                      back.scales == expected_scales[spec.node_name] && back.zero_points == spec.zero_points &&
+                      back.asymmetric == spec.asymmetric;
+    check(same, "calibrated-onnx: calibration node '" + spec.node_name + "' cannot hold qtype '" +
+                    effective_qtype(ex, in.config, i) +
+                    "' in its attributes so that it computes what ptqscope simulated (legacy asymq or asymmetric "
+                    "attributes); leave this node's qtype as stored or switch it OFF");
+  }
+  return out;
+}
+
+}  // namespace ptq::quant

@@ -1,0 +1,60 @@
+#pragma once
+// Exports of a quantization configuration for the user's toolchain (docs/config-export.md). The core
+// writes every format so that the page, the plugin and the CLI give the same bytes:
+//   horizon-yaml     hb_mapper / hb_compile entries: model_parameters.node_info (int16 in/out on BPU,
+//                    or ON: CPU) and calibration_parameters.run_on_cpu, with a comment naming the tool
+//                    version and the metric the configuration reached
+//   calibrated-onnx  the calibrated model with the HzCalibration `switch` / `qtype` attributes of the
+//                    configuration written in, every other byte of meaning kept (patched on the wire)
+//   ort-json         onnxruntime quantize_static: nodes_to_exclude + extra_options.TensorQuantOverrides
+//   ort-python       the same as a Python snippet
+//   rknn-cfg         rknn-toolkit2 hybrid quantization: a custom_quantize_layers block
+// The node-level formats name the nodes the configuration raised above the model as stored (see
+// raised_nodes).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/json.h"
+#include "exec/executor.h"
+#include "quant/relations.h"
+
+namespace ptq::quant {
+
+const std::vector<std::string>& export_formats();  // horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg
+bool export_is_binary(const std::string& format);   // calibrated-onnx
+
+// A configuration as the exports need it (from a configuration document: quant/config_doc.h).
+struct ExportInput {
+  exec::QuantConfig config;                                 // indexed like Executor::calibrations()
+  std::vector<std::pair<std::string, std::string>> intents;  // (node, action), document order
+  std::string model;                                        // file name, informational
+  api::Json provenance;                                     // {"tool","analysis","target","reached"} or null
+  std::string tool;                                         // "ptqscope 0.1.0"
+};
+
+// A normal node whose calibration nodes the configuration raised above the stored state.
+struct RaisedNode {
+  std::string node;
+  std::string action;             // "float" when one of its raised calibration nodes is OFF, else their qtype
+  std::vector<int> calibrations;  // the raised ones (indices into Executor::calibrations()), ascending
+};
+
+// The intents' nodes first (document order; intents that raise nothing are left out), then the
+// consumers (graph order) of raised calibration nodes no intent accounts for.
+std::vector<RaisedNode> raised_nodes(const exec::Executor& executor, const CalibrationRelations& relations,
+                                     const ExportInput& input);
+
+// The text formats. Throws ptq::Error naming the format when unknown.
+std::string export_config_text(const exec::Executor& executor, const CalibrationRelations& relations,
+                               const ExportInput& input, const std::string& format);
+
+// calibrated-onnx: `model` are the bytes the executor was loaded from. Every calibration node whose
+// state differs from the stored one gets its `switch` ("ON"/"OFF") and `qtype` attributes rewritten
+// (added when absent; `scales` too for nodes whose scales are given rather than derived, constant=2);
+// every other field is copied as read. The result is read back and checked to give the executor's
+// state for every changed node; a node that cannot hold its state this way is an error naming it.
+std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& executor, const ExportInput& input,
+                                            const uint8_t* model, size_t size);
+
+}  // namespace ptq::quant

@@ -1,0 +1,26 @@
+#pragma once
+// How precise a calibration node's state is, for the fix search ("raise only") and the exports ("the
+// nodes a configuration raised"): OFF (float) above every quantized type, integer types by their bit
+// width, float16/bfloat16 as 16 bits, the 8-bit float formats as 8.
+#include <cmath>
+#include <string>
+
+#include "quant/calibration.h"
+
+namespace ptq::quant {
+
+// An action on a node: "float" (its calibration nodes switched OFF) or a qtype name (ON with it).
+inline bool is_float_action(const std::string& action) { return action == "float" || action == "float32"; }
+
+// Throws ptq::Error for an unknown qtype name.
+inline int precision_rank(bool on, const std::string& qtype) {
+  if (!on || qtype == "float32") return 1000;
+  const QType q = QType::parse(qtype);
+  if (q.is_integer()) return static_cast<int>(std::lround(std::log2(q.qmax() - q.qmin() + 1.0)));
+  if (qtype == "float16" || qtype == "bfloat16") return 16;
+  return 8;
+}
+
+inline int action_rank(const std::string& action) { return is_float_action(action) ? 1000 : precision_rank(true, action); }
+
+}  // namespace ptq::quant
