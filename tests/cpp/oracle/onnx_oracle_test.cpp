@@ -36,7 +36,7 @@ std::vector<fs::path> model_files() {
   };
   add_tree("/usr/share/libonnx-testdata/data");
   add_tree(fs::path(PTQ_SOURCE_DIR) / ".cache/fixtures");
-  add_tree("/work/shared/netron-dom");
+  add_tree(fs::path(PTQ_SOURCE_DIR) / "tests/fixtures/netron-dom");
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -152,7 +152,7 @@ void compare_graph(const onnx::GraphProto& p, const ir::Graph& g, const std::str
 std::vector<fs::path> model_files() {
   std::vector<fs::path> out;
   for (const auto& root : {fs::path("/usr/share/libonnx-testdata/data"), fs::path(PTQ_SOURCE_DIR) / ".cache/fixtures",
-                              fs::path("/work/shared/netron-dom")}) {
+                              fs::path(PTQ_SOURCE_DIR) / "tests/fixtures/netron-dom"}) {
     std::error_code ec;
     if (!fs::is_directory(root, ec)) continue;
     for (const auto& f : fs::recursive_directory_iterator(root, ec))

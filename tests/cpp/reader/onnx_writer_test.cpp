@@ -156,8 +156,8 @@ TEST(OnnxWriter, RoundTripsTheOnnxNodeTestModels) {
 TEST(OnnxWriter, RoundTripsTheHorizonFixtures) {
   size_t found = 0;
   for (const char* name : {"horizon_calibrated_tiny.onnx", "mobilenet_v2_hz_calibrated.onnx"}) {
-    const fs::path path = fs::path("/work/shared/netron-dom") / name;
-    if (!fs::exists(path)) continue;
+    const fs::path path = fs::path(PTQ_SOURCE_DIR) / "tests/fixtures/netron-dom" / name;
+    ASSERT_TRUE(fs::exists(path)) << path << " is missing";
     const auto bytes = read_bytes(path);
     try {
       reader::read_onnx(bytes.data(), bytes.size());
@@ -169,7 +169,7 @@ TEST(OnnxWriter, RoundTripsTheHorizonFixtures) {
     round_trip(bytes, name);
     ++found;
   }
-  if (!found) GTEST_SKIP() << "no Horizon fixture present";
+  EXPECT_EQ(found, 1u);  // horizon_calibrated_tiny; mobilenet_v2_hz_calibrated stops at its external data
 }
 
 TEST(OnnxWriter, ConstantNodesStayNodesAndAreNotInitializers) {
