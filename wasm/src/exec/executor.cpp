@@ -98,14 +98,11 @@ void Executor::check_config(const QuantConfig& config) const {
         "quantization config qtype list must be empty or have one entry per calibration node");
 }
 
-const quant::QType& Executor::effective_qtype(int ci, const QuantConfig& config) const {
-  static thread_local quant::QType override_type;
+std::optional<quant::QType> Executor::qtype_override(int ci, const QuantConfig& config) const {
   const size_t i = static_cast<size_t>(ci);
-  if (i < config.qtype.size() && !config.qtype[i].empty() && config.qtype[i] != stored_qtypes_[i].name) {
-    override_type = quant::QType::parse(config.qtype[i]);
-    return override_type;
-  }
-  return stored_qtypes_[i];
+  if (i < config.qtype.size() && !config.qtype[i].empty() && config.qtype[i] != stored_qtypes_[i].name)
+    return quant::QType::parse(config.qtype[i]);
+  return std::nullopt;
 }
 
 void Executor::check_input(size_t index, const Tensor& t) const {
@@ -127,10 +124,11 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
   const size_t i = static_cast<size_t>(ci);
   if (!config.on[i]) return input;
   const quant::CalibrationSpec& spec = calibrations_[i];
-  const quant::QType& qtype = effective_qtype(ci, config);
-  const bool stored = &qtype == &stored_qtypes_[i];
+  const std::optional<quant::QType> override_type = qtype_override(ci, config);
+  const quant::QType& qtype = override_type ? *override_type : stored_qtypes_[i];
   auto compute = [&] {
-    return quant::fake_quantize(spec, qtype, stored ? spec.scales : quant::derive_scales(spec, qtype), input, config.round);
+    return quant::fake_quantize(spec, qtype, override_type ? quant::derive_scales(spec, qtype) : spec.scales, input,
+                                config.round);
   };
   if (!graph().constant(spec.input_value)) return compute();
   // Weights: quantized once per (node, qtype, rounding) and reused by every later run.
@@ -138,6 +136,17 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
   auto it = weight_cache_.find(key);
   if (it == weight_cache_.end()) it = weight_cache_.emplace(key, compute()).first;
   return it->second;
+}
+
+template <class InputOf, class Store>
+void Executor::run_node(size_t node_id, const QuantConfig& config, NodeIo& io, InputOf&& input_of, Store&& store) {
+  const ir::Node& node = graph().nodes[node_id];
+  io.inputs.clear();
+  for (int in : node.inputs) io.inputs.push_back(in < 0 ? nullptr : input_of(in));
+  io.outputs.assign(node.outputs.size(), Tensor());
+  execute_node(static_cast<int>(node_id), io.inputs, io.outputs, config);
+  for (size_t o = 0; o < io.outputs.size(); ++o)
+    if (node.outputs[o] >= 0) store(node.outputs[o], std::move(io.outputs[o]));
 }
 
 void Executor::execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
@@ -168,53 +177,11 @@ void Executor::execute_node_untimed(int node_id, const std::vector<const Tensor*
     if (node.outputs[o] >= 0 && !outputs[o].defined()) ctx.fail("kernel did not produce output " + std::to_string(o));
 }
 
-namespace {
-
-bool same_config(const QuantConfig& a, const QuantConfig& b) {
-  return a.on == b.on && a.qtype == b.qtype && a.round == b.round;
-}
-
-bool same_tensors(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Tensor& x, const Tensor& y) { return x.same_view_as(y); });
-}
-
-size_t record_bytes(const RunRecord& r) {
-  size_t bytes = 0;
-  for (const Tensor& t : r.values)
-    if (t.defined()) bytes += t.nbytes();
-  return bytes;
-}
-
-}  // namespace
-
 RunRecord Executor::cached_keep_all_run(const std::vector<Tensor>& inputs, const QuantConfig& config) {
-  for (const CachedRun& c : run_cache_) {
-    if (same_tensors(c.inputs, inputs) && same_config(c.config, config)) {
-      ++run_cache_hits_;
-      return c.record;
-    }
-  }
+  if (const RunRecord* cached = run_cache_.find(inputs, config)) return *cached;
   RunRecord record = run(inputs, config, {}, true);
-  const size_t bytes = record_bytes(record);
-  if (bytes <= run_cache_budget_) {
-    trim_run_cache(bytes);
-    run_cache_.push_back({inputs, config, record, bytes});
-  }
+  run_cache_.insert(inputs, config, record);
   return record;
-}
-
-void Executor::set_run_cache_budget(size_t bytes) {
-  run_cache_budget_ = bytes;
-  trim_run_cache(0);
-}
-
-void Executor::trim_run_cache(size_t room) {
-  size_t held = room;
-  for (const CachedRun& c : run_cache_) held += c.bytes;
-  while (!run_cache_.empty() && held > run_cache_budget_) {
-    held -= run_cache_.front().bytes;
-    run_cache_.pop_front();
-  }
 }
 
 RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep,
@@ -236,27 +203,19 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
   RunRecord record;
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
 
-  std::vector<const Tensor*> in_ptrs;
-  std::vector<Tensor> outs;
+  NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (is_constant_op(node)) continue;
-    in_ptrs.clear();
-    for (int in : node.inputs) {
-      const Tensor* t = in < 0 ? nullptr : g.constant(in);
-      if (!t && in >= 0) {
-        t = &values[static_cast<size_t>(in)];
-        if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
-      }
-      in_ptrs.push_back(t);
-    }
-    outs.assign(node.outputs.size(), Tensor());
-    execute_node(static_cast<int>(i), in_ptrs, outs, config);
-    for (size_t o = 0; o < outs.size(); ++o) {
-      const int v = node.outputs[o];
-      if (v < 0) continue;
+    auto input_of = [&](int in) {
+      if (const Tensor* c = g.constant(in)) return c;
+      const Tensor* t = &values[static_cast<size_t>(in)];
+      if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
+      return t;
+    };
+    auto store = [&](int v, Tensor&& t) {
       if (budgeted && !pinned[static_cast<size_t>(v)]) {
-        const size_t bytes = outs[o].nbytes();
+        const size_t bytes = t.nbytes();
         if (record.kept_bytes + bytes <= keep_all_budget_) {
           pinned[static_cast<size_t>(v)] = 1;
           record.kept_bytes += bytes;
@@ -264,9 +223,11 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
           ++record.evicted;
         }
       }
-      values[static_cast<size_t>(v)] = std::move(outs[o]);
-    }
-    // Release tensors whose last consumer has run (the arena of this executor is the allocator).
+      values[static_cast<size_t>(v)] = std::move(t);
+    };
+    run_node(i, config, io, input_of, store);
+    // Release tensors whose last consumer has run (unless kept): dropping the last reference frees
+    // their storage, so a run holds only the live tensors of the graph.
     for (int in : node.inputs)
       if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
         values[static_cast<size_t>(in)] = Tensor();
@@ -298,23 +259,19 @@ void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tens
     for (int in : g.node(p).inputs)
       if (in >= 0) stack.push_back(in);
   }
-  std::vector<const Tensor*> in_ptrs;
-  std::vector<Tensor> outs;
+  auto input_of = [&](int in) {
+    if (const Tensor* c = g.constant(in)) return c;
+    const Tensor& b = base.values[static_cast<size_t>(in)];
+    return b.defined() ? &b : &cache[static_cast<size_t>(in)];
+  };
+  auto store = [&](int v, Tensor&& t) {
+    if (!held(v)) cache[static_cast<size_t>(v)] = std::move(t);
+  };
+  NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {  // node order is topological
     if (!needed[i]) continue;
-    const ir::Node& node = g.nodes[i];
-    in_ptrs.clear();
-    for (int in : node.inputs) {
-      if (in < 0) { in_ptrs.push_back(nullptr); continue; }
-      const Tensor* c = g.constant(in);
-      const Tensor& b = base.values[static_cast<size_t>(in)];
-      in_ptrs.push_back(c ? c : b.defined() ? &b : &cache[static_cast<size_t>(in)]);
-    }
-    outs.assign(node.outputs.size(), Tensor());
-    execute_node(static_cast<int>(i), in_ptrs, outs, base.config);
+    run_node(i, base.config, io, input_of, store);
     if (stats) ++stats->nodes_recomputed;
-    for (size_t o = 0; o < outs.size(); ++o)
-      if (node.outputs[o] >= 0 && !held(node.outputs[o])) cache[static_cast<size_t>(node.outputs[o])] = std::move(outs[o]);
   }
 }
 
@@ -343,8 +300,17 @@ RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& co
     return &recomputed[static_cast<size_t>(v)];
   };
 
-  std::vector<const Tensor*> in_ptrs;
-  std::vector<Tensor> outs;
+  auto input_of = [&](int in) {
+    const Tensor& t = changed[static_cast<size_t>(in)];
+    return t.defined() ? &t : base_value(in);
+  };
+  // Propagation stops where the recomputed tensor equals the cached one bit for bit (an evicted
+  // cached tensor counts as different: rebuilding it just to compare would cost more than it saves).
+  auto store = [&](int v, Tensor&& t) {
+    const Tensor* cached = held_base(v);
+    if (!cached || !same_bits(t, *cached)) changed[static_cast<size_t>(v)] = std::move(t);
+  };
+  NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (is_constant_op(node)) continue;
@@ -357,23 +323,8 @@ RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& co
       if (stats) ++stats->nodes_skipped;
       continue;
     }
-    in_ptrs.clear();
-    for (int in : node.inputs) {
-      if (in < 0) in_ptrs.push_back(nullptr);
-      else if (changed[static_cast<size_t>(in)].defined()) in_ptrs.push_back(&changed[static_cast<size_t>(in)]);
-      else in_ptrs.push_back(base_value(in));
-    }
-    outs.assign(node.outputs.size(), Tensor());
-    execute_node(static_cast<int>(i), in_ptrs, outs, config);
+    run_node(i, config, io, input_of, store);
     if (stats) ++stats->nodes_executed;
-    // Propagation stops where the recomputed tensor equals the cached one bit for bit (an evicted
-    // cached tensor counts as different: rebuilding it just to compare would cost more than it saves).
-    for (size_t o = 0; o < outs.size(); ++o) {
-      const int v = node.outputs[o];
-      if (v < 0) continue;
-      const Tensor* cached = held_base(v);
-      if (!cached || !same_bits(outs[o], *cached)) changed[static_cast<size_t>(v)] = std::move(outs[o]);
-    }
     for (int in : node.inputs)
       if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)])
         changed[static_cast<size_t>(in)] = Tensor();

@@ -5,39 +5,19 @@
 // and propagation stops wherever a recomputed output is bit-identical to the cached one.
 #include <any>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "exec/registry.h"
+#include "exec/run_cache.h"
+#include "exec/run_record.h"
 #include "ir/graph.h"
 #include "quant/calibration.h"
 
 namespace ptq::exec {
-
-// Which calibration nodes fake-quantize in a run. Indexed like Executor::calibrations().
-struct QuantConfig {
-  std::vector<uint8_t> on;            // 1 = fake-quantize, 0 = identity
-  std::vector<std::string> qtype;     // "" = as stored; otherwise an override such as "int16"
-  quant::RoundMode round = quant::RoundMode::HalfToEven;
-};
-
-// All tensors of one run of one sample, indexed by value id (undefined where not kept).
-struct RunRecord {
-  std::vector<Tensor> values;
-  QuantConfig config;
-  size_t kept_bytes = 0;  // keep_all tensors counted against the executor's keep_all budget
-  int64_t evicted = 0;    // keep_all tensors dropped because the budget was exhausted
-};
-
-struct RunStats {
-  int64_t nodes_executed = 0;
-  int64_t nodes_skipped = 0;     // reused from the cached run
-  int64_t nodes_recomputed = 0;  // re-run to rebuild base tensors evicted under the keep_all budget
-};
 
 class Executor {
  public:
@@ -68,15 +48,12 @@ class Executor {
   RunRecord run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep = {},
                 bool keep_all = false, RunStats* stats = nullptr);
 
-  // A keep_all run of `inputs` under `config`, reused while the run cache holds it. A sweep split
-  // into parts repeats its base runs in every part, and a worker of the page's pool usually gets
-  // several parts of one sweep. The key is the inputs' tensor identity (the cache keeps them alive,
-  // so an address cannot be reused) and the config; records are held up to run_cache_budget bytes
-  // (their tensors' sizes, views counted in full), oldest dropped first; 0 disables the cache.
+  // A keep_all run of `inputs` under `config`, reused while the run cache (RunCache) holds it:
+  // records are held up to the run cache budget, oldest dropped first; 0 disables the cache.
   RunRecord cached_keep_all_run(const std::vector<Tensor>& inputs, const QuantConfig& config);
-  void set_run_cache_budget(size_t bytes);
+  void set_run_cache_budget(size_t bytes) { run_cache_.set_budget(bytes); }
   void clear_run_cache() { run_cache_.clear(); }
-  size_t run_cache_hits() const { return run_cache_hits_; }
+  size_t run_cache_hits() const { return run_cache_.hits(); }
   static constexpr size_t kDefaultRunCacheBudget = size_t{256} << 20;
 
   // Re-runs `config` starting from `base` (a keep_all record of the same sample): only nodes
@@ -107,18 +84,27 @@ class Executor {
   void check_input(size_t index, const Tensor& t) const;
 
  private:
+  // Scratch of one node loop: the node's input pointers and outputs, reused from node to node.
+  struct NodeIo {
+    std::vector<const Tensor*> inputs;
+    std::vector<Tensor> outputs;
+  };
+  // The step every node loop makes: gathers node `node_id`'s inputs through `input_of(value id)`
+  // (absent inputs are nullptr), runs the node under `config`, then hands each output that has a
+  // value id to `store(value id, Tensor&&)`.
+  template <class InputOf, class Store>
+  void run_node(size_t node_id, const QuantConfig& config, NodeIo& io, InputOf&& input_of, Store&& store);
   void execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                     const QuantConfig& config);
   void execute_node_untimed(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
                             const QuantConfig& config);
   Tensor run_calibration(int cali_index, const Tensor& input, const QuantConfig& config);
-  const quant::QType& effective_qtype(int cali_index, const QuantConfig& config) const;
+  // The qtype `config` gives calibration node `cali_index` when it differs from the stored one.
+  std::optional<quant::QType> qtype_override(int cali_index, const QuantConfig& config) const;
   // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
   // tensors that `base` or `cache` still hold.
   void recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats);
   void check_config(const QuantConfig& config) const;
-  // Drops the oldest cached runs until `room` more bytes fit the run cache budget.
-  void trim_run_cache(size_t room);
 
   ir::Model model_;
   std::vector<KernelFn> kernels_;                 // per node (nullptr for Constant: precomputed)
@@ -132,15 +118,7 @@ class Executor {
   std::map<std::string, Tensor> weight_cache_;
   size_t keep_all_budget_ = 0;
   NodeTimer node_timer_;
-  struct CachedRun {
-    std::vector<Tensor> inputs;
-    QuantConfig config;
-    RunRecord record;
-    size_t bytes = 0;
-  };
-  std::deque<CachedRun> run_cache_;  // oldest first
-  size_t run_cache_budget_ = kDefaultRunCacheBudget;
-  size_t run_cache_hits_ = 0;
+  RunCache run_cache_{kDefaultRunCacheBudget};
 };
 
 }  // namespace ptq::exec

@@ -1,0 +1,57 @@
+#include "exec/run_cache.h"
+
+#include <algorithm>
+
+namespace ptq::exec {
+namespace {
+
+bool same_config(const QuantConfig& a, const QuantConfig& b) {
+  return a.on == b.on && a.qtype == b.qtype && a.round == b.round;
+}
+
+bool same_tensors(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Tensor& x, const Tensor& y) { return x.same_view_as(y); });
+}
+
+size_t record_bytes(const RunRecord& r) {
+  size_t bytes = 0;
+  for (const Tensor& t : r.values)
+    if (t.defined()) bytes += t.nbytes();
+  return bytes;
+}
+
+}  // namespace
+
+const RunRecord* RunCache::find(const std::vector<Tensor>& inputs, const QuantConfig& config) {
+  for (const Entry& e : entries_) {
+    if (same_tensors(e.inputs, inputs) && same_config(e.config, config)) {
+      ++hits_;
+      return &e.record;
+    }
+  }
+  return nullptr;
+}
+
+void RunCache::insert(const std::vector<Tensor>& inputs, const QuantConfig& config, const RunRecord& record) {
+  const size_t bytes = record_bytes(record);
+  if (bytes > budget_) return;
+  trim(bytes);
+  entries_.push_back({inputs, config, record, bytes});
+}
+
+void RunCache::set_budget(size_t bytes) {
+  budget_ = bytes;
+  trim(0);
+}
+
+void RunCache::trim(size_t room) {
+  size_t held = room;
+  for (const Entry& e : entries_) held += e.bytes;
+  while (!entries_.empty() && held > budget_) {
+    held -= entries_.front().bytes;
+    entries_.pop_front();
+  }
+}
+
+}  // namespace ptq::exec

@@ -1,0 +1,34 @@
+#pragma once
+// What one run of the executor takes and gives: the quantization configuration, the record of the
+// tensors it kept, and counters of the work done.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "quant/calibration.h"
+
+namespace ptq::exec {
+
+// Which calibration nodes fake-quantize in a run. Indexed like Executor::calibrations().
+struct QuantConfig {
+  std::vector<uint8_t> on;         // 1 = fake-quantize, 0 = identity
+  std::vector<std::string> qtype;  // "" = as stored; otherwise an override such as "int16"
+  quant::RoundMode round = quant::RoundMode::HalfToEven;
+};
+
+// All tensors of one run of one sample, indexed by value id (undefined where not kept).
+struct RunRecord {
+  std::vector<Tensor> values;
+  QuantConfig config;
+  size_t kept_bytes = 0;  // keep_all tensors counted against the executor's keep_all budget
+  int64_t evicted = 0;    // keep_all tensors dropped because the budget was exhausted
+};
+
+struct RunStats {
+  int64_t nodes_executed = 0;
+  int64_t nodes_skipped = 0;     // reused from the cached run
+  int64_t nodes_recomputed = 0;  // re-run to rebuild base tensors evicted under the keep_all budget
+};
+
+}  // namespace ptq::exec
