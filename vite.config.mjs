@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { describePlugin } from './web/pipeline/describe_vite.mjs';
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE_DIR = path.resolve(ROOT, process.env.PTQ_EXAMPLE_DIR ?? 'build/web-example');
@@ -130,9 +131,9 @@ export default defineConfig({
   root: path.join(ROOT, 'web/app'),
   base: './',
   publicDir: false,
-  plugins: [examplePlugin(), sharedWasmPlugin(), singleFilePlugin()],
+  plugins: [examplePlugin(), sharedWasmPlugin(), describePlugin(WASM_GLUE), singleFilePlugin()],
   // Workers are bundled with their own plugin list (config.plugins applies to them only in dev).
-  worker: { format: 'iife', plugins: () => [sharedWasmPlugin()] },
+  worker: { format: 'iife', plugins: () => [sharedWasmPlugin(), describePlugin(WASM_GLUE)] },
   build: {
     outDir: path.join(ROOT, 'dist'),
     emptyOutDir: true,

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { describePlugin } from '../web/pipeline/describe_vite.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ASSETS = 'ptqscope-plugin';
@@ -15,6 +16,8 @@ export default defineConfig({
   publicDir: false,
   base: './', // assets resolved next to the script, wherever Netron is served
   logLevel: 'warn',
+  // The core's describe() document, asked of the wasm module at build time (web/pipeline/describe.mjs).
+  plugins: [describePlugin(path.resolve(WASM ?? path.join(root, 'build/wasm/ptqscope.mjs')))],
   resolve: { alias: WASM ? [{ find: /^(\.\.\/)+build\/wasm\/ptqscope\.mjs$/, replacement: path.resolve(WASM) }] : [] },
   build: {
     outDir: path.join(root, 'dist/plugin'),
@@ -34,6 +37,7 @@ export default defineConfig({
   },
   worker: {
     format: 'es',
+    plugins: () => [describePlugin(path.resolve(WASM ?? path.join(root, 'build/wasm/ptqscope.mjs')))],
     rollupOptions: { output: { entryFileNames: `${ASSETS}/[name]-[hash].js`, chunkFileNames: `${ASSETS}/[name]-[hash].js` } },
   },
 });

@@ -5,22 +5,10 @@ import { scaleLinear, line } from 'd3';
 import { chartRoot, background } from './svg.mjs';
 import { drawAxes, drawTitle, drawLegend, legendWidth, seriesColor, tickTexts, maxTextWidth, isolatedDots } from './axes.mjs';
 import { toNumber, formatValue, r2 } from './format.mjs';
+import { accErrorFigures } from '../pipeline/result.mjs';
 
-// The figures of a result document (docs/result-schema.md `acc_error`), curves resolved:
-// [{prefix, metric, average_mode, file_name, curves: [{name (= label), key, x, y}]}].
-// Figures list curves by key into result.acc_error (or inline as {name, x, y}).
-export function accErrorFigures(result) {
-  const curves = result.acc_error || {};
-  return (result.acc_error_figures || []).map((f) => ({
-    ...f,
-    curves: (f.curves || []).map((c) => {
-      if (typeof c !== 'string') return c;
-      const curve = curves[c];
-      if (!curve) throw new Error(`acc_error_figures: curve "${c}" of figure "${f.prefix}" is not in acc_error`);
-      return { ...curve, name: curve.label ?? c, key: c };
-    }),
-  }));
-}
+// The figures of a result document, curves resolved (the result module's).
+export { accErrorFigures };
 
 // The running mean of §5.4 average_mode, as the core computes it (analysis::running_mean): double
 // sum of the float32 values, +inf left out of the mean (+inf until a finite value is seen), each mean

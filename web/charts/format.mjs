@@ -1,19 +1,9 @@
-// Number parsing and formatting shared by every chart, table and the report.
-// The result schema writes non-finite numbers as the strings "inf", "-inf" and "nan".
+// Number formatting shared by every chart, table and the report. Parsing the result schema's numbers
+// (non-finite ones are the strings "inf", "-inf" and "nan") and file-safe names are the result
+// module's (web/pipeline/result.mjs), re-exported here for the chart modules.
+import { isNonFiniteText, safeName, toNumber } from '../pipeline/result.mjs';
 
-const NON_FINITE = { inf: Infinity, '+inf': Infinity, '-inf': -Infinity, nan: NaN };
-
-// A schema number (number or "inf"/"-inf"/"nan") as a JS number; null/undefined/other strings -> NaN.
-export function toNumber(v) {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'string') {
-    const key = v.trim().toLowerCase();
-    if (key in NON_FINITE) return NON_FINITE[key];
-    const n = Number(key);
-    return key !== '' && !Number.isNaN(n) ? n : NaN;
-  }
-  return NaN;
-}
+export { safeName, toNumber };
 
 export const isFiniteNumber = (v) => Number.isFinite(toNumber(v));
 
@@ -21,7 +11,7 @@ export const isFiniteNumber = (v) => Number.isFinite(toNumber(v));
 // most `digits` significant digits (shortest form), strings as they are.
 export function formatValue(v, digits = 6) {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'string' && !(v.trim().toLowerCase() in NON_FINITE)) return v;
+  if (typeof v === 'string' && !isNonFiniteText(v)) return v;
   const n = toNumber(v);
   if (Number.isNaN(n)) return 'nan';
   if (n === Infinity) return 'inf';
@@ -47,6 +37,3 @@ export function ellipsize(text, maxChars) {
   const s = String(text);
   return s.length <= maxChars ? s : `…${s.slice(s.length - maxChars + 1)}`;
 }
-
-// File-name-safe form of a chart name ('/' becomes '_' as in the original's file names).
-export const safeName = (name) => String(name).replace(/[/\\]/g, '_');

@@ -1,28 +1,21 @@
-// Heatmap colour scale per metric: "worse" is hot. Directions follow §4 (the optimal
-// function of each metric): cosine-similarity and sqnr are better high (lower is worse); mse, mre and
-// chebyshev are better low (higher is worse). Non-finite values: NaN gets a neutral grey; ±inf take
-// the end of the scale they lie on (sqnr +inf = identical tensors = best; mse +inf = worst).
+// Heatmap colour scale per metric: "worse" is hot. Which side is worse is the opposite of the
+// metric's better direction in the core's describe() document (web/pipeline/catalog.mjs, §4's
+// optimum). Non-finite values: NaN gets a neutral grey; ±inf take the end of the scale they lie
+// on (sqnr +inf = identical tensors = best; mse +inf = worst).
 import { interpolateYlOrRd } from 'd3';
 import { toNumber, formatValue } from './format.mjs';
-
-export const METRIC_DIRECTION = Object.freeze({
-  'cosine-similarity': 'lower',
-  sqnr: 'lower',
-  mse: 'higher',
-  mre: 'higher',
-  chebyshev: 'higher',
-});
+import { betterDirection } from '../pipeline/catalog.mjs';
 
 export const NAN_COLOR = '#bdbdbd';
 export const interpolateHeat = (t) => interpolateYlOrRd(0.08 + 0.87 * t);
 
 // "lower" | "higher": which side is worse for `metric`. Throws for an unknown metric name.
 export function worseDirection(metric) {
-  const d = METRIC_DIRECTION[metric];
-  if (!d) {
-    throw new Error(`heat scale: unknown metric "${metric}" (expected one of ${Object.keys(METRIC_DIRECTION).join(', ')})`);
+  try {
+    return betterDirection(metric) === 'higher' ? 'lower' : 'higher';
+  } catch (err) {
+    throw new Error(`heat scale: ${err.message}`);
   }
-  return d;
 }
 
 /**

@@ -6,7 +6,7 @@ export { renderBoxplot } from './boxplot.mjs';
 export { renderSensitivityAnalysis } from './sensitivity_analysis.mjs';
 export { renderStatInfo } from './stat_info.mjs';
 export { sensitivityTable, sortRows, filterRows, topK, toCsv, tableHtml, renderSensitivityTable } from './sensitivity_table.mjs';
-export { heatScale, worseDirection, METRIC_DIRECTION } from './heat_scale.mjs';
+export { heatScale, worseDirection } from './heat_scale.mjs';
 export { renderHeatLegend } from './legend.mjs';
 export { renderToString, serializeSvg } from './svg.mjs';
 export { toNumber, formatValue, safeName } from './format.mjs';

@@ -1,8 +1,14 @@
 // The sensitivity table (§3.5 columns): one row per item, extra columns (node, threshold,
 // qtype) then the metrics. Pure helpers (rows, sort, filter, top-k, CSV, static HTML) plus an
 // interactive HTML table: click a header to sort by it, filter by text, top-k, click a row to focus.
+// Rows keep the core's ranking (§3.4) until a header is clicked; a metric column then sorts worst
+// first by the direction the core describes for that metric.
 import { toNumber, formatValue } from './format.mjs';
-import { METRIC_DIRECTION } from './heat_scale.mjs';
+import { worseDirection } from './heat_scale.mjs';
+import { isMetric } from '../pipeline/catalog.mjs';
+
+// 'lower' | 'higher' for a metric column (which side is worse), undefined for other columns.
+const worseOf = (column) => (isMetric(column) ? worseDirection(column) : undefined);
 
 export const ITEM_COLUMN = 'Node';
 const EXTRA_ORDER = ['node', 'threshold', 'qtype'];
@@ -37,10 +43,10 @@ export function sensitivityTable(section, order, { metrics } = {}) {
   return { columns, rows };
 }
 
-// Sort direction of a column: metrics most sensitive first (cosine/sqnr ascending, mse/mre/chebyshev
-// descending, §3.4); other columns ascending. `descending` flips it.
+// Sort direction of a column: metrics most sensitive first (descending where higher is worse, §3.4);
+// other columns ascending. `descending` flips it.
 export function defaultDescending(column) {
-  return METRIC_DIRECTION[column] === 'higher';
+  return worseOf(column) === 'higher';
 }
 
 // Rows sorted by `column` (NaN and missing values last in either direction; ties keep core order).
@@ -87,7 +93,7 @@ const escapeHtml = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '
 // Static HTML text of the table (for the report); numbers shown with `digits` significant digits and
 // the exact value in data-value for sorting.
 export function tableHtml({ columns, rows }, { caption, digits = 6 } = {}) {
-  const head = columns.map((c) => `<th data-column="${escapeHtml(c)}"${METRIC_DIRECTION[c] ? ` data-worse="${METRIC_DIRECTION[c]}"` : ''}>${escapeHtml(c)}</th>`).join('');
+  const head = columns.map((c) => `<th data-column="${escapeHtml(c)}"${worseOf(c) ? ` data-worse="${worseOf(c)}"` : ''}>${escapeHtml(c)}</th>`).join('');
   const body = rows.map((r) => `<tr data-item="${escapeHtml(r.item)}">${columns.map((c) => {
     const v = r.cells[c];
     if (v === undefined || v === null) return '<td></td>';
@@ -129,7 +135,7 @@ export function renderSensitivityTable(container, table, options = {}) {
   const thead = el('thead');
   const headRow = el('tr');
   for (const c of table.columns) {
-    const th = el('th', { 'data-column': c, 'data-worse': METRIC_DIRECTION[c], tabindex: '0' }, c);
+    const th = el('th', { 'data-column': c, 'data-worse': worseOf(c), tabindex: '0' }, c);
     const sort = () => api.sortBy(c, st.sortBy === c ? !st.descending : undefined);
     th.addEventListener('click', sort);
     th.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault?.(); sort(); } });

@@ -53,4 +53,16 @@ async function main(argv) {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// The commands read their defaults from the core's describe() (web/pipeline/catalog.mjs), so loading
+// one loads the wasm module: a missing build is reported as such, whatever the command.
+async function run(argv) {
+  try {
+    return await main(argv);
+  } catch (err) {
+    if (err?.name !== 'SetupError') throw err;
+    console.error(`ptqscope: ${err.message}`);
+    return EXIT_FAILURE;
+  }
+}
+
+process.exitCode = await run(process.argv.slice(2));

@@ -1,14 +1,9 @@
 // Python / numpy number-to-text rules the original's tables are made of (§3.5, §8.3):
 // repr() of a Python float, str() of a numpy float32 scalar, and round(x, n).
-// Result JSON numbers are float32 values; non-finite ones arrive as the strings "inf"/"-inf"/"nan".
+// Result JSON numbers are float32 values; non-finite ones arrive as the strings "inf"/"-inf"/"nan"
+// (read with result.mjs's toNumber).
+import { toNumber } from './result.mjs';
 
-export function toNumber(v) {
-  if (typeof v === 'number') return v;
-  if (v === 'inf') return Infinity;
-  if (v === '-inf') return -Infinity;
-  if (v === 'nan' || v === null || v === undefined) return NaN;
-  return Number(v);
-}
 
 function nonFinite(x) {
   if (Number.isNaN(x)) return 'nan';

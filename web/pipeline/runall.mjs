@@ -5,18 +5,23 @@
 //   4. accumulated error (quantize_node = ['weight', 'activation'] when neither list is given)
 //   5. sensitivity analysis (sensitive nodes picked from a `node` ranking with cosine <= pick_threshold)
 // Returns every stage's result document, the combined document (one result-schema document with all
-// sections), the .log files of step 1 (§8.3 text) and the charts to draw (see chartsOf).
+// sections) and the .log files of step 1 (§8.3 text). The charts to draw are the result module's
+// chartsOf of each stage's document.
 //
 // Deliberate differences from the original (docs/compatibility.md): lists are de-duplicated keeping
 // their first-occurrence order (the original goes through a Python set); dis_nodes_list is used
 // parsed (the original's CLI passes it on unparsed, so a bracketed list fails).
+import { ORIGINAL_NODE_TYPES, optionDefault } from './catalog.mjs';
+import { asList, combineDocuments, orderedRows } from './result.mjs';
 import { runAnalysis } from './sweep.mjs';
-import { formatSensitivityLog, orderedRows } from './tables.mjs';
+import { formatSensitivityLog } from './tables.mjs';
 
+// runall's defaults (§8.4) are those of the analyses it runs, as the core describes them.
 export const DEFAULT_RUNALL_OPTIONS = {
-  ns_metrics: ['cosine-similarity'], output_node: null, node_type: null, data_num: 1, verbose: false,
-  interested_nodes: null, dis_nodes_list: null, cw_nodes_list: null, axis: null, quantize_node: null,
-  non_quantize_node: null, ae_metric: 'cosine-similarity', average_mode: false, pick_threshold: 0.999,
+  ns_metrics: optionDefault('sensitivity', 'metrics'), output_node: null, node_type: null,
+  data_num: optionDefault('sensitivity', 'data_num'), verbose: false, interested_nodes: null, dis_nodes_list: null,
+  cw_nodes_list: null, axis: null, quantize_node: null, non_quantize_node: null, ae_metric: optionDefault('acc_error', 'metric'),
+  average_mode: optionDefault('acc_error', 'average_mode'), pick_threshold: optionDefault('sensitivity_analysis', 'pick_threshold'),
   sensitive_nodes: null,
 };
 
@@ -29,8 +34,6 @@ export const STAGE_DIRS = {
   sensitivity_analysis: 'sensitivity_analysis',
 };
 
-const NODE_TYPES = ['node', 'weight', 'activation'];
-
 export function inputError(message) {
   return Object.assign(new Error(message), { name: 'PtqError' });
 }
@@ -38,53 +41,17 @@ export function inputError(message) {
 // Options left at None are not sent: the core applies the Python API's defaults.
 export const withoutNone = (options) => Object.fromEntries(Object.entries(options).filter(([, v]) => v !== null && v !== undefined));
 
-const asList = (v) => (v === null || v === undefined ? null : Array.isArray(v) ? v : [v]);
 const unique = (list) => [...new Set(list)];
 const flat = (list) => (list ?? []).flat(Infinity);
 
 // The checks runall makes before running anything (§8.4 "Checks first").
 export function checkRunallOptions(o) {
   for (const t of asList(o.node_type) ?? []) {
-    if (!NODE_TYPES.includes(t)) throw inputError(`node_type:${t} is unavailable.`);
+    if (!ORIGINAL_NODE_TYPES.includes(t)) throw inputError(`node_type:${t} is unavailable.`);
   }
   if (flat(asList(o.non_quantize_node)).some((n) => n === 'weight' || n === 'activation')) {
     throw inputError("In acc_error section, cannot set 'non_quantize_node' to 'weight' or 'activation'.");
   }
-}
-
-// Combines documents of several analyses into one: top-level section keys are disjoint except
-// `sensitivity` / `sensitivity_order` (keyed by node type), `options` and `timings_ms`, merged one level.
-export function combineDocuments(docs) {
-  const out = {};
-  for (const doc of docs) {
-    for (const [k, v] of Object.entries(doc)) {
-      if (k === 'sweep') continue;
-      const both = out[k] && typeof out[k] === 'object' && !Array.isArray(out[k]) && v && typeof v === 'object' && !Array.isArray(v);
-      if (k === 'cancelled') out[k] = Boolean(out[k] || v);
-      else out[k] = both ? { ...out[k], ...v } : v;
-    }
-  }
-  return out;
-}
-
-// The charts a document holds: [{stage, kind, key, file_name, data}] with the stage's directory.
-export function chartsOf(doc) {
-  const charts = [];
-  for (const fig of doc.acc_error_figures ?? []) {
-    charts.push({ stage: 'acc_error', kind: 'acc_error', key: fig.prefix, file_name: fig.file_name,
-      data: { figure: fig, curves: fig.curves.map((c) => doc.acc_error[c]) } });
-  }
-  for (const section of ['distribution', 'channelwise']) {
-    for (const key of doc[`${section}_order`] ?? Object.keys(doc[section] ?? {})) {
-      const data = doc[section][key];
-      charts.push({ stage: section, kind: section, key, file_name: data.file_name, data });
-    }
-  }
-  if (doc.sensitivity_analysis) {
-    charts.push({ stage: 'sensitivity_analysis', kind: 'sensitivity_analysis', key: 'partial_quantization',
-      file_name: doc.sensitivity_analysis.file_name, data: doc.sensitivity_analysis });
-  }
-  return charts;
 }
 
 // §1.9 get_calibration_by_node from a sensitivity `node` document is not available in the result, so
@@ -155,5 +122,5 @@ export async function runAll(pool, userOptions, hooks = {}) {
 
   const result = combineDocuments([docs.sensitivity, docs.distribution, docs.channelwise, docs.acc_error, docs.sensitivity_analysis].filter(Boolean));
   if (messages.length) result.runall_messages = messages;
-  return { docs, result, logs, messages, charts: chartsOf(result) };
+  return { docs, result, logs, messages };
 }

@@ -1,5 +1,6 @@
-// runAnalysis: one analysis request on a worker pool. Sweeps (sensitivity, leave_one_out, distribution,
-// channelwise, and acc_error whose items are its curves) are split: listItems -> interleaved parts of the item list (item k goes to part
+// runAnalysis: one analysis request on a worker pool. Sweeps (the analyses the core describes as
+// `splittable`: sensitivity, leave_one_out, distribution, channelwise, and acc_error whose items are
+// its curves) are split: listItems -> interleaved parts of the item list (item k goes to part
 // k mod parts, so every part gets early items with large downstream cones and late cheap ones),
 // scheduled on whichever worker is free, then merged by the core (mergeResults re-sorts with §3.4,
 // so the result does not depend on the split). Progress counts finished items over all parts, with an ETA.
@@ -7,9 +8,11 @@
 // Cancellation (`signal`): no further part is scheduled and the busy workers are terminated; the
 // parts finished so far are merged and returned with `cancelled: true` (or the AbortError is thrown
 // when none finished).
+import { describe } from './catalog.mjs';
 import { abortError } from './pool.mjs';
 
-export const SPLITTABLE = new Set(['sensitivity', 'leave_one_out', 'distribution', 'channelwise', 'acc_error']);
+// Whether the core splits `analysis` into items (an unknown name is not: the core then names it).
+export const isSplittable = (analysis) => describe.analyses.some((a) => a.name === analysis && a.splittable);
 
 // [begin, end) ranges of `count` items in `parts` near-equal contiguous chunks.
 export function chunkRanges(count, parts) {
@@ -50,7 +53,7 @@ function progressTracker(total, onProgress, now) {
 export async function runAnalysis(pool, request, { onItem, onProgress, signal, chunks, now = () => Date.now() } = {}) {
   if (signal?.aborted) throw abortError(signal);
   // A request that already names its items (a part chosen by the caller) is run as it is.
-  const { items: names } = SPLITTABLE.has(request.analysis) && request.items === undefined
+  const { items: names } = isSplittable(request.analysis) && request.items === undefined
     ? await pool.request({ type: 'listItems', request }, { signal })
     : { items: null };
 

@@ -3,16 +3,13 @@
 //  - formatVerboseTable: get_sensitivity_of_nodes(verbose=True) (§3.5, print_info_dict).
 // Both: columns left-aligned and padded to width + 2, names longer than 50 shown as "..." + last 47.
 import { numpyFloat32Str, pyFloatRepr, pyRound } from './pyformat.mjs';
+import { orderedRows, toNumber } from './result.mjs';
 
 const NAME_CAP = 50;
 const shortName = (name) => (name.length > NAME_CAP ? `...${name.slice(-47)}` : name);
 const pad = (text, width) => text.padEnd(width);
 
-// Rows in ranking order: [[item, row], ...] of result.sensitivity[type] following *_order when given.
-export function orderedRows(table, order) {
-  const keys = order ?? Object.keys(table);
-  return keys.map((k) => [k, table[k]]);
-}
+export { orderedRows };
 
 // The metric columns of a row set, in first-seen order (extra columns excluded).
 export function metricColumns(rows, metrics) {
@@ -35,19 +32,16 @@ export function formatSensitivityLog(title, rows, metrics) {
     '-'.repeat(headLength),
   ];
   for (const [k, r] of rows) {
-    lines.push(pad(shortName(k), nameWidth + 2) + columns.map((c, j) => pad(pyFloatRepr(Math.fround(toNum(r[c]))), widths[j] + 2)).join(''));
+    lines.push(pad(shortName(k), nameWidth + 2) + columns.map((c, j) => pad(pyFloatRepr(Math.fround(toNumber(r[c]))), widths[j] + 2)).join(''));
   }
   return lines.map((l) => `${l}\n`).join('');
 }
 
-function toNum(v) {
-  return v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v === 'nan' || v == null ? NaN : v;
-}
 
 // §3.5 cell text: metrics as repr(round(float(v), 5)); threshold already rounded; strings as is.
 function verboseCell(column, value, metrics) {
-  if (metrics.includes(column)) return pyFloatRepr(pyRound(toNum(value), 5));
-  if (typeof value === 'number' || value === 'inf' || value === '-inf' || value === 'nan') return pyFloatRepr(toNum(value));
+  if (metrics.includes(column)) return pyFloatRepr(pyRound(toNumber(value), 5));
+  if (typeof value === 'number' || value === 'inf' || value === '-inf' || value === 'nan') return pyFloatRepr(toNumber(value));
   if (value === null || value === undefined) return 'None';
   return String(value);
 }

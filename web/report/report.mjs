@@ -3,13 +3,14 @@
 // script sorts tables and toggles chart series. No external resource: works from file:// offline,
 // and its Content-Security-Policy forbids every network request.
 import { renderToString } from '../charts/svg.mjs';
-import { renderAccError, accErrorFigures } from '../charts/acc_error.mjs';
+import { renderAccError } from '../charts/acc_error.mjs';
 import { renderHistogram } from '../charts/histogram.mjs';
 import { renderBoxplot } from '../charts/boxplot.mjs';
 import { renderSensitivityAnalysis } from '../charts/sensitivity_analysis.mjs';
 import { renderStatInfo } from '../charts/stat_info.mjs';
 import { sensitivityTable, tableHtml } from '../charts/sensitivity_table.mjs';
 import { formatValue } from '../charts/format.mjs';
+import { chartsOf, combineDocuments, orderedKeys } from '../pipeline/result.mjs';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 
@@ -105,43 +106,40 @@ function tablesSection(result, section) {
   }).join('\n');
 }
 
-const ordered = (obj, order) => (order && order.length ? order : Object.keys(obj || {})).filter((k) => obj && obj[k]);
+// The charts of one kind, in the result module's order.
+const chartsOfKind = (result, kind) => chartsOf(result).filter((c) => c.kind === kind);
 
 const messageList = (messages) => (messages && messages.length ? `<ul class="messages">${messages.map((m) => `<li>${esc(m)}</li>`).join('')}</ul>` : '');
 
 function accErrorSection(result, doc) {
   const sample = result.acc_error_sample ? `<p>sample: ${esc(result.acc_error_sample)}</p>` : '';
-  return sample + accErrorFigures(result).map((f) => figure(renderToString(renderAccError, f, {}, doc), f.file_name)).join('\n')
+  return sample + chartsOfKind(result, 'acc_error').map((c) => figure(renderToString(renderAccError, c.data, {}, doc), c.file_name)).join('\n')
     + messageList(result.acc_error_messages);
 }
 
 function distributionSection(result, doc) {
-  return ordered(result.distribution, result.distribution_order)
-    .map((k) => figure(renderToString(renderHistogram, result.distribution[k], {}, doc), result.distribution[k].file_name)).join('\n');
+  return chartsOfKind(result, 'distribution').map((c) => figure(renderToString(renderHistogram, c.data, {}, doc), c.file_name)).join('\n');
 }
 
 function channelwiseSection(result, doc) {
-  return ordered(result.channelwise, result.channelwise_order).map((k) => {
-    const plot = { name: k, ...result.channelwise[k] };
-    return figure(renderToString(renderBoxplot, plot, {}, doc), plot.file_name, true);
-  }).join('\n');
+  return chartsOfKind(result, 'channelwise').map((c) => figure(renderToString(renderBoxplot, c.data, {}, doc), c.file_name, true)).join('\n');
 }
 
 function statInfoSection(result, doc) {
   const info = result.stat_info || {};
-  const keys = ordered(info, result.stat_info_order);
+  const keys = orderedKeys(info, result.stat_info_order);
   const heads = ['Node', 'Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
   const rows = keys.map((k) => `<tr><td>${esc(k)}</td>${(info[k].cells || []).map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('\n');
   const table = keys.length ? `<table class="ptq-table"><thead><tr>${heads.map((h) => `<th>${h}</th>`).join('')}</tr></thead>\n<tbody>\n${rows}\n</tbody></table>` : '';
-  const curves = result.stat_info_curves || {};
-  const charts = ['weight', 'feature'].filter((t) => curves[t] && (curves[t].nodes || []).length)
-    .map((t) => figure(renderToString(renderStatInfo, curves[t], { tensorType: t }, doc), `${t}_stat_info.png`)).join('\n');
+  const charts = chartsOfKind(result, 'stat_info')
+    .map((c) => figure(renderToString(renderStatInfo, c.data.curves, { tensorType: c.data.tensorType }, doc), c.file_name)).join('\n');
   return table + charts;
 }
 
 function sensitivityAnalysisSection(result, doc) {
   const sa = result.sensitivity_analysis;
-  let html = figure(renderToString(renderSensitivityAnalysis, sa, {}, doc), sa.file_name || 'partial_quantization.png');
+  let html = chartsOfKind(result, 'sensitivity_analysis')
+    .map((c) => figure(renderToString(renderSensitivityAnalysis, c.data, {}, doc), c.file_name)).join('\n');
   if (sa.ranked && sa.ranking && Object.keys(sa.ranking).length) {
     html += `<h3>Ranking the sensitive nodes were picked from</h3>${tableHtml(sensitivityTable(sa.ranking, sa.ranking_order))}`;
   }
@@ -158,20 +156,10 @@ const SECTIONS = [
   { id: 'stat_info', title: 'Calibration node statistics', has: (r) => r.stat_info && Object.keys(r.stat_info).length, html: statInfoSection },
 ];
 
-// Documents of several analyses (e.g. runall's) as one: section keys are disjoint by design
-// (docs/result-schema.md), the per-analysis maps `options` and `timings_ms` are merged, `cancelled`
-// is any. Plain Object.assign would keep only the last document's options and timings.
-export function combineDocuments(docs) {
-  const out = Object.assign({}, ...docs);
-  out.options = Object.assign({}, ...docs.map((d) => d.options || {}));
-  out.timings_ms = Object.assign({}, ...docs.map((d) => d.timings_ms || {}));
-  out.cancelled = docs.some((d) => d.cancelled);
-  return out;
-}
-
 /**
  * buildReport(result, {title, document}) -> HTML string
- * result: a result document (docs/result-schema.md), or an array of documents (combineDocuments).
+ * result: a result document (docs/result-schema.md), or an array of documents (combined by the
+ *   result module's combineDocuments).
  * document: a DOM document to render the charts with (default globalThis.document; in Node pass
  *   createDocument() from web/charts/node_dom.mjs). Same input -> same text (no clock, no random).
  */

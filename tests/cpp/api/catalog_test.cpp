@@ -1,5 +1,5 @@
 // The core's description of itself (api/catalog.h): the facts the faces read, checked against the
-// reference's own tables (§3.1 signature and node types, §4 metric optimum, §5.1, §6.1, §7, §8.2
+// documented behaviour (§3.1 signature and node types, §4 metric optimum, §5.1, §6.1, §7, §8.2
 // signatures), and the request parser taking its option names and defaults from the same table.
 #include "api/catalog.h"
 

@@ -2,7 +2,8 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildReport, combineDocuments, REPORT_CSP } from '../../../web/report/report.mjs';
+import { buildReport, REPORT_CSP } from '../../../web/report/report.mjs';
+import { combineDocuments } from '../../../web/pipeline/result.mjs';
 import { createDocument } from '../../../web/charts/node_dom.mjs';
 
 const X = ['t0', 't1', 't2'];

@@ -302,7 +302,10 @@ describe('plugin on the recorded Netron page', () => {
 // mounts them (own store, runner and Node worker pool): the exported results JSON must be the same.
 describe('exports: the plugin writes the app\'s results JSON', () => {
   const steps = async (win, root, host) => {
-    await runTab(win, root, host, 'sensitivity', (form) => setChecked(form, 'metrics', 'mse'));
+    await runTab(win, root, host, 'sensitivity', (form) => {
+      choose(win, form.querySelector('select[name="node_type"]'), 'activation');
+      setChecked(form, 'metrics', 'mse');
+    });
     await runTab(win, root, host, 'acc_error', (form) => useTopK(win, form, 'quantize_node'));
   };
   const exported = (win, root, { saved }, id) => {

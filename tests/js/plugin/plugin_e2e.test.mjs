@@ -142,8 +142,9 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await waitOrPanelError('#ptqscope-panel[data-graph="loaded"]');
     await page.setInputFiles('#ptqscope-panel .ptq-data-input', path.join(tmp, 'calibration_data'));
     await page.locator('#ptqscope-panel .ptq-data-status', { hasText: '3 files (images)' }).waitFor();
-    // The web app's sensitivity form, its defaults (activation, cosine-similarity, data_num 1).
+    // The web app's sensitivity form: activation, then its defaults (cosine-similarity, data_num 1).
     await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
+    await page.locator('#ptqscope-panel form[data-analysis="sensitivity"] select[name="node_type"]').selectOption('activation');
     await page.locator('#ptqscope-panel .ptq-run').click();
     await waitOrPanelError('#ptqscope-panel[data-run="done"]');
     await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Sensitivity: done in' }).waitFor();

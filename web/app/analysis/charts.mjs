@@ -1,12 +1,13 @@
 // Every chart of a result document, as {id, title, file (without extension), render(target, options)}.
 // Shared by the result views, the sidebar and the exports (SVG/PNG of every chart).
-import { accErrorFigures, averagedFigure, renderAccError } from '../../charts/acc_error.mjs';
+import { averagedFigure, renderAccError } from '../../charts/acc_error.mjs';
 import { renderHistogram } from '../../charts/histogram.mjs';
 import { renderBoxplot } from '../../charts/boxplot.mjs';
 import { renderSensitivityAnalysis } from '../../charts/sensitivity_analysis.mjs';
 import { renderStatInfo } from '../../charts/stat_info.mjs';
 import { safeName } from '../../charts/format.mjs';
-import { orderedItems, nodeIndex } from '../heatmap/mapping.mjs';
+import { nodeIndex } from '../heatmap/mapping.mjs';
+import { CHART_DIRS, chartsOf } from '../../pipeline/result.mjs';
 
 // A click (or Enter) on a box asks the core for that channel's histogram: a channelwise request with
 // `channels: [k]` (docs/wasm-api.md) run by the host's analysis runner. The host registers it:
@@ -100,67 +101,59 @@ function stem(fileName) {
   return safeName(String(fileName).replace(/\.png$/i, ''));
 }
 
+// Per kind of the result module's chartsOf: {name, nodes, title} and how the page draws it.
+const PAGE_CHARTS = {
+  acc_error: (c, graph) => {
+    const producer = (t) => graph?.values?.[t]?.producer ?? t;
+    return {
+      name: c.key, nodes: [], title: c.key,
+      // options.average: show a raw figure as running means (the original's average_mode) without re-running.
+      render: (target, { average, ...options } = {}) =>
+        renderAccError(target, average ? averagedFigure(c.data) : c.data, { nodeOf: producer, ...options }),
+    };
+  },
+  distribution: (c) => ({
+    name: c.data.name, nodes: [c.data.name], title: c.data.title ?? c.key,
+    render: (target, options = {}) => renderHistogram(target, c.data, options),
+  }),
+  channelwise: (c, graph, result) => {
+    const tensor = nodeIndex(graph).get(c.key)?.inputs?.[0];  // named in the channel histograms' titles
+    return {
+      name: c.key, nodes: [c.key], title: `${c.key} box plot`, tensor,
+      render: (target, options = {}) => renderChannelwise(target, result, tensor, c.key, c.data, options),
+    };
+  },
+  stat_info: (c) => ({
+    name: c.key, nodes: [], title: `${c.key} calibration nodes`,
+    render: (target, options = {}) => renderStatInfo(target, c.data.curves, { tensorType: c.key, ...options }),
+  }),
+  sensitivity_analysis: (c) => ({
+    name: c.key, nodes: [], title: 'Partial Quantization Analysis',
+    render: (target, options = {}) => renderSensitivityAnalysis(target, c.data, options),
+  }),
+};
+
+// The result module's charts of `result` (chartsOf) as the page draws and exports them:
+// {kind, name, nodes, title, file (<folder>/<name> without extension), render(target, options)}.
 // kind: 'acc_error' | 'distribution' | 'channelwise' | 'channel_histogram' | 'stat_info' | 'sensitivity_analysis'; `name` is the node/calibration item (or the
 // figure prefix) the chart belongs to, `nodes` the graph nodes it is about (for the sidebar).
 export function chartList(result, graph) {
   const charts = [];
-  if (!result) return charts;
-  if (result.acc_error_figures?.length) {
-    const producer = (t) => graph?.values?.[t]?.producer ?? t;
-    for (const fig of accErrorFigures(result)) {
-      charts.push({
-        kind: 'acc_error', name: fig.prefix, nodes: [], title: fig.prefix, file: `accumulate_error/${stem(fig.file_name)}`,
-        // options.average: show a raw figure as running means (the original's average_mode) without re-running.
-        render: (target, { average, ...options } = {}) =>
-          renderAccError(target, average ? averagedFigure(fig) : fig, { nodeOf: producer, ...options }),
-      });
-    }
-  }
-  for (const key of orderedItems({ rows: result.distribution ?? {}, order: result.distribution_order })) {
-    const plot = result.distribution[key];
-    charts.push({
-      kind: 'distribution', name: plot.name ?? key, nodes: [plot.name ?? key], title: plot.title ?? key,
-      file: `data_distribution/${stem(plot.file_name ?? key)}`,
-      render: (target, options = {}) => renderHistogram(target, plot, options),
-    });
-  }
-  // Run order = the request's nodes_list (a channel-histogram request re-runs one item of it, so its
-  // channelwise_order names that item alone).
-  const channelwiseOrder = result.options?.channelwise?.nodes_list ?? result.channelwise_order;
-  for (const key of orderedItems({ rows: result.channelwise ?? {}, order: channelwiseOrder })) {
-    const plot = result.channelwise[key];
-    const file = `channelwise_distribution/${stem(plot.file_name ?? `${key}_boxplot`)}`;
-    const tensor = nodeIndex(graph).get(key)?.inputs?.[0];  // named in the channel histograms' titles
-    charts.push({
-      kind: 'channelwise', name: key, nodes: [key], title: `${key} box plot`, file,
-      render: (target, options = {}) => renderChannelwise(target, result, tensor, key, plot, options),
-    });
+  for (const c of chartsOf(result)) {
+    if (c.kind === 'sensitivity_analysis' && !c.data.x?.length) continue;
+    const { tensor, ...chart } = PAGE_CHARTS[c.kind](c, graph, result);
+    const file = `${CHART_DIRS[c.kind]}/${stem(c.file_name)}`;
+    charts.push({ kind: c.kind, ...chart, file });
     // The channel histograms the document holds (box-plot clicks asked for them), for the exports:
     // the views draw them under their box plot, so they name no node (not listed in the sidebar).
-    for (const h of plot.channel_histograms ?? []) {
+    for (const h of c.kind === 'channelwise' ? c.data.channel_histograms ?? [] : []) {
       charts.push({
-        kind: 'channel_histogram', name: key, nodes: [], title: `${key} channel ${Number(h.channel) + 1}`,
+        kind: 'channel_histogram', name: c.key, nodes: [], title: `${c.key} channel ${Number(h.channel) + 1}`,
         file: `${file}_channel_${h.channel}`,
         render: (target, options = {}) =>
-          renderHistogram(target, channelHistogramPlot(key, h, { tensor, channels: plot.channels?.length }), options),
+          renderHistogram(target, channelHistogramPlot(c.key, h, { tensor, channels: c.data.channels?.length }), options),
       });
     }
-  }
-  for (const type of ['weight', 'feature']) {
-    const curves = result.stat_info_curves?.[type];
-    if (!curves?.nodes?.length) continue;
-    charts.push({
-      kind: 'stat_info', name: type, nodes: [], title: `${type} calibration nodes`, file: `stat_info/${type}_stat_info`,
-      render: (target, options = {}) => renderStatInfo(target, curves, { tensorType: type, ...options }),
-    });
-  }
-  const sa = result.sensitivity_analysis;
-  if (sa?.x?.length) {
-    charts.push({
-      kind: 'sensitivity_analysis', name: 'partial_quantization', nodes: [], title: 'Partial Quantization Analysis',
-      file: `sensitivity_analysis/${stem(sa.file_name ?? 'partial_quantization')}`,
-      render: (target, options = {}) => renderSensitivityAnalysis(target, sa, options),
-    });
   }
   return charts;
 }

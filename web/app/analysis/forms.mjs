@@ -1,29 +1,37 @@
 // The panels' form fields per analysis (option names of the python API) and a tiny DOM form builder.
+// Choices and initial values are the core's (its describe() document, web/pipeline/catalog.mjs).
+import { optionDefault, optionSpec } from '../../pipeline/catalog.mjs';
+import { DEFAULT_RUNALL_OPTIONS } from '../../pipeline/runall.mjs';
 import { METRICS, NODE_TYPES } from './requests.mjs';
 
-const metric = (name = 'metric', label = 'Metric') => ({ name, label, type: 'select', options: METRICS });
-const dataNum = { name: 'data_num', label: 'data_num', type: 'number', value: '1', min: 1, placeholder: 'all', hint: 'empty = all samples' };
-const sampleSelection = { name: 'sample_selection', label: 'Samples', type: 'select', options: ['last', 'first'], hint: 'last = the original\'s rule: the last files in name order' }; // §2.3
+const text = (v) => (v === null || v === undefined ? '' : String(v));
+const metric = (name = 'metric', label = 'Metric', value = optionDefault('acc_error', 'metric')) => ({ name, label, type: 'select', options: METRICS, value });
+const dataNum = (analysis) => ({
+  name: 'data_num', label: 'data_num', type: 'number', value: text(optionDefault(analysis, 'data_num')), min: 1, placeholder: 'all', hint: 'empty = all samples',
+});
 const nodes = (name, label, extra = {}) => ({ name, label, type: 'nodes', ...extra });
 
-const sweep = [
-  { name: 'node_type', label: 'node_type', type: 'select', options: NODE_TYPES, value: 'activation' },
-  { name: 'metrics', label: 'Metrics', type: 'multi', options: METRICS, value: ['cosine-similarity'] },
-  dataNum,
-  sampleSelection,
+const sweep = (analysis) => [
+  { name: 'node_type', label: 'node_type', type: 'select', options: NODE_TYPES, value: optionDefault(analysis, 'node_type') },
+  { name: 'metrics', label: 'Metrics', type: 'multi', options: METRICS, value: optionDefault(analysis, 'metrics') },
+  dataNum(analysis),
+  {
+    name: 'sample_selection', label: 'Samples', type: 'select', options: optionSpec(analysis, 'sample_selection').choices,
+    value: optionDefault(analysis, 'sample_selection'), hint: 'last = the original\'s rule: the last files in name order', // §2.3
+  },
   nodes('output_node', 'output_node', { hint: 'empty = graph outputs' }),
   { name: 'use_picked', label: 'Only the nodes picked on the graph (interested_nodes)', type: 'checkbox' },
 ];
 
 export const FORMS = {
-  sensitivity: sweep,
-  leave_one_out: sweep,
+  sensitivity: sweep('sensitivity'),
+  leave_one_out: sweep('leave_one_out'),
   acc_error: [
     nodes('quantize_node', 'quantize_node', { topk: true, hint: 'names, or weight / activation' }),
     nodes('non_quantize_node', 'non_quantize_node', { topk: true }),
     { name: 'topk', label: 'k (top-k of the sensitivity table)', type: 'number', value: '5', min: 1 },
     metric(),
-    { name: 'average_mode', label: 'average_mode (running mean)', type: 'checkbox' },
+    { name: 'average_mode', label: 'average_mode (running mean)', type: 'checkbox', value: optionDefault('acc_error', 'average_mode') },
   ],
   distribution: [nodes('nodes_list', 'nodes_list', { topk: true })],
   channelwise: [
@@ -32,17 +40,17 @@ export const FORMS = {
   ],
   stat_info: [nodes('nodes_list', 'nodes_list', { hint: 'empty = every calibration node' })],
   sensitivity_analysis: [
-    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: '0.999', step: 'any' },
-    dataNum,
+    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: text(optionDefault('sensitivity_analysis', 'pick_threshold')), step: 'any' },
+    dataNum('sensitivity_analysis'),
     nodes('sensitive_nodes', 'sensitive_nodes', { hint: 'empty = pick from the node ranking' }),
   ],
   runall: [
     { name: 'node_type', label: 'node_type', type: 'select', options: ['', ...NODE_TYPES], labels: { '': 'weight + activation' } },
-    { name: 'ns_metrics', label: 'ns_metrics', type: 'multi', options: METRICS, value: ['cosine-similarity'] },
-    dataNum,
-    metric('ae_metric', 'ae_metric'),
-    { name: 'average_mode', label: 'average_mode', type: 'checkbox' },
-    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: '0.999', step: 'any' },
+    { name: 'ns_metrics', label: 'ns_metrics', type: 'multi', options: METRICS, value: DEFAULT_RUNALL_OPTIONS.ns_metrics },
+    { ...dataNum('sensitivity'), value: text(DEFAULT_RUNALL_OPTIONS.data_num) },
+    metric('ae_metric', 'ae_metric', DEFAULT_RUNALL_OPTIONS.ae_metric),
+    { name: 'average_mode', label: 'average_mode', type: 'checkbox', value: DEFAULT_RUNALL_OPTIONS.average_mode },
+    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: text(DEFAULT_RUNALL_OPTIONS.pick_threshold), step: 'any' },
   ],
 };
 

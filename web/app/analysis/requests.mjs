@@ -1,5 +1,9 @@
-// Analysis requests (Session.analyze, docs/wasm-api.md) from the panels' form values (pure).
-// Option names are the python API's (§3–§8).
+// Analysis requests from the panels' form values (pure). Option names are the python API's
+// (§3–§8); a value the form leaves out takes the core's default (its describe() document,
+// web/pipeline/catalog.mjs), as the CLI's flags do.
+import { DEFAULT_RUNALL_OPTIONS } from '../../pipeline/runall.mjs';
+import { METRICS, ORIGINAL_NODE_TYPES, optionDefault } from '../../pipeline/catalog.mjs';
+import { orderedKeys } from '../../pipeline/result.mjs';
 
 export const ANALYSES = [
   { id: 'sensitivity', title: 'Sensitivity' },
@@ -11,8 +15,9 @@ export const ANALYSES = [
   { id: 'leave_one_out', title: 'Leave-one-out' },
 ];
 
-export const METRICS = ['cosine-similarity', 'mse', 'mre', 'sqnr', 'chebyshev'];
-export const NODE_TYPES = ['node', 'weight', 'activation'];
+// The metrics and the node types the forms offer (those of the original's command line).
+export { METRICS };
+export const NODE_TYPES = ORIGINAL_NODE_TYPES;
 
 // "" / undefined → null (the option's default); "3" → 3.
 function intOrNull(v) {
@@ -43,10 +48,10 @@ export function buildRequest(analysis, form = {}, picked = new Set()) {
       return {
         analysis,
         options: {
-          node_type: form.node_type ?? 'activation',
-          metrics: metrics.length ? metrics : ['cosine-similarity'],
-          data_num: intOrNull(form.data_num ?? 1),
-          sample_selection: form.sample_selection ?? 'last',
+          node_type: form.node_type ?? optionDefault(analysis, 'node_type'),
+          metrics: metrics.length ? metrics : optionDefault(analysis, 'metrics'),
+          data_num: intOrNull(form.data_num ?? optionDefault(analysis, 'data_num')),
+          sample_selection: form.sample_selection ?? optionDefault(analysis, 'sample_selection'),
           output_node: orNull(list(form.output_node)),
           interested_nodes: form.use_picked && pickedList.length ? pickedList : null,
         },
@@ -63,7 +68,7 @@ export function buildRequest(analysis, form = {}, picked = new Set()) {
         options: {
           quantize_node: orNull(quantize),
           non_quantize_node: orNull(nonQuantize),
-          metric: form.metric ?? 'cosine-similarity',
+          metric: form.metric ?? optionDefault(analysis, 'metric'),
           average_mode: Boolean(form.average_mode),
         },
       };
@@ -85,8 +90,8 @@ export function buildRequest(analysis, form = {}, picked = new Set()) {
       return {
         analysis,
         options: {
-          pick_threshold: Number(form.pick_threshold ?? 0.999),
-          data_num: intOrNull(form.data_num ?? 1),
+          pick_threshold: Number(form.pick_threshold ?? optionDefault(analysis, 'pick_threshold')),
+          data_num: intOrNull(form.data_num ?? optionDefault(analysis, 'data_num')),
           sensitive_nodes: orNull(list(form.sensitive_nodes ?? [])),
         },
       };
@@ -97,19 +102,19 @@ export function buildRequest(analysis, form = {}, picked = new Set()) {
 
 // The first k items of a sensitivity table (its sorted order), e.g. for the accumulated-error sets.
 export function topK(result, nodeType, k) {
-  const order = result?.sensitivity_order?.[nodeType] ?? Object.keys(result?.sensitivity?.[nodeType] ?? {});
-  return order.slice(0, Math.max(0, k));
+  return orderedKeys(result?.sensitivity?.[nodeType], result?.sensitivity_order?.[nodeType]).slice(0, Math.max(0, k));
 }
 
 // Options of runAll (§8.4) from the Run-all form.
 export function runAllOptions(form = {}) {
   const metrics = list(form.ns_metrics);
+  const d = DEFAULT_RUNALL_OPTIONS;
   return {
-    ns_metrics: metrics.length ? metrics : ['cosine-similarity'],
+    ns_metrics: metrics.length ? metrics : d.ns_metrics,
     node_type: form.node_type || null,
-    data_num: intOrNull(form.data_num ?? 1),
-    ae_metric: form.ae_metric ?? 'cosine-similarity',
+    data_num: intOrNull(form.data_num ?? d.data_num),
+    ae_metric: form.ae_metric ?? d.ae_metric,
     average_mode: Boolean(form.average_mode),
-    pick_threshold: Number(form.pick_threshold ?? 0.999),
+    pick_threshold: Number(form.pick_threshold ?? d.pick_threshold),
   };
 }

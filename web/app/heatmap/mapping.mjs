@@ -2,11 +2,13 @@
 // node; their value is shown on the normal nodes that consume that calibration node's output
 // (cali_normal_map, §1.9: graphJson `calibration.consumers`, else the row's `node` column).
 import { toNumber, formatValue } from '../../charts/format.mjs';
-import { METRIC_DIRECTION } from '../../charts/heat_scale.mjs';
+import { worseDirection } from '../../charts/heat_scale.mjs';
+import { isMetric } from '../../pipeline/catalog.mjs';
+import { orderedKeys } from '../../pipeline/result.mjs';
 
-// Which way is "worse" (§4, the chart package's table); false for non-metric columns.
+// Which way is "worse" (the core's describe(), §4); false for non-metric columns.
 export function worseIsLower(metric) {
-  return METRIC_DIRECTION[metric] === 'lower';
+  return isMetric(metric) && worseDirection(metric) === 'lower';
 }
 
 // Non-finite numbers are strings in the result JSON; the chart package parses and prints them.
@@ -62,12 +64,7 @@ export function metricColumns(rows) {
   return cols;
 }
 
-export function orderedItems(table) {
-  const keys = Object.keys(table.rows);
-  if (!table.order) return keys;
-  const seen = new Set(table.order);
-  return [...table.order.filter((k) => k in table.rows), ...keys.filter((k) => !seen.has(k))];
-}
+export const orderedItems = (table) => orderedKeys(table.rows, table.order);
 
 // name → graph node, built once per graph.
 const nodeIndexCache = new WeakMap();

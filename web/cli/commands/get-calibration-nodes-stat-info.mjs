@@ -7,7 +7,6 @@ import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
 import { asList } from '../lib/keep_list.mjs';
-import { formatInfoTable } from '../../pipeline/tables.mjs';
 
 export const SPEC = {
   positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
@@ -22,8 +21,6 @@ export const SPEC = {
 export const summary = 'thresholds, scales, max and min non-zero values of calibration nodes (ptqscope; API-only in the original)';
 export const usage = clickUsage('get-calibration-nodes-stat-info', SPEC, summary);
 
-const COLUMNS = ['Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
-
 export async function main(argv, { log = console.log } = {}) {
   const { options: o, positionals } = parseClick(argv, SPEC);
   await analysisMain(o, positionals, async (ctx) => {
@@ -31,8 +28,7 @@ export async function main(argv, { log = console.log } = {}) {
       progress: ctx.progress, label: 'Start getting calibration nodes statistical info...',
     });
     if (o.visualize) {
-      const keys = doc.stat_info_order ?? Object.keys(doc.stat_info);
-      log(formatInfoTable({ title: '', keyHeader: 'Node', columns: COLUMNS, rows: keys.map((k) => [k, doc.stat_info[k].cells]) }));
+      log(doc.stat_info_table); // the original's print_info_dict table, as the core writes it
       await writeCharts(doc, o.save_dir);
     }
     return doc;

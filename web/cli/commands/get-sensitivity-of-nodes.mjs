@@ -3,20 +3,22 @@
 // sub-command (§3, §9.2): prints nothing unless `-v True` (then the §3.5 table), writes no
 // file except with --json.
 import { parseClick, clickUsage } from '../lib/click.mjs';
-import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { COMMON_OPTIONS, analysisMain, clickDefault, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { METRICS, ORIGINAL_NODE_TYPES, optionSpec } from '../../pipeline/catalog.mjs';
 import { asList } from '../lib/keep_list.mjs';
 import { formatVerboseTable, orderedRows } from '../../pipeline/tables.mjs';
 
 export const SPEC = {
   positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
   options: [
-    listOption('metrics', ['-m', '--metrics'], 'metric or list: cosine-similarity, mse, mre, sqnr, chebyshev', { default: 'cosine-similarity' }),
+    listOption('metrics', ['-m', '--metrics'], `metric or list: ${METRICS.join(', ')}`, { default: clickDefault('sensitivity', 'metrics') }),
     listOption('output_node', ['-o', '--output_node'], 'compare the outputs of this node (or list) instead of the model outputs'),
-    { name: 'node_type', flags: ['-n', '--node_type'], choices: ['node', 'weight', 'activation'], default: 'node', help: 'items to measure' },
-    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: 1, help: 'number of samples (the last ones in file-name order)' },
+    { name: 'node_type', flags: ['-n', '--node_type'], choices: ORIGINAL_NODE_TYPES, default: clickDefault('sensitivity', 'node_type'), help: 'items to measure' },
+    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: clickDefault('sensitivity', 'data_num'), help: 'number of samples (the last ones in file-name order)' },
     { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the sensitivity table' },
     listOption('interested_nodes', ['-i', '--interested_nodes'], 'only these nodes (names, calibration-node names or nested lists)'),
-    { name: 'sample_selection', flags: ['--sample_selection'], choices: ['last', 'first', 'all'], default: 'last',
+    { name: 'sample_selection', flags: ['--sample_selection'], choices: optionSpec('sensitivity', 'sample_selection').choices,
+      default: clickDefault('sensitivity', 'sample_selection'),
       help: 'which data_num samples: the last (as the original), the first, or all' },
     ...COMMON_OPTIONS,
   ],

@@ -2,7 +2,7 @@
 // [-m METRIC] [-a BOOL] [-s SAVE_DIR]` — hmct-debugger's sub-command (§5, §9.2): one chart
 // per model set (<prefix>_<metric>.svg / .png, average_ prefixed in average mode).
 import { parseClick, clickUsage } from '../lib/click.mjs';
-import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { COMMON_OPTIONS, analysisMain, clickDefault, listOption, runWithProgress } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
 
 export const SPEC = {
@@ -11,8 +11,8 @@ export const SPEC = {
     { name: 'save_dir', flags: ['-s', '--save_dir'], default: './debug_result/', help: 'where the charts go' },
     listOption('quantize_node', ['-q', '--quantize_node'], "nodes to quantize alone (list, nested list, or 'weight' / 'activation')"),
     listOption('non_quantize_node', ['-nq', '--non_quantize_node'], 'nodes to leave unquantized (list or nested list)'),
-    { name: 'metric', flags: ['-m', '--metric'], default: 'cosine-similarity', help: 'metric of the curves' },
-    { name: 'average_mode', flags: ['-a', '--average_mode'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'running mean of the curves' },
+    { name: 'metric', flags: ['-m', '--metric'], default: clickDefault('acc_error', 'metric'), help: 'metric of the curves' },
+    { name: 'average_mode', flags: ['-a', '--average_mode'], type: 'bool', default: clickDefault('acc_error', 'average_mode'), metavar: 'BOOLEAN', help: 'running mean of the curves' },
     ...COMMON_OPTIONS,
   ],
 };

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseClick, clickUsage } from '../lib/click.mjs';
-import { COMMON_OPTIONS, analysisMain, listOption, writeJson } from '../lib/analysis.mjs';
+import { COMMON_OPTIONS, analysisMain, clickDefault, listOption, writeJson } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
 import { checkRunallOptions, runAll, STAGE_DIRS } from '../../pipeline/runall.mjs';
 import { formatVerboseTable } from '../../pipeline/tables.mjs';
@@ -20,10 +20,10 @@ export const SPEC = {
   positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
   options: [
     { name: 'save_dir', flags: ['-s', '--save_dir'], default: './debug_result/', help: 'the result tree' },
-    listOption('ns_metrics', ['-nm', '--ns_metrics'], 'node sensitivity metric(s)', { default: 'cosine-similarity' }),
+    listOption('ns_metrics', ['-nm', '--ns_metrics'], 'node sensitivity metric(s)', { default: clickDefault('sensitivity', 'metrics') }),
     listOption('output_node', ['-o', '--output_node'], 'compare the outputs of this node (or list)'),
     listOption('node_type', ['-nt', '--node_type'], 'node, weight or activation; a list such as [weight,activation] (default) runs each'),
-    { name: 'data_num', flags: ['-dn', '--data_num'], type: 'int', default: 1, help: 'number of samples for the sensitivities' },
+    { name: 'data_num', flags: ['-dn', '--data_num'], type: 'int', default: clickDefault('sensitivity', 'data_num'), help: 'number of samples for the sensitivities' },
     { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the sensitivity tables' },
     listOption('interested_nodes', ['-i', '--interested_nodes'], 'only these nodes in the sensitivity step'),
     listOption('dis_nodes_list', ['-dnl', '--dis_nodes_list'], 'nodes for the distribution plots (default: the top-5 of each ranking)'),
@@ -31,9 +31,9 @@ export const SPEC = {
     { name: 'axis', flags: ['-a', '--axis'], type: 'int', default: null, help: 'channel axis of the box plots' },
     listOption('quantize_node', ['-qn', '--quantize_node'], "accumulated error: nodes to quantize (default ['weight','activation'])"),
     listOption('non_quantize_node', ['-nqn', '--non_quantize_node'], 'accumulated error: nodes to leave unquantized'),
-    { name: 'ae_metric', flags: ['-am', '--ae_metric'], default: 'cosine-similarity', help: 'accumulated error metric' },
-    { name: 'average_mode', flags: ['-avm', '--average_mode'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'running mean of the curves' },
-    { name: 'pick_threshold', flags: ['-pt', '--pick_threshold'], type: 'float', default: 0.999, help: 'sensitive nodes: cosine <= this' },
+    { name: 'ae_metric', flags: ['-am', '--ae_metric'], default: clickDefault('acc_error', 'metric'), help: 'accumulated error metric' },
+    { name: 'average_mode', flags: ['-avm', '--average_mode'], type: 'bool', default: clickDefault('acc_error', 'average_mode'), metavar: 'BOOLEAN', help: 'running mean of the curves' },
+    { name: 'pick_threshold', flags: ['-pt', '--pick_threshold'], type: 'float', default: clickDefault('sensitivity_analysis', 'pick_threshold'), help: 'sensitive nodes: cosine <= this' },
     listOption('sensitive_nodes', ['-sn', '--sensitive_nodes'], 'the sensitive nodes of the sensitivity analysis'),
     { name: 'png', flags: ['--png'], type: 'bool', default: true, metavar: 'BOOLEAN', help: 'also write each chart as .png' },
     ...COMMON_OPTIONS,

@@ -3,18 +3,18 @@
 // §9.2; note -sd, not -s): the partial-quantization chart partial_quantization.svg / .png.
 // -q (the type given to the sensitive nodes, float32 = switched off) is from newer HMCT builds (§11).
 import { parseClick, clickUsage } from '../lib/click.mjs';
-import { COMMON_OPTIONS, analysisMain, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { COMMON_OPTIONS, analysisMain, clickDefault, listOption, runWithProgress } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
 import { asList } from '../lib/keep_list.mjs';
 
 export const SPEC = {
   positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
   options: [
-    { name: 'pick_threshold', flags: ['-p', '--pick_threshold'], type: 'float', default: 0.999, help: 'nodes with cosine <= this are sensitive' },
-    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: 1, help: 'number of samples (the last ones in file-name order)' },
+    { name: 'pick_threshold', flags: ['-p', '--pick_threshold'], type: 'float', default: clickDefault('sensitivity_analysis', 'pick_threshold'), help: 'nodes with cosine <= this are sensitive' },
+    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: clickDefault('sensitivity_analysis', 'data_num'), help: 'number of samples (the last ones in file-name order)' },
     listOption('sensitive_nodes', ['-sn', '--sensitive_nodes'], 'the sensitive nodes (default: ranked and picked)'),
     { name: 'save_dir', flags: ['-sd', '--save_dir'], default: './debug_result/', help: 'where the chart goes' },
-    { name: 'qtype', flags: ['-q', '--qtype'], default: 'float32', help: 'type of the sensitive nodes (float32 = not quantized, or e.g. int16)' },
+    { name: 'qtype', flags: ['-q', '--qtype'], default: clickDefault('sensitivity_analysis', 'qtype'), help: 'type of the sensitive nodes (float32 = not quantized, or e.g. int16)' },
     ...COMMON_OPTIONS,
   ],
 };

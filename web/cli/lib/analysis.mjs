@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { optionDefault } from '../../pipeline/catalog.mjs';
 import { createPool } from '../../pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
 import { runAnalysis } from '../../pipeline/sweep.mjs';
@@ -29,6 +30,13 @@ export const COMMON_OPTIONS = [
   { name: 'workers', flags: ['--workers', '--threads'], type: 'int', parse: parseWorkers, metavar: 'N',
     help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()})` },
 ];
+
+// The core's default of an analysis option (its describe() document) as the original's click option
+// holds it: a list of one name (metrics) is that name, as click's default string "cosine-similarity".
+export function clickDefault(analysis, option) {
+  const d = optionDefault(analysis, option);
+  return Array.isArray(d) && d.length === 1 ? d[0] : d;
+}
 
 // A list argument in the original's keep_list_format syntax (§9.1).
 export const listOption = (name, flags, help, extra = {}) => ({ name, flags, type: 'str', parse: keepListFormat, help, ...extra });

@@ -76,8 +76,5 @@ function unescapePython(body) {
   });
 }
 
-// The list arguments as the analyses take them: a bare name -> [name]; null stays null.
-export function asList(value) {
-  if (value === null || value === undefined) return null;
-  return Array.isArray(value) ? value : [value];
-}
+// The list arguments as the analyses take them (a bare name -> [name]): the result module's.
+export { asList } from '../../pipeline/result.mjs';

@@ -1,0 +1,44 @@
+// Lookups into the core's description of itself (describe.mjs, docs/wasm-api.md `describe()`): the
+// one place JS learns the metrics and which direction is better, the node types, and each analysis'
+// options with their defaults and choices. Faces (CLI flags, the page's forms, the heat scale, the
+// table) read these instead of repeating them.
+import describe from './describe.mjs';
+
+export { describe };
+
+export const METRICS = describe.metrics.map((m) => m.name);
+export const NODE_TYPES = describe.node_types;
+export const ANALYSES = describe.analyses.map((a) => a.name);
+// The node types the original's command line and runall accept (§3.1: "CLI restricts to the first
+// three"; §8.4): every node type of the core but tae.
+export const ORIGINAL_NODE_TYPES = NODE_TYPES.filter((t) => t !== 'tae');
+
+const byName = (list, name) => list.find((e) => e.name === name);
+
+// The analysis entry ({name, section, splittable, streams_items, keyed_by, sort, options}).
+export function analysisSpec(analysis) {
+  const a = byName(describe.analyses, analysis);
+  if (!a) throw new Error(`unknown analysis '${analysis}' (known: ${ANALYSES.join(', ')})`);
+  return a;
+}
+
+// One option of an analysis ({name, type, default, choices, required, null_is_all, min, max, doc}).
+export function optionSpec(analysis, option) {
+  const a = analysisSpec(analysis);
+  const o = byName(a.options, option);
+  if (!o) throw new Error(`analysis '${analysis}' has no option '${option}' (known: ${a.options.map((e) => e.name).join(', ')})`);
+  return o;
+}
+
+// What the core uses when the option is absent (null: no value).
+export const optionDefault = (analysis, option) => optionSpec(analysis, option).default;
+
+// 'higher' | 'lower': which values of `metric` are better (§4 optimum).
+export function betterDirection(metric) {
+  const m = byName(describe.metrics, metric);
+  if (!m) throw new Error(`unknown metric "${metric}" (expected one of ${METRICS.join(', ')})`);
+  return m.better;
+}
+
+// Whether `column` is a metric (the table's numeric columns that have a direction).
+export const isMetric = (column) => METRICS.includes(column);
