@@ -4,6 +4,7 @@
 import { el } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
 import { formatValue } from '../../charts/format.mjs';
+import { betterDirection } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
 import { selectValue } from './panel.mjs';
 import { download } from '../export/download.mjs';
@@ -65,7 +66,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const dataNum = el(doc, 'input', { name: 'data_num', type: 'number', min: 1, value: '1', placeholder: 'all', 'aria-label': 'data_num' });
   // The comparison follows the metric's direction by default (cosine ≥, mse ≤); the user may change it.
   metric.addEventListener('change', () => {
-    selectValue(comparison, ['cosine-similarity', 'sqnr'].includes(metric.value) ? '>=' : '<=');
+    selectValue(comparison, betterDirection(metric.value) === 'higher' ? '>=' : '<=');
   });
 
   const runBtn = el(doc, 'button', { type: 'button', class: 'ptq-fix-run', text: 'Find a fix' });
