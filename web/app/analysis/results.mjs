@@ -1,6 +1,7 @@
 // Combining result documents in the page (pure). Rows within one request are merged and sorted by the
 // core (ptq.mergeResults); here we only put the documents of *different* analyses side by side in
 // state 'results', and fold per-item events into a provisional document while a sweep runs.
+import { describe } from '../../pipeline/catalog.mjs';
 
 // Sections holding `{<node_type or name>: ...}` maps that different requests add to.
 const MAP_SECTIONS = new Set([
@@ -31,8 +32,9 @@ function isPlainObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-// Sweeps whose rows are keyed by node type (the event's `section`), then by item.
-const TABLE_ANALYSES = new Set(['sensitivity', 'leave_one_out']);
+// Sweeps whose rows are keyed by node type (the event's `section`), then by item
+// (the core's describe(): `keyed_by: "node_type"`).
+const keyedByNodeType = (analysis) => describe.analyses.some((a) => a.name === analysis && a.keyed_by === 'node_type');
 
 // Folds one item event ({type:"item", analysis, section, item, row, done, total}) into `doc` and
 // returns a new document (the previous one is left untouched so listeners can compare). Table
@@ -42,7 +44,7 @@ export function applyItemEvent(doc, event) {
   const { analysis, section, item, row } = event;
   if (!analysis || item === undefined || item === null || row === undefined || row === null) return doc;
   const out = { ...(doc ?? { schema: 'ptqscope.result', version: 1, partial: true }) };
-  if (TABLE_ANALYSES.has(analysis) && section) {
+  if (keyedByNodeType(analysis) && section) {
     const orderKey = `${analysis}_order`;
     out[analysis] = { ...out[analysis], [section]: { ...out[analysis]?.[section], [item]: row } };
     const order = out[orderKey]?.[section] ?? [];
