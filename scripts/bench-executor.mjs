@@ -2,10 +2,16 @@
 // Float forward pass, one thread, measured in ONE run for: our wasm build (Node), our native build,
 // onnxruntime-web 1.30 (wasm backend, 1 thread) and onnxruntime-node 1.30 (CPU EP, 1 thread).
 // Prints the table and the ratios; `--write-docs` rewrites the table in docs/benchmarks.md.
+// Our engines run in both convolution modes (setConvolutionMode / ptq_bench --conv): 'accurate' (the
+// default) and 'fast' (Winograd F(4x4, 3x3) as well), the wasm ones in alternation with ORT-web.
 // Not a test: speed targets are read from this table, never asserted in the suite.
+// --compare-wasm FILE adds another build of the wasm module (e.g. one saved from before a kernel
+// change) as a further engine in the alternation, run in its default mode: before/after in one run.
 // Usage: node scripts/bench-executor.mjs [--runs N] [--warmup N] [--models resnet18,mobilenet_v2,yolov8n_like]
+//        [--compare-wasm FILE]
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
@@ -20,6 +26,8 @@ const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
 const nativeBench = path.join(REPO_ROOT, 'build/native-release/ptq_bench');
 
 const time = (fn) => timeLoop(fn, { warmup, runs });
+// Our two convolution modes: the default first.
+const CONV_MODES = ['accurate', 'fast'];
 
 function firstSample(dataDir) {
   // One sub-folder per input; the lexicographically first file of each.
@@ -45,6 +53,8 @@ async function main() {
   ortWeb.env.logLevel = 'error';
   const ortNode = await import('onnxruntime-node');
   const ptq = await loadPtqModule();
+  const compareFile = option('compare-wasm', null);
+  const other = compareFile ? await (await import(pathToFileURL(path.resolve(compareFile)).href)).default() : null;
   const rows = [];
   for (const name of models) {
     const modelFile = path.join(fixtures, `${name}.onnx`);
@@ -56,35 +66,62 @@ async function main() {
     const bytes = fs.readFileSync(modelFile);
     const sample = firstSample(dataDir);
 
-    // The two wasm engines in alternation (timeAlternating): their ratio is the goal.
-    const session = new ptq.Session();
-    session.loadModel(bytes);
-    session.loadCalibrationData(readCalibrationFolder(dataDir).filter((f) => sample.some((s) => f.path === `${s.name}/${path.basename(s.file)}`)));
+    // The wasm engines in alternation (timeAlternating): the ratio to ORT-web is the goal. One
+    // session per convolution mode (each keeps its own packed weights); the mode is process-wide,
+    // so it is set before each run.
+    const files = readCalibrationFolder(dataDir).filter((f) => sample.some((s) => f.path === `${s.name}/${path.basename(s.file)}`));
+    const sessions = CONV_MODES.map(() => {
+      const s = new ptq.Session();
+      s.loadModel(bytes);
+      s.loadCalibrationData(files);
+      return s;
+    });
     const webSession = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
     const feeds = Object.fromEntries(sample.map((s) => [s.name, new ortWeb.Tensor('float32', s.data, s.dims)]));
-    const engines = [() => session.run(0, 'off'), () => webSession.run(feeds)];
-    await timeAlternating(engines, warmup);
-    const [oursWasm, ortWebMs] = (await timeAlternating(engines, runs)).map(median);
-    await webSession.release?.();
-    session.delete();
-
-    let oursNative = NaN;
-    if (fs.existsSync(nativeBench)) {
-      const out = execFileSync(nativeBench, [modelFile, ...sample.map((s) => s.file), '--warmup', String(warmup), '--runs', String(runs)]);
-      oursNative = JSON.parse(out.toString()).median_ms;
+    const otherSession = other && new other.Session();
+    if (otherSession) {
+      otherSession.loadModel(bytes);
+      otherSession.loadCalibrationData(files);
     }
+    const engines = [
+      ...CONV_MODES.map((mode, i) => () => {
+        ptq.setConvolutionMode(mode);
+        return sessions[i].run(0, 'off');
+      }),
+      ...(otherSession ? [() => otherSession.run(0, 'off')] : []),
+      () => webSession.run(feeds),
+    ];
+    await timeAlternating(engines, warmup);
+    const times = (await timeAlternating(engines, runs)).map(median);
+    ptq.setConvolutionMode('accurate');
+    await webSession.release?.();
+    sessions.forEach((s) => s.delete());
+    otherSession?.delete();
+
+    const native = (mode) => {
+      if (!fs.existsSync(nativeBench)) return NaN;
+      const out = execFileSync(nativeBench, [modelFile, ...sample.map((s) => s.file), '--warmup', String(warmup), '--runs', String(runs), '--conv', mode]);
+      return JSON.parse(out.toString()).median_ms;
+    };
     const ortNodeMs = await ortTime(ortNode, bytes, sample, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-    rows.push({ name, oursWasm, ortWebMs, oursNative, ortNodeMs });
+    rows.push({ name, wasm: times.slice(0, CONV_MODES.length), otherMs: otherSession ? times.at(-2) : NaN, ortWebMs: times.at(-1), native: CONV_MODES.map(native), ortNodeMs });
     console.error(`${name}: done`);
   }
   const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
   const r = (a, b) => (Number.isFinite(a) && Number.isFinite(b) ? (a / b).toFixed(2) : 'n/a');
+  const [a, b] = CONV_MODES;
   const lines = [
-    '| model | ptqscope wasm (ms) | onnxruntime-web wasm (ms) | wasm ratio (ours / ORT-web) | ptqscope native (ms) | onnxruntime-node (ms) | native ratio (ours / ORT-node) |',
-    '|---|---|---|---|---|---|---|',
-    ...rows.map((x) => `| ${x.name} | ${f(x.oursWasm)} | ${f(x.ortWebMs)} | ${r(x.oursWasm, x.ortWebMs)} | ${f(x.oursNative)} | ${f(x.ortNodeMs)} | ${r(x.oursNative, x.ortNodeMs)} |`),
+    `| model | ptqscope wasm, ${a} (ms) | ptqscope wasm, ${b} (ms) | onnxruntime-web wasm (ms) | wasm ratio ${a} / ${b} (ours / ORT-web) | ptqscope native, ${a} / ${b} (ms) | onnxruntime-node (ms) | native ratio ${a} / ${b} (ours / ORT-node) |`,
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((x) => `| ${x.name} | ${f(x.wasm[0])} | ${f(x.wasm[1])} | ${f(x.ortWebMs)} | ${r(x.wasm[0], x.ortWebMs)} / ${r(x.wasm[1], x.ortWebMs)} | ${f(x.native[0])} / ${f(x.native[1])} | ${f(x.ortNodeMs)} | ${r(x.native[0], x.ortNodeMs)} / ${r(x.native[1], x.ortNodeMs)} |`),
   ];
-  report('bench-executor', `Float forward pass, batch 1, one thread, median of ${runs} runs after ${warmup} warm-ups (the two wasm engines in alternation); ${machine()}`, lines);
+  if (compareFile) {
+    lines[0] += ` ${compareFile} (ms) | its ratio to ORT-web |`;
+    lines[1] += '---|---|';
+    rows.forEach((x, i) => { lines[i + 2] += ` ${f(x.otherMs)} | ${r(x.otherMs, x.ortWebMs)} |`; });
+  }
+  const engines = `ours in both convolution modes${compareFile ? `, ${compareFile}` : ''}, ORT-web`;
+  report('bench-executor', `Float forward pass, batch 1, one thread, median of ${runs} runs after ${warmup} warm-ups (the wasm engines in alternation: ${engines}); ${machine()}`, lines);
 }
 
 runMain(main);

@@ -45,6 +45,7 @@ function fakePtq(log) {
   }
   return {
     Session,
+    setConvolutionMode(mode) { log.convolution = mode; },
     mergeResults(text) {
       const parts = JSON.parse(text);
       log.merges++;
@@ -119,6 +120,15 @@ describe('worker pool and sweep splitting', () => {
     for (let k = 0; k < 3; k++) await runAnalysis(pool, REQUEST);
     expect(log.spawned).toBe(2);
     expect(log.loads).toBe(2);
+    expect(log.convolution).toBe('accurate'); // the default convolution mode, set by every load
+    pool.close();
+  });
+
+  it("hands the load's convolution mode to every worker's module", async () => {
+    const { log, spawn } = fakeWorkers();
+    const pool = createPool({ size: 1, spawn });
+    await pool.load({ ...MODEL, convolution: 'fast' });
+    expect(log.convolution).toBe('fast');
     pool.close();
   });
 

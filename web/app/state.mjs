@@ -12,6 +12,8 @@
 //   compare          two compared results: {nameA, nameB, source, metric, comparison} | null (compare/panel.mjs)
 //   error            message for the banner | null; the page stays usable
 //   status           short progress text ('Loading model…') | null
+//   convolutionMode  'accurate' (default when unset) | 'fast': the analysis workers' convolution
+//                    kernels (the analyses panel's setting; docs/compatibility.md)
 // Listeners get (value, previous, key). `set` notifies even when the value is identical so that
 // re-setting 'focus' to the same node re-centres it; use `update` to notify only on change.
 

@@ -2,8 +2,10 @@
 // and the browser worker (web/app/analysis/worker.mjs) both forward their messages to
 // handleMessage(ptq, msg, post) with their loaded wasm module. Message shapes, ids, events,
 // cancellation and errors are protocol.mjs's; the requests and their results:
-//   load  {model: Uint8Array, files: [{path, bytes}], modelName?, dataName?}
+//   load  {model: Uint8Array, files: [{path, bytes}], modelName?, dataName?, convolution?}
 //                             -> {summary, data: {sampleCount, sampleNames} | null}
+//                             convolution: the module's convolution kernels (setConvolutionMode:
+//                             'accurate' when absent, 'fast')
 //   listItems {request}       -> {items: [names]}
 //   analyze {request}         -> an event per finished item, then {json}
 //   merge {parts: [json strings]} -> {json}
@@ -44,6 +46,7 @@ const HANDLERS = {
   load(ptq, s, msg) {
     s.session?.delete();
     s.session = null;
+    ptq.setConvolutionMode(msg.convolution ?? 'accurate');
     const session = new ptq.Session();
     try {
       const summary = inFile(msg.modelName, () => session.loadModel(msg.model));

@@ -6,9 +6,16 @@
 // output: any summation order rounds at that scale, so the unit does not depend on cancellation in
 // the data. The bar for every path is what im2col + GEMM achieves on the same problem: the same
 // inputs through an explicitly built im2col matrix and ops::gemm (the arithmetic of the Conv
-// kernel's im2col path). Each family's worst error over its cases must not exceed im2col + GEMM's
-// worst over the same cases. F(4x4, 3x3) does not meet that bar (about 5-10x above it): it runs only
-// in the opt-in fast mode, and is tested against its documented bound instead.
+// kernel's im2col path, whose micro-kernel sums in chunks: gemm_kernel.cpp). Each family's worst
+// error over its cases is compared with im2col + GEMM's worst over the same cases:
+//  - im2col / pointwise (the GEMM itself) and depthwise: at most that;
+//  - Winograd F(2x2, 3x3), the default for 3x3 stride-1 convolutions: its sums over the input
+//    channels run on transformed inputs that are larger than the output they cancel to, so it is
+//    1.1-2.2x im2col + GEMM per problem (measured; it was below im2col + GEMM before the GEMM's
+//    chunked sums): tested within 1 ulp of Σ|w·x| and 2.5x im2col + GEMM. End to end it keeps the
+//    float64 budget against onnxruntime (tests/js/float64_reference.test.mjs);
+//  - F(4x4, 3x3) is 6-27x above it: it runs only in the opt-in fast mode, and is tested against its
+//    documented bound instead.
 // The measured table is printed (docs/compatibility.md quotes it).
 #include <gtest/gtest.h>
 
@@ -193,8 +200,8 @@ const std::vector<ConvSpec> k3x3Stride1 = {
 
 TEST(ConvAccuracy, Im2colGemmPathsStayWithinTheirOwnBar) {
   // Strided, large-kernel and pointwise convolutions: the dispatcher's im2col / pointwise GEMM.
-  // The kernel's path packs the same values as the explicit im2col matrix, so it must be as accurate;
-  // 4 ulps of Σ|w·x| is far below the worst-case bound of a K-term sum (K ulps).
+  // The kernel's path packs the same values as the explicit im2col matrix, so it must be as accurate.
+  // With the micro-kernel's chunked sums: 0.6-1.0 ulps of Σ|w·x| (one running sum: up to 2.3).
   const std::vector<ConvSpec> strided = {{64, 16, 28, 28, 3, 2, 1, 1, true}, {3, 16, 56, 56, 7, 2, 3, 1, false},
                                          {16, 8, 20, 20, 5, 1, 2, 1, false}};
   const std::vector<ConvSpec> pointwise = {{256, 16, 14, 14, 1, 1, 0, 1, true}, {64, 32, 20, 20, 1, 1, 0, 1, false}};
@@ -205,14 +212,15 @@ TEST(ConvAccuracy, Im2colGemmPathsStayWithinTheirOwnBar) {
         std::make_tuple("pointwise", pointwise, "pointwise GEMM")}) {
     const FamilyResult r = measure_family(family, cases, ops::WinogradMode::Off, path, 1);
     EXPECT_LE(r.path, r.gemm) << family;
-    EXPECT_LT(r.gemm, 4 * kUlp) << family;
+    EXPECT_LT(r.gemm, 1.5 * kUlp) << family;
   }
 }
 
-TEST(ConvAccuracy, DefaultWinogradIsF2x2AndNoWorseThanIm2colGemm) {
+TEST(ConvAccuracy, DefaultWinogradIsF2x2WithinOneUlpOfTheAccumulatedMagnitude) {
   const FamilyResult r =
       measure_family("winograd F(2x2,3x3)", k3x3Stride1, ops::WinogradMode::Accurate, "winograd F(2x2,3x3)", 1);
-  EXPECT_LE(r.path, r.gemm);
+  EXPECT_LT(r.path, kUlp);
+  EXPECT_LE(r.path, 2.5 * r.gemm);
 }
 
 TEST(ConvAccuracy, FastModeF4x4StaysWithinItsDocumentedBound) {
@@ -222,9 +230,9 @@ TEST(ConvAccuracy, FastModeF4x4StaysWithinItsDocumentedBound) {
     if (s.H >= 13 && s.W >= 13) cases.push_back(s);
   const FamilyResult r =
       measure_family("winograd F(4x4,3x3)", cases, ops::WinogradMode::Fast, "winograd F(4x4,3x3)", 1);
-  // Documented in docs/compatibility.md: several times im2col + GEMM, within 64 ulps of Σ|w·x|.
-  EXPECT_GT(r.path, r.gemm) << "F(4x4) now meets the im2col bar: it could be the default again";
-  EXPECT_LT(r.path, 64 * kUlp);
+  // Documented in docs/compatibility.md: several times im2col + GEMM, within 32 ulps of Σ|w·x|.
+  EXPECT_GT(r.path, 2.5 * r.gemm) << "F(4x4) now meets F(2x2)'s bar: it could be the default again";
+  EXPECT_LT(r.path, 32 * kUlp);
 }
 
 TEST(ConvAccuracy, DepthwiseIsNoWorseThanIm2colGemm) {

@@ -26,6 +26,7 @@
 #include "core/tensor.h"
 #include "data/calibration_data.h"
 #include "exec/executor.h"
+#include "ops/conv_winograd.h"
 #include "quant/calibrate.h"
 #include "quant/calibration.h"
 #include "quant/hz_to_qdq.h"
@@ -267,6 +268,12 @@ std::string describe() {
   return guarded([] { return api::describe_json(); });
 }
 
+// Which convolution kernels this module's sessions use (ops/conv_winograd.h): "accurate" (default),
+// "fast" (Winograd F(4x4, 3x3) too) or "off" (im2col + GEMM only). Process-wide: one per worker.
+void set_convolution_mode(const std::string& name) {
+  guarded([&] { ops::set_winograd_mode(ops::parse_winograd_mode(name)); });
+}
+
 std::string merge_results(const std::string& results_json_array) {
   return guarded([&] { return api::merge_results(results_json_array); });
 }
@@ -505,6 +512,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("describe", &Session::describe);
   emscripten::function("describe", &describe);
   emscripten::function("mergeResults", &merge_results);
+  emscripten::function("setConvolutionMode", &set_convolution_mode);
   emscripten::function("calibrate", &calibrate);
 }
 

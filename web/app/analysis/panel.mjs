@@ -9,6 +9,10 @@ import { createResultView } from './views.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
 
 const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
+// The CLI's --conv values (validated by the core's setConvolutionMode).
+const CONV_MODES = [['accurate', 'accurate'], ['fast', 'fast (larger float error)']];
+const CONV_TITLE = 'accurate: float error no worse than onnxruntime\'s. fast: Winograd F(4x4,3x3) for 3x3 convolutions, ' +
+  'faster but with several times the rounding error (docs/compatibility.md)';
 
 /**
  * mountAnalysesPanel(root, state, runner, hooks?) -> {element, select(id), dispose()}
@@ -30,8 +34,15 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   const bar = el(doc, 'progress', { class: 'ptq-progress', max: 1, value: 0 });
   const barText = el(doc, 'span', { class: 'ptq-progress-text', 'aria-live': 'polite' });
   const output = el(doc, 'div', { class: 'ptq-analysis-output' });
+  // The workers' convolution kernels (state 'convolutionMode'; a change makes a new worker pool).
+  const convSelect = el(doc, 'select', { class: 'ptq-conv-mode', name: 'convolution', title: CONV_TITLE });
+  for (const [value, text] of CONV_MODES) {
+    convSelect.append(el(doc, 'option', { value, text, selected: value === (state.get('convolutionMode') ?? 'accurate') }));
+  }
+  convSelect.addEventListener('change', () => state.set('convolutionMode', convSelect.value));
+  const convLabel = el(doc, 'label', { class: 'ptq-conv-label' }, doc.createTextNode('Convolutions '), convSelect);
   const element = el(doc, 'div', { class: 'ptq-analyses' },
-    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, runBtn, cancelBtn, bar, barText), output);
+    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, runBtn, cancelBtn, bar, barText, convLabel), output);
   root.append(element);
 
   const actions = (form) => ({

@@ -18,7 +18,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     pool?.terminate?.();
     pool = null;
   }
-  const offs = ['modelBytes', 'calibrationFiles'].map((k) => state.on(k, (v, prev) => {
+  const offs = ['modelBytes', 'calibrationFiles', 'convolutionMode'].map((k) => state.on(k, (v, prev) => {
     if (v !== prev) {
       cancel();
       dropPool();
@@ -31,7 +31,9 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     const files = state.get('calibrationFiles');
     if (!model) throw new Error('no model loaded: open a calibrated .onnx first');
     if (!files?.length) throw new Error('no calibration data: open the calibration_data folder (or a .zip of it) first');
-    pool = await pipeline.createPool({ size, spawn, model, files, modelName: state.get('modelName') ?? undefined });
+    pool = await pipeline.createPool({
+      size, spawn, model, files, modelName: state.get('modelName') ?? undefined, convolution: state.get('convolutionMode') ?? undefined,
+    });
     return pool;
   }
 

@@ -17,11 +17,13 @@ export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA --quant on|off 
   CALIBRATION_DATA  folder with one sub-folder per model input, one .npy per sample
   --quant on        every calibration node as saved in the model (its stored switch and qtype)
   --quant off       no calibration node quantizes (the float model)
-  --out DIR         writes DIR/sample_<k>/<output index>.npy; k follows the file-name order`;
+  --out DIR         writes DIR/sample_<k>/<output index>.npy; k follows the file-name order
+  --conv MODE       convolution kernels: accurate (default; float error no worse than onnxruntime's)
+                    or fast (Winograd F(4x4,3x3): faster 3x3 convolutions, larger float error)`;
 
 const SPEC = {
   positionals: ['MODEL', 'CALIBRATION_DATA'],
-  options: { quant: { required: true, choices: ['on', 'off'] }, out: { required: true } },
+  options: { quant: { required: true, choices: ['on', 'off'] }, out: { required: true }, conv: {} },
 };
 
 // The CLI's "on" is the model as saved; the wasm API's 'on' would force every node on.
@@ -34,6 +36,7 @@ export async function main(argv, { log = console.log } = {}) {
   const files = readCalibrationFolder(dataDir);
 
   const ptq = await loadPtqModule();
+  withContext('--conv', () => ptq.setConvolutionMode(options.conv ?? 'accurate'));
   const session = new ptq.Session();
   try {
     const model = withContext(modelPath, () => session.loadModel(modelBytes));

@@ -23,12 +23,19 @@ function parseWorkers(n) {
   return n;
 }
 
+// The convolution kernels (docs/compatibility.md, float accuracy): 'accurate' (default) or 'fast'
+// (Winograd F(4x4, 3x3) as well: faster 3x3 convolutions, several times the rounding error). The
+// core validates the name.
+export const CONV_OPTION = { name: 'conv', flags: ['--conv'], metavar: 'MODE', default: 'accurate',
+  help: "convolution kernels: 'accurate' (default; float error no worse than onnxruntime's) or 'fast' (Winograd F(4x4,3x3): faster, larger float error)" };
+
 // ptqscope's own options, accepted by every analysis subcommand.
 export const COMMON_OPTIONS = [
   { name: 'json', flags: ['--json'], metavar: 'FILE', help: 'write the result document (docs/result-schema.md) to FILE' },
   { name: 'quiet', flags: ['--quiet'], flag: true, help: 'no progress on stderr' },
   { name: 'workers', flags: ['--workers', '--threads'], type: 'int', parse: parseWorkers, metavar: 'N',
     help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()})` },
+  CONV_OPTION,
 ];
 
 // The core's default of an analysis option (its describe() document) as the original's click option
@@ -51,7 +58,7 @@ export async function openAnalysis(modelPath, dataDir, options) {
   }
   const pool = createPool({ size: options.workers ?? defaultWorkers(), spawn: () => spawnNodeWorker(wasmPath) });
   try {
-    const loaded = await pool.load({ model, files, modelName: modelPath, dataName: dataDir });
+    const loaded = await pool.load({ model, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
     return { pool, ...loaded, modelFile: path.basename(modelPath) };
   } catch (err) {
     pool.close();
