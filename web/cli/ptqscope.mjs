@@ -12,6 +12,7 @@ const COMMANDS = {
   runall: () => import('./commands/runall.mjs'),
   'leave-one-out': () => import('./commands/leave-one-out.mjs'),
   'get-calibration-nodes-stat-info': () => import('./commands/get-calibration-nodes-stat-info.mjs'),
+  'node-errors': () => import('./commands/node-errors.mjs'),
   calibrate: () => import('./commands/calibrate.mjs'),
   run: () => import('./commands/run.mjs'),
 };

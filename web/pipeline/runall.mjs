@@ -56,12 +56,14 @@ export function checkRunallOptions(o) {
 
 // §1.9 get_calibration_by_node from a sensitivity `node` document is not available in the result, so
 // the caller passes `calibrationSetOf(name) -> [calibration node names]` (the CLI builds it from the
-// graph); without it, node names are kept as they are.
+// graph); without it, node names are kept as they are. `hooks.config`: a quantization configuration
+// (docs/config-schema.md) every analysis runs under.
 export async function runAll(pool, userOptions, hooks = {}) {
   const o = { ...DEFAULT_RUNALL_OPTIONS, ...userOptions };
   checkRunallOptions(o);
-  const { signal, onStage, onProgress, onItem, modelFile, calibrationSetOf } = hooks;
-  const run = (analysis, options) => runAnalysis(pool, { analysis, options: withoutNone(options), ...(modelFile ? { model_file: modelFile } : {}) },
+  const { signal, onStage, onProgress, onItem, modelFile, calibrationSetOf, config } = hooks;
+  const run = (analysis, options) => runAnalysis(pool, { analysis, options: withoutNone(options), ...(modelFile ? { model_file: modelFile } : {}),
+    ...(config ? { config } : {}) },
     { signal, onProgress, onItem });
   const docs = {};
   const logs = [];

@@ -84,10 +84,10 @@ TEST(SensitivityAnalysis, Int16InsteadOfSwitchingOff) {
   EXPECT_EQ(r.cumulative[1], f.cosine(f.config(kAll, {"w_HzCalibration", "r_HzCalibration"}), {2}));
   // The configuration behind it: switches as stored, qtype overridden (float32 switches off instead).
   const int w = f.ex.calibration_index("w_HzCalibration");
-  exec::QuantConfig c = analysis::blacklist_config(f.ex, {w}, "int16");
+  exec::QuantConfig c = analysis::blacklist_config(f.ex.stored_config(), {w}, "int16");
   EXPECT_EQ(c.on, f.ex.stored_config().on);
   EXPECT_EQ(c.qtype[static_cast<size_t>(w)], "int16");
-  c = analysis::blacklist_config(f.ex, {w}, "float32");
+  c = analysis::blacklist_config(f.ex.stored_config(), {w}, "float32");
   EXPECT_EQ(c.on[static_cast<size_t>(w)], 0);
   EXPECT_EQ(c.qtype[static_cast<size_t>(w)], "");
   o.qtype = "int7x";

@@ -136,8 +136,8 @@ TEST(ApiRequest, BadRequestsNameTheField) {
       {R"({"options":{}})", "request.analysis is missing (a string such as \"sensitivity\")"},
       {R"({"analysis":"sensitivty"})",
        "request.analysis: unknown analysis 'sensitivty' (known: sensitivity, leave_one_out, acc_error, distribution, "
-       "channelwise, stat_info, sensitivity_analysis)"},
-      {R"({"analysis":"sensitivity","option":{}})", "request.option: unknown field (expected analysis, options, items, model_file)"},
+       "channelwise, stat_info, sensitivity_analysis, what_if, node_errors)"},
+      {R"({"analysis":"sensitivity","option":{}})", "request.option: unknown field (expected analysis, options, items, model_file, config)"},
       {R"({"analysis":"sensitivity","options":{"metric":"mse"}})",
        "options.metric: unknown option of analysis 'sensitivity' (known: node_type, metrics, output_node, data_num, "
        "sample_selection, interested_nodes)"},

@@ -94,10 +94,11 @@ std::vector<FigurePlan> plan_figures(const exec::Executor& ex, const quant::Cali
   const auto quantize = normalised(o.quantize_node);
   const auto non_quantize = normalised(o.non_quantize_node);
   const bool has_weight = contains(flat_q, "weight"), has_activation = contains(flat_q, "activation");
-  const exec::QuantConfig calibrated = ex.stored_config();
+  const exec::QuantConfig calibrated = quantized_config(ex, o.config);
   const Variant both{"weight_activation_calibrated", calibrated};
-  const Variant only_weight{"only_weight_calibrated", whitelist_config(ex, {}, {quant::TensorKind::Weight})};
-  const Variant only_activation{"only_activation_calibrated", whitelist_config(ex, {}, {quant::TensorKind::Feature})};
+  const Variant only_weight{"only_weight_calibrated", whitelist_config(ex, calibrated, {}, {quant::TensorKind::Weight})};
+  const Variant only_activation{"only_activation_calibrated",
+                                whitelist_config(ex, calibrated, {}, {quant::TensorKind::Feature})};
 
   std::vector<FigurePlan> plans;
   if (has_weight && !has_activation) {
@@ -121,7 +122,7 @@ std::vector<FigurePlan> plan_figures(const exec::Executor& ex, const quant::Cali
       note_unknown(ex, rel, names, messages);
       const std::vector<int> set = calibration_set(ex, rel, names);
       plan.variants.push_back({nested ? "partial_qmodel_" + std::to_string(i) : names.at(0),
-                               white ? whitelist_config(ex, set) : blacklist_config(ex, set)});
+                               white ? whitelist_config(ex, calibrated, set) : blacklist_config(calibrated, set)});
     }
     plans.push_back(std::move(plan));
   };

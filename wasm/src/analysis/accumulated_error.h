@@ -47,6 +47,8 @@ struct AccErrorOptions {
   bool average_mode = false;
   // The one sample (§2.3: the original uses the lexicographically last file).
   data::SampleSelection selection = data::SampleSelection::Last;
+  // The quantized model (docs/config-schema.md): a request's configuration; unset = as stored.
+  std::optional<exec::QuantConfig> config;
   // Only these curves: positions among the curves of all figures (figure order, legend order, as
   // acc_error_outline lists them), ascending. Unset = every curve. Each curve is independent work, so a
   // sweep is split by curves (docs/wasm-api.md).

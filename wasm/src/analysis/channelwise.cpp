@@ -173,7 +173,7 @@ ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const qu
   exec::RunRecord base, calibrated;
   if (!keep.empty()) {
     base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
-    calibrated = ex.run_incremental(base, ex.stored_config(), keep);
+    calibrated = ex.run_incremental(base, quantized_config(ex, o.config), keep);
   }
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {

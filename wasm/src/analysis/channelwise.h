@@ -7,6 +7,7 @@
 // (the §6 binning of plot_distribution) for a click-through from a box to its data.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ struct ChannelwiseOptions {
   std::vector<int64_t> channels;
   int bins = 1024;
   data::SampleSelection selection = data::SampleSelection::Last;
+  // The quantized model (docs/config-schema.md): a request's configuration; unset = as stored.
+  std::optional<exec::QuantConfig> config;
   // Called after each name with (done, total); return false to cancel.
   std::function<bool(size_t, size_t)> progress;
 };

@@ -163,8 +163,8 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
         if (v >= 0) keep.push_back(v);
   }
   const exec::RunRecord base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
-  const exec::QuantConfig stored = ex.stored_config();
-  const exec::RunRecord calibrated = ex.run_incremental(base, stored, keep);
+  const exec::QuantConfig quantized = quantized_config(ex, o.config);
+  const exec::RunRecord calibrated = ex.run_incremental(base, quantized, keep);
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {
     const std::string& name = o.nodes[k];
@@ -188,7 +188,12 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
         DistributionPlot p = new_plot(name, "weight", g.value(spec.input_value).name, name + " weight distribution",
                                       "weight_" + file_safe(name) + ".png");
         const Tensor w = g.constant(spec.input_value)->to_float();
-        compare(p, w, quant::fake_quantize(spec, spec.qtype, spec.scales, w, stored.round), o.bins);
+        // The weight under the quantized model's qtype for it (the stored one unless a configuration
+        // overrides it) and its rounding.
+        const std::string& override_qtype = quantized.qtype[static_cast<size_t>(ex.calibration_index(name))];
+        const quant::QType qtype = override_qtype.empty() ? spec.qtype : quant::QType::parse(override_qtype);
+        const std::vector<float> scales = override_qtype.empty() ? spec.scales : quant::derive_scales(spec, qtype);
+        compare(p, w, quant::fake_quantize(spec, qtype, scales, w, quantized.round), o.bins);
         result.plots.push_back(std::move(p));
         break;
       }

@@ -4,6 +4,7 @@
 // the original's buggy helper of §6.3), or of a node's outputs float vs calibrated plus the error.
 // One sample; the calibrated run is an incremental re-run from a keep_all float run.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ struct DistributionOptions {
   std::vector<std::string> nodes;  // names of nodes of the model (validated)
   int bins = 1024;
   data::SampleSelection selection = data::SampleSelection::Last;
+  // The quantized model (docs/config-schema.md): a request's configuration; unset = as stored.
+  std::optional<exec::QuantConfig> config;
   // Called after each name with (done, total); return false to cancel.
   std::function<bool(size_t, size_t)> progress;
 };

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the analyses: resolving names to value ids / calibration sets (§1.9), the
 // variant configurations of §1.8 (white-list / black-list models) and single-sample selection.
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,11 +50,20 @@ inline const Tensor& value_of(const exec::Executor& ex, const exec::RunRecord& r
   return r.values[static_cast<size_t>(id)];
 }
 
+// "The quantized model" of an analysis: the request's configuration (docs/config-schema.md) when one
+// was given, else the model as stored (every calibration node's switch attribute and qtype).
+inline exec::QuantConfig quantized_config(const exec::Executor& ex, const std::optional<exec::QuantConfig>& config) {
+  return config ? *config : ex.stored_config();
+}
+
 // §1.8 white-list model: the float model with `calibrations` and every node of `kinds` switched ON
-// (even nodes stored OFF, as the original does).
-inline exec::QuantConfig whitelist_config(const exec::Executor& ex, const std::vector<int>& calibrations,
+// (even nodes stored OFF, as the original does), each with the qtype and rounding of `quantized`.
+inline exec::QuantConfig whitelist_config(const exec::Executor& ex, const exec::QuantConfig& quantized,
+                                          const std::vector<int>& calibrations,
                                           const std::vector<quant::TensorKind>& kinds = {}) {
   exec::QuantConfig c = ex.uniform_config(false);
+  c.qtype = quantized.qtype;
+  c.round = quantized.round;
   for (int i : calibrations) c.on[static_cast<size_t>(i)] = 1;
   for (size_t i = 0; i < ex.calibrations().size(); ++i)
     for (auto k : kinds)
@@ -61,12 +71,13 @@ inline exec::QuantConfig whitelist_config(const exec::Executor& ex, const std::v
   return c;
 }
 
-// §1.8 black-list model: the model as stored with `calibrations` switched OFF, or, when `qtype` is
-// neither empty nor "float32", kept as stored but re-quantized to `qtype` (e.g. "int16").
-inline exec::QuantConfig blacklist_config(const exec::Executor& ex, const std::vector<int>& calibrations,
+// §1.8 black-list model: `quantized` with `calibrations` switched OFF, or, when `qtype` is neither
+// empty nor "float32", kept as they are but re-quantized to `qtype` (e.g. "int16").
+inline exec::QuantConfig blacklist_config(const exec::QuantConfig& quantized, const std::vector<int>& calibrations,
                                           const std::string& qtype = "") {
-  exec::QuantConfig c = ex.stored_config();
+  exec::QuantConfig c = quantized;
   const bool switch_off = qtype.empty() || qtype == "float32";
+  if (c.qtype.size() < c.on.size()) c.qtype.resize(c.on.size());
   for (int i : calibrations) {
     if (switch_off) c.on[static_cast<size_t>(i)] = 0;
     else c.qtype[static_cast<size_t>(i)] = qtype;

@@ -83,7 +83,8 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   // Per sample: the float reference and the cached base run that variants start from (the
   // executor's run cache serves it again to the next part of a split sweep).
   const exec::QuantConfig float_config = ex.uniform_config(false);
-  const exec::QuantConfig base_config = o.leave_one_out ? ex.stored_config() : float_config;
+  const exec::QuantConfig quantized = quantized_config(ex, o.config);
+  const exec::QuantConfig base_config = o.leave_one_out ? quantized : float_config;
   std::vector<exec::RunRecord> references, bases;
   for (size_t s : sample_ids) {
     exec::RunRecord base = ex.cached_keep_all_run(data.samples()[s], base_config);
@@ -94,8 +95,10 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
 
   for (size_t k = begin; k < end; ++k) {
     const SensitivityItem& item = items[k];
-    exec::QuantConfig config = base_config;
-    for (int c : item.calibrations) config.on[static_cast<size_t>(c)] = o.leave_one_out ? 0 : 1;
+    // Sensitivity: the float model with the item's set ON (qtypes of the quantized model); leave-one-out:
+    // the quantized model with the item's set OFF.
+    const exec::QuantConfig config = o.leave_one_out ? blacklist_config(quantized, item.calibrations)
+                                                     : whitelist_config(ex, quantized, item.calibrations);
     // per metric -> per compared tensor -> per sample
     std::vector<std::vector<std::vector<float>>> values(metrics.size(),
                                                         std::vector<std::vector<float>>(compared.size()));
@@ -122,7 +125,8 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
         const float t = *std::max_element(spec.thresholds.begin(), spec.thresholds.end());
         row.threshold = std::nearbyint(static_cast<double>(t) * 1e5) / 1e5;
       }
-      row.qtype = spec.qtype.name;
+      const std::string& override_qtype = quantized.qtype[static_cast<size_t>(item.calibrations[0])];
+      row.qtype = override_qtype.empty() ? spec.qtype.name : override_qtype;
     }
     if (o.on_row) o.on_row(row);
     result.rows.push_back(std::move(row));

@@ -3,6 +3,7 @@
 // tensors of a variant model against the float model, each variant run incrementally from a cached
 // run of the same sample (only what its changed calibration nodes reach is recomputed).
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct SensitivityOptions {
   std::vector<std::vector<std::string>> interested;
   // Leave-one-out: the calibrated model (as saved) with only the item's calibration set OFF.
   bool leave_one_out = false;
+  // The quantized model (docs/config-schema.md): a request's configuration; unset = as stored.
+  std::optional<exec::QuantConfig> config;
   // Compute only items [item_begin, item_end) of the candidate list (splitting across workers).
   size_t item_begin = 0;
   size_t item_end = static_cast<size_t>(-1);

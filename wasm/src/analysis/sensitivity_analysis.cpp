@@ -62,6 +62,7 @@ SensitivityAnalysisResult sensitivity_analysis(exec::Executor& ex, const quant::
     ranking_options.data_num = o.data_num;
     ranking_options.selection = o.selection;
     ranking_options.progress = o.progress;
+    ranking_options.config = o.config;
     SensitivityResult ranking = get_sensitivity_of_nodes(ex, rel, data, ranking_options);
     result.ranked = true;
     result.ranking = ranking.rows;
@@ -75,26 +76,27 @@ SensitivityAnalysisResult sensitivity_analysis(exec::Executor& ex, const quant::
   }
 
   const std::vector<int> compared = value_ids(ex.graph(), rel.model_outputs());
+  const exec::QuantConfig quantized = quantized_config(ex, o.config);
   std::vector<SampleBases> bases;
   for (size_t s : data.select(o.data_num, o.selection)) {
     result.samples.push_back(data.sample_names()[s]);
     SampleBases b;
     b.float_run = ex.run(data.samples()[s], ex.uniform_config(false), {}, true);
-    b.calibrated_run = ex.run(data.samples()[s], ex.stored_config(), {}, true);
+    b.calibrated_run = ex.run(data.samples()[s], quantized, {}, true);
     bases.push_back(std::move(b));
   }
   auto from_float = [](const SampleBases& b) -> const exec::RunRecord& { return b.float_run; };
   auto from_calibrated = [](const SampleBases& b) -> const exec::RunRecord& { return b.calibrated_run; };
 
   result.x.push_back("none");
-  result.cumulative.push_back(cosine_of(ex, bases, compared, ex.stored_config(), from_calibrated));
+  result.cumulative.push_back(cosine_of(ex, bases, compared, quantized, from_calibrated));
   std::set<int> taken_out;
   for (size_t k = 0; k < nodes.size(); ++k) {
     const std::vector<int> set = calibration_set(ex, rel, {nodes[k]});
     taken_out.insert(set.begin(), set.end());
     result.x.push_back(nodes[k]);
-    result.per_node.push_back(cosine_of(ex, bases, compared, whitelist_config(ex, set), from_float));
-    const exec::QuantConfig cumulative = blacklist_config(ex, {taken_out.begin(), taken_out.end()}, o.qtype);
+    result.per_node.push_back(cosine_of(ex, bases, compared, whitelist_config(ex, quantized, set), from_float));
+    const exec::QuantConfig cumulative = blacklist_config(quantized, {taken_out.begin(), taken_out.end()}, o.qtype);
     result.cumulative.push_back(cosine_of(ex, bases, compared, cumulative, from_calibrated));
     if (o.progress && !o.progress(k + 1, nodes.size())) {
       result.cancelled = true;

@@ -5,6 +5,7 @@
 // the per-node point "float model with only n quantized". Cosine similarity of the model outputs
 // aggregated as §3.3; every variant runs incrementally from keep_all runs of each sample.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct SensitivityAnalysisOptions {
   // What the sensitive nodes become in the cumulative curve: "float32" switches their calibration
   // nodes off (the original); another qtype ("int16") keeps them on with that type.
   std::string qtype = "float32";
+  // The quantized model (docs/config-schema.md): a request's configuration; unset = as stored.
+  std::optional<exec::QuantConfig> config;
   // Called with (done, total): first over the ranking sweep (when it runs), then over the sensitive
   // nodes. Return false to cancel.
   std::function<bool(size_t, size_t)> progress;

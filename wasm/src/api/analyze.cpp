@@ -5,6 +5,7 @@
 #include "api/json.h"
 #include "api/request.h"
 #include "core/error.h"
+#include "quant/config_doc.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
@@ -93,8 +94,13 @@ const data::CalibrationData& require_data(const Context& c) {
   return *c.data;
 }
 
-bool run_sensitivity(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
-  const analysis::SensitivityOptions o = sensitivity_options(r);
+// The request's configuration applied to the model (unset: the model as stored).
+using Quantized = std::optional<exec::QuantConfig>;
+
+bool run_sensitivity(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn,
+                     Sweep& sweep) {
+  analysis::SensitivityOptions o = sensitivity_options(r);
+  o.config = q;
   const std::string section = analysis_name(r.analysis);
   w.key("options").begin_object().key(section);
   schema::write_sensitivity_options(w, o);
@@ -146,8 +152,10 @@ std::function<bool(size_t, size_t)> anonymous_progress(const Events& events) {
   };
 }
 
-bool run_distribution(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
-  const analysis::DistributionOptions o = distribution_options(r);
+bool run_distribution(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn,
+                      Sweep& sweep) {
+  analysis::DistributionOptions o = distribution_options(r);
+  o.config = q;
   w.key("options").begin_object().key("distribution");
   schema::write_distribution_options(w, o);
   w.end_object();
@@ -161,8 +169,10 @@ bool run_distribution(const Context& c, const Request& r, JsonWriter& w, const E
   return result.cancelled;
 }
 
-bool run_channelwise(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
-  const analysis::ChannelwiseOptions o = channelwise_options(r);
+bool run_channelwise(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn,
+                     Sweep& sweep) {
+  analysis::ChannelwiseOptions o = channelwise_options(r);
+  o.config = q;
   w.key("options").begin_object().key("channelwise");
   schema::write_channelwise_options(w, o);
   w.end_object();
@@ -202,8 +212,10 @@ void rekey_acc_error(Json& section, const analysis::AccErrorResult& result, cons
     for (Json& key : figure.find("curves")->items()) key = Json::string(positional.at(k++));
 }
 
-bool run_acc_error(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn, Sweep& sweep) {
-  const analysis::AccErrorOptions o = acc_error_options(r);
+bool run_acc_error(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn,
+                   Sweep& sweep) {
+  analysis::AccErrorOptions o = acc_error_options(r);
+  o.config = q;
   w.key("options").begin_object().key("acc_error");
   schema::write_acc_error_options(w, o);
   w.end_object();
@@ -250,8 +262,10 @@ bool run_stat_info(const Context& c, const Request& r, JsonWriter& w, const Even
   return result.cancelled;
 }
 
-bool run_sensitivity_analysis(const Context& c, const Request& r, JsonWriter& w, const EventFn& fn) {
+bool run_sensitivity_analysis(const Context& c, const Request& r, const Quantized& q, JsonWriter& w,
+                              const EventFn& fn) {
   analysis::SensitivityAnalysisOptions o = sensitivity_analysis_options(r);
+  o.config = q;
   w.key("options").begin_object().key("sensitivity_analysis");
   schema::write_sensitivity_analysis_options(w, o);
   w.end_object();
@@ -260,6 +274,43 @@ bool run_sensitivity_analysis(const Context& c, const Request& r, JsonWriter& w,
   const analysis::SensitivityAnalysisResult result =
       analysis::sensitivity_analysis(c.executor, c.relations, require_data(c), o);
   schema::write_sensitivity_analysis_section(w, result);
+  return result.cancelled;
+}
+
+// One event per sample (what_if) or per node (node_errors: item = the node, row = {own, accumulated}).
+bool run_what_if(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn) {
+  analysis::WhatIfOptions o = what_if_options(r);
+  o.config = q;
+  w.key("options").begin_object().key("what_if");
+  schema::write_what_if_options(w, o);
+  w.end_object();
+  const data::CalibrationData& data = require_data(c);
+  const Events events(fn, "what_if", "what_if");
+  const std::vector<size_t> samples = data.select(o.data_num, o.selection);
+  if (events.enabled())
+    o.progress = [&](size_t done, size_t total) {
+      events.emit(data.sample_names().at(samples.at(done - 1)), static_cast<int64_t>(done - 1), {}, done, total);
+      return true;
+    };
+  const analysis::WhatIfResult result = analysis::what_if(c.executor, c.relations, data, o);
+  schema::write_what_if_section(w, result);
+  return result.cancelled;
+}
+
+bool run_node_errors(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn) {
+  analysis::NodeErrorsOptions o = node_errors_options(r);
+  o.config = q;
+  w.key("options").begin_object().key("node_errors");
+  schema::write_node_errors_options(w, o);
+  w.end_object();
+  const Events events(fn, "node_errors", "node_errors");
+  if (events.enabled())
+    o.progress = [&](size_t done, size_t total) {
+      events.emit(c.relations.normal_nodes().at(done - 1).first, static_cast<int64_t>(done - 1), {}, done, total);
+      return true;
+    };
+  const analysis::NodeErrorsResult result = analysis::node_errors(c.executor, c.relations, require_data(c), o);
+  schema::write_node_errors_section(w, result);
   return result.cancelled;
 }
 
@@ -279,16 +330,28 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   JsonWriter w;
   w.begin_object();
   schema::write_header(w, c.executor, r.model_file);
+  // A configuration is resolved against the model before anything runs (names checked), and the result
+  // records it in full; without one the document is what it always was.
+  Quantized q;
+  if (r.config) {
+    quant::ResolvedConfig resolved = quant::apply_config(c.executor, c.relations, *r.config);
+    if (resolved.model.empty()) resolved.model = r.model_file;
+    w.key("config");
+    quant::write_config_document(w, c.executor, resolved);
+    q = resolved.config;
+  }
   Sweep sweep;
   bool cancelled = false;
   switch (r.analysis) {
     case Analysis::Sensitivity:
-    case Analysis::LeaveOneOut: cancelled = run_sensitivity(c, r, w, on_event, sweep); break;
-    case Analysis::Distribution: cancelled = run_distribution(c, r, w, on_event, sweep); break;
-    case Analysis::Channelwise: cancelled = run_channelwise(c, r, w, on_event, sweep); break;
-    case Analysis::AccError: cancelled = run_acc_error(c, r, w, on_event, sweep); break;
+    case Analysis::LeaveOneOut: cancelled = run_sensitivity(c, r, q, w, on_event, sweep); break;
+    case Analysis::Distribution: cancelled = run_distribution(c, r, q, w, on_event, sweep); break;
+    case Analysis::Channelwise: cancelled = run_channelwise(c, r, q, w, on_event, sweep); break;
+    case Analysis::AccError: cancelled = run_acc_error(c, r, q, w, on_event, sweep); break;
     case Analysis::StatInfo: cancelled = run_stat_info(c, r, w, on_event); break;
-    case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, w, on_event); break;
+    case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, q, w, on_event); break;
+    case Analysis::WhatIf: cancelled = run_what_if(c, r, q, w, on_event); break;
+    case Analysis::NodeErrors: cancelled = run_node_errors(c, r, q, w, on_event); break;
   }
   if (is_splittable(r.analysis)) write_sweep(w, r, sweep);
   const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -296,6 +359,11 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   w.key("timings_ms").begin_object().field(analysis_name(r.analysis), elapsed).end_object();
   w.end_object();
   return w.str();
+}
+
+std::string resolve_config(const Context& c, const std::string& config_json) {
+  const quant::ConfigDocument doc = quant::parse_config_document_text(config_json, "config");
+  return quant::config_document_json(c.executor, quant::apply_config(c.executor, c.relations, doc));
 }
 
 std::string list_items(const Context& c, const std::string& request_json) {

@@ -25,6 +25,10 @@ std::string analyze(const Context& context, const std::string& request_json, con
 // JSON array of the sweep's item names in run order ([] for analyses that are not split).
 std::string list_items(const Context& context, const std::string& request_json);
 
+// A configuration document (docs/config-schema.md) checked against the model and written back resolved:
+// its intents and every calibration node's state. Errors name the field ("config.intents[0].node: ...").
+std::string resolve_config(const Context& context, const std::string& config_json);
+
 // Merges partial result documents of one request (a JSON array of documents) into one.
 std::string merge_results(const std::string& results_json_array);
 

@@ -4,9 +4,11 @@
 #include "analysis/channelwise.h"
 #include "analysis/distribution.h"
 #include "analysis/metrics.h"
+#include "analysis/node_errors.h"
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
+#include "analysis/what_if.h"
 #include "core/error.h"
 #include "schema/result_json.h"
 
@@ -86,6 +88,8 @@ std::vector<AnalysisSpec> build() {
   const analysis::DistributionOptions dist;
   const analysis::ChannelwiseOptions cw;
   const analysis::SensitivityAnalysisOptions sa;
+  const analysis::WhatIfOptions wi;
+  const analysis::NodeErrorsOptions ne;
   OptionSpec axis{"axis", T::kInteger, Json::null(), {}, "channel axis (null = the node's axis for weights, 1 for activations)"};
   axis.min = integer(-64);
   OptionSpec outlier_cap{"outlier_cap", T::kInteger, integer(static_cast<int64_t>(cw.outlier_cap)), {},
@@ -119,6 +123,12 @@ std::vector<AnalysisSpec> build() {
         sample_selection(sa.selection, true),
         {"sensitive_nodes", T::kStrings, Json::null(), {}, "the sensitive nodes (empty = ranked by node sensitivity and picked)"},
         {"qtype", T::kString, Json::string(sa.qtype), {}, "what the sensitive nodes become: float32 (not quantized) or e.g. int16"}}},
+      {Analysis::WhatIf, "what_if", "what_if", false, false, "", "",
+       {data_num(wi.data_num), sample_selection(wi.selection, true),
+        {"metric", T::kString, Json::string(wi.metric), metric_names(), "metric of the per-node error layer (the outputs get all five)"}}},
+      {Analysis::NodeErrors, "node_errors", "node_errors", false, false, "", "",
+       {data_num(ne.data_num), sample_selection(ne.selection, true),
+        {"metric", T::kString, Json::string(ne.metric), metric_names(), "metric of the own and accumulated errors"}}},
   };
 }
 

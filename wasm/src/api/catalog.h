@@ -18,7 +18,9 @@ namespace ptq::api {
 inline constexpr const char* kToolName = "ptqscope";
 inline constexpr const char* kToolVersion = "0.1.0";  // package.json's version (a test compares them)
 
-enum class Analysis { Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis };
+enum class Analysis {
+  Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis, WhatIf, NodeErrors
+};
 
 // The JSON types of option values (the "type" of an option in describe()).
 namespace option_type {

@@ -208,8 +208,8 @@ Request parse_request(const std::string& text) {
   const Json doc = Json::parse(text, "request");
   check(doc.is_object(), "request must be a JSON object {\"analysis\", \"options\", \"items\"?}, got " + kind_name(doc));
   for (const auto& [key, value] : doc.members())
-    check(key == "analysis" || key == "options" || key == "items" || key == "model_file",
-          "request." + key + ": unknown field (expected analysis, options, items, model_file)");
+    check(key == "analysis" || key == "options" || key == "items" || key == "model_file" || key == "config",
+          "request." + key + ": unknown field (expected analysis, options, items, model_file, config)");
   Request r;
   const Json* analysis = doc.find("analysis");
   check(analysis && analysis->is_string(), "request.analysis is missing (a string such as \"sensitivity\")");
@@ -231,6 +231,8 @@ Request parse_request(const std::string& text) {
     check(file->is_string(), "request.model_file must be a string");
     r.model_file = file->as_string();
   }
+  if (const Json* config = doc.find("config"); config && !config->is_null())
+    r.config = quant::parse_config_document(*config, "config");
   Options o(r);  // rejects unknown options before anything runs
   return r;
 }
@@ -303,6 +305,31 @@ analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request&
   s.sensitive_nodes = o.names("sensitive_nodes");
   s.qtype = o.string("qtype");
   return s;
+}
+
+namespace {
+
+// data_num (null or 0 = all), sample_selection, metric (one of the metrics).
+template <class T>
+T sampled_metric_options(const Request& r) {
+  const Options o(r);
+  T t;
+  t.data_num = static_cast<size_t>(o.integer("data_num").value_or(0));
+  t.selection = o.selection();
+  t.metric = o.string("metric");
+  std::vector<std::string> known;
+  for (const auto& m : metric_specs()) known.push_back(m.name);
+  check(std::find(known.begin(), known.end(), t.metric) != known.end(),
+        "options.metric: unknown metric '" + t.metric + "' (known: " + joined(known) + ")");
+  return t;
+}
+
+}  // namespace
+
+analysis::WhatIfOptions what_if_options(const Request& r) { return sampled_metric_options<analysis::WhatIfOptions>(r); }
+
+analysis::NodeErrorsOptions node_errors_options(const Request& r) {
+  return sampled_metric_options<analysis::NodeErrorsOptions>(r);
 }
 
 std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all) {

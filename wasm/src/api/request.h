@@ -3,6 +3,7 @@
 // {"analysis", "options", "items"?, "model_file"?} turned into the analyses' option structs. The
 // analyses, their option names and defaults are those of the catalog (api/catalog.h). Unknown
 // fields, options and analysis names are rejected with a message naming them.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,11 @@
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
+#include "analysis/node_errors.h"
+#include "analysis/what_if.h"
 #include "api/catalog.h"
 #include "api/json.h"
+#include "quant/config_doc.h"
 
 namespace ptq::api {
 
@@ -36,6 +40,9 @@ struct Request {
   Json options = Json::object();
   ItemsSpec items;
   std::string model_file = "model.onnx";
+  // "config": the quantization configuration the analysis runs under (docs/config-schema.md), read
+  // and checked for types here; applied to the model (names resolved) by analyze.
+  std::optional<quant::ConfigDocument> config;
 };
 
 Request parse_request(const std::string& text);
@@ -48,6 +55,8 @@ analysis::DistributionOptions distribution_options(const Request& request);
 analysis::ChannelwiseOptions channelwise_options(const Request& request);
 analysis::StatInfoOptions stat_info_options(const Request& request);
 analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request& request);
+analysis::WhatIfOptions what_if_options(const Request& request);
+analysis::NodeErrorsOptions node_errors_options(const Request& request);
 
 // Positions (ascending, unique) of the requested items among `all` (the full sweep, run order).
 std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all);

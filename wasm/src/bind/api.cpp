@@ -406,6 +406,14 @@ class Session {
     });
   }
 
+  // docs/config-schema.md: the document checked against the model, returned with every calibration node.
+  std::string resolve_config(const std::string& config) {
+    return guarded([&] {
+      require_model();
+      return api::resolve_config(context(), config);
+    });
+  }
+
   std::string graph_json() {
     return guarded([&] {
       require_model();
@@ -508,6 +516,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("analyze", &Session::analyze)
       .function("analyze", &Session::analyze_with_events)
       .function("listItems", &Session::list_items)
+      .function("resolveConfig", &Session::resolve_config)
       .function("graphJson", &Session::graph_json)
       .function("describe", &Session::describe);
   emscripten::function("describe", &describe);

@@ -184,6 +184,38 @@ RunRecord Executor::cached_keep_all_run(const std::vector<Tensor>& inputs, const
   return record;
 }
 
+RunRecord Executor::cached_keep_all_run_nearest(const std::vector<Tensor>& inputs, const QuantConfig& config,
+                                                RunStats* stats) {
+  check_config(config);
+  if (const RunRecord* cached = run_cache_.find(inputs, config)) {
+    if (stats) stats->nodes_skipped += static_cast<int64_t>(graph().nodes.size());
+    return *cached;
+  }
+  const RunRecord* nearest = run_cache_.nearest(inputs, [&](const QuantConfig& c) {
+    size_t distance = 0;
+    for (size_t i = 0; i < calibrations_.size(); ++i)
+      distance += calibration_state_key(c, i) != calibration_state_key(config, i) ? 1 : 0;
+    return distance;
+  });
+  if (!nearest) {
+    RunRecord record = run(inputs, config, {}, true, stats);
+    run_cache_.insert(inputs, config, record);
+    return record;
+  }
+  const RunRecord base = *nearest;  // the cache may drop it while the new record is inserted
+  // Every tensor the nearest record holds (graph inputs included), shared where unchanged.
+  std::vector<int> keep;
+  for (size_t v = 0; v < base.values.size(); ++v)
+    if (base.values[v].defined()) keep.push_back(static_cast<int>(v));
+  RunRecord record = run_incremental(base, config, keep, stats);
+  size_t added = 0;  // the tensors it shares with its base are counted there
+  for (size_t v = 0; v < record.values.size(); ++v)
+    if (record.values[v].defined() && !(base.values[v].defined() && base.values[v].same_view_as(record.values[v])))
+      added += record.values[v].nbytes();
+  run_cache_.insert(inputs, config, record, added);
+  return record;
+}
+
 RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep,
                         bool keep_all, RunStats* stats) {
   const ir::Graph& g = graph();
@@ -277,13 +309,39 @@ void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tens
 
 RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                                     RunStats* stats) {
+  return incremental(base, config, keep, true, stats);
+}
+
+RunRecord Executor::run_incremental_values(const RunRecord& base, const QuantConfig& config,
+                                           const std::vector<int>& values, RunStats* stats) {
+  return incremental(base, config, values, false, stats);
+}
+
+RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
+                                bool with_outputs, RunStats* stats) {
   const ir::Graph& g = graph();
   check_config(config);
   check(base.values.size() == g.values.size(), "incremental run: the base record belongs to another model");
   std::vector<Tensor> changed(g.values.size());  // defined = differs from base
   std::vector<uint8_t> wanted(g.values.size(), 0);
   for (int v : keep) wanted.at(static_cast<size_t>(v)) = 1;
-  for (int v : g.outputs) wanted[static_cast<size_t>(v)] = 1;
+  if (with_outputs)
+    for (int v : g.outputs) wanted[static_cast<size_t>(v)] = 1;
+  // Without the graph outputs, only the producers of the wanted values (transitively) need to run.
+  std::vector<uint8_t> needed;
+  if (!with_outputs) {
+    needed.assign(g.nodes.size(), 0);
+    std::vector<int> stack(keep.begin(), keep.end());
+    while (!stack.empty()) {
+      const int v = stack.back();
+      stack.pop_back();
+      const int p = g.value(v).producer;
+      if (p < 0 || needed[static_cast<size_t>(p)]) continue;
+      needed[static_cast<size_t>(p)] = 1;
+      for (int in : g.node(p).inputs)
+        if (in >= 0) stack.push_back(in);
+    }
+  }
 
   std::vector<Tensor> recomputed(g.values.size());  // base tensors evicted under the keep_all budget
   // The base's tensor if it is still held (nullptr when evicted and not yet recomputed).
@@ -313,7 +371,7 @@ RunRecord Executor::run_incremental(const RunRecord& base, const QuantConfig& co
   NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
-    if (is_constant_op(node)) continue;
+    if (is_constant_op(node) || (!needed.empty() && !needed[i])) continue;
     bool dirty = false;
     for (int in : node.inputs) dirty = dirty || (in >= 0 && changed[static_cast<size_t>(in)].defined());
     const int ci = node_calibration_[i];

@@ -49,8 +49,15 @@ class Executor {
                 bool keep_all = false, RunStats* stats = nullptr);
 
   // A keep_all run of `inputs` under `config`, reused while the run cache (RunCache) holds it:
-  // records are held up to the run cache budget, oldest dropped first; 0 disables the cache.
+  // records are held up to the run cache budget, the least recently used dropped first; 0 disables
+  // the cache.
   RunRecord cached_keep_all_run(const std::vector<Tensor>& inputs, const QuantConfig& config);
+  // The same, but on a miss the record is derived from the cached record of the same inputs whose
+  // configuration differs in the fewest calibration nodes (run_incremental keeping every tensor, so
+  // only what the differing calibration nodes reach is recomputed); a full keep_all run when no record
+  // of these inputs is cached. What-if toggles: each configuration is one change away from the last.
+  RunRecord cached_keep_all_run_nearest(const std::vector<Tensor>& inputs, const QuantConfig& config,
+                                        RunStats* stats = nullptr);
   void set_run_cache_budget(size_t bytes) { run_cache_.set_budget(bytes); }
   void clear_run_cache() { run_cache_.clear(); }
   size_t run_cache_hits() const { return run_cache_.hits(); }
@@ -61,6 +68,10 @@ class Executor {
   // (graph outputs + keep), each either recomputed or shared with `base`.
   RunRecord run_incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                             RunStats* stats = nullptr);
+  // Like run_incremental, but returns only `values` (graph outputs are not added) and runs only the
+  // nodes they depend on: e.g. one node's output with its own inputs quantized, without its cone.
+  RunRecord run_incremental_values(const RunRecord& base, const QuantConfig& config, const std::vector<int>& values,
+                                   RunStats* stats = nullptr);
 
   // Profiling hook (ptq_bench --profile, Session.profile): called after every executed node with its
   // wall time. ScopedNodeTimer installs one for a scope and removes it on exit, exceptions included.
@@ -104,6 +115,8 @@ class Executor {
   // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
   // tensors that `base` or `cache` still hold.
   void recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats);
+  RunRecord incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep, bool with_outputs,
+                        RunStats* stats);
   void check_config(const QuantConfig& config) const;
 
   ir::Model model_;

@@ -24,17 +24,39 @@ size_t record_bytes(const RunRecord& r) {
 }  // namespace
 
 const RunRecord* RunCache::find(const std::vector<Tensor>& inputs, const QuantConfig& config) {
-  for (const Entry& e : entries_) {
-    if (same_tensors(e.inputs, inputs) && same_config(e.config, config)) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (same_tensors(it->inputs, inputs) && same_config(it->config, config)) {
       ++hits_;
-      return &e.record;
+      Entry hit = std::move(*it);
+      entries_.erase(it);
+      entries_.push_back(std::move(hit));
+      return &entries_.back().record;
     }
   }
   return nullptr;
 }
 
+const RunRecord* RunCache::nearest(const std::vector<Tensor>& inputs,
+                                   const std::function<size_t(const QuantConfig&)>& distance) const {
+  const RunRecord* best = nullptr;
+  size_t best_distance = 0;
+  for (const Entry& e : entries_) {
+    if (!same_tensors(e.inputs, inputs)) continue;
+    const size_t d = distance(e.config);
+    if (!best || d < best_distance) {
+      best = &e.record;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
 void RunCache::insert(const std::vector<Tensor>& inputs, const QuantConfig& config, const RunRecord& record) {
-  const size_t bytes = record_bytes(record);
+  insert(inputs, config, record, record_bytes(record));
+}
+
+void RunCache::insert(const std::vector<Tensor>& inputs, const QuantConfig& config, const RunRecord& record,
+                      size_t bytes) {
   if (bytes > budget_) return;
   trim(bytes);
   entries_.push_back({inputs, config, record, bytes});

@@ -349,6 +349,45 @@ void write_sensitivity_analysis_section(JsonWriter& w, const analysis::Sensitivi
   w.key("sensitivity_analysis_messages").string_array(r.messages);
 }
 
+void write_what_if_section(JsonWriter& w, const analysis::WhatIfResult& r) {
+  const auto& metrics = analysis::all_metrics();
+  auto metric_object = [&](const std::vector<float>& values) {
+    w.begin_object();
+    for (size_t m = 0; m < metrics.size(); ++m) w.key(analysis::metric_name(metrics[m])).value_float32(values[m]);
+    w.end_object();
+  };
+  w.key("what_if").begin_object().key("outputs").begin_object();
+  for (size_t t = 0; t < r.outputs.size(); ++t) {
+    w.key(r.outputs[t]);
+    metric_object(r.output_metrics[t]);
+  }
+  w.end_object().key("output_order").string_array(r.outputs).key("mean");
+  metric_object(r.mean);
+  w.field("metric", r.metric).key("nodes").begin_object();
+  for (size_t n = 0; n < r.nodes.size(); ++n) w.key(r.nodes[n]).value_float32(r.node_values[n]);
+  w.end_object().key("order").string_array(r.nodes).key("samples").string_array(r.samples);
+  w.field("executed_nodes", r.nodes_executed).field("graph_nodes", r.node_count).end_object();
+}
+
+void write_node_errors_section(JsonWriter& w, const analysis::NodeErrorsResult& r) {
+  w.key("node_errors").begin_object().field("metric", r.metric).key("nodes").begin_object();
+  for (size_t n = 0; n < r.nodes.size(); ++n) {
+    w.key(r.nodes[n]).begin_object().key("own").value_float32(r.own[n]);
+    w.key("accumulated").value_float32(r.accumulated[n]).end_object();
+  }
+  w.end_object().key("order").string_array(r.nodes).key("samples").string_array(r.samples).end_object();
+}
+
+void write_what_if_options(JsonWriter& w, const analysis::WhatIfOptions& o) {
+  w.begin_object().field("data_num", o.data_num).field("sample_selection", selection_name(o.selection));
+  w.field("metric", o.metric).end_object();
+}
+
+void write_node_errors_options(JsonWriter& w, const analysis::NodeErrorsOptions& o) {
+  w.begin_object().field("data_num", o.data_num).field("sample_selection", selection_name(o.selection));
+  w.field("metric", o.metric).end_object();
+}
+
 void write_acc_error_options(JsonWriter& w, const analysis::AccErrorOptions& o) {
   w.begin_object().key("quantize_node");
   write_node_argument(w, o.quantize_node);

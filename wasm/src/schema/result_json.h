@@ -9,6 +9,8 @@
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
+#include "analysis/node_errors.h"
+#include "analysis/what_if.h"
 #include "exec/executor.h"
 #include "schema/json_writer.h"
 
@@ -51,6 +53,11 @@ void write_stat_info_section(JsonWriter& w, const analysis::StatInfoResult& resu
 // "sensitivity_analysis", "sensitivity_analysis_samples", "sensitivity_analysis_messages".
 void write_sensitivity_analysis_section(JsonWriter& w, const analysis::SensitivityAnalysisResult& result);
 
+// "what_if": {"outputs", "output_order", "mean", "metric", "nodes", "order", "samples", "executed_nodes", "graph_nodes"}.
+void write_what_if_section(JsonWriter& w, const analysis::WhatIfResult& result);
+// "node_errors": {"metric", "nodes": {"<node>": {"own", "accumulated"}}, "order", "samples"}.
+void write_node_errors_section(JsonWriter& w, const analysis::NodeErrorsResult& result);
+
 // Keys of the distribution plots: the requested name, or "<name>:<tensor>" for a node with several
 // plotted outputs (in plot order).
 std::vector<std::string> distribution_keys(const analysis::DistributionResult& result);
@@ -63,6 +70,8 @@ void write_distribution_options(JsonWriter& w, const analysis::DistributionOptio
 void write_channelwise_options(JsonWriter& w, const analysis::ChannelwiseOptions& options);
 void write_stat_info_options(JsonWriter& w, const analysis::StatInfoOptions& options);
 void write_sensitivity_analysis_options(JsonWriter& w, const analysis::SensitivityAnalysisOptions& options);
+void write_what_if_options(JsonWriter& w, const analysis::WhatIfOptions& options);
+void write_node_errors_options(JsonWriter& w, const analysis::NodeErrorsOptions& options);
 
 std::string selection_name(data::SampleSelection selection);  // "last" | "first" | "all"
 

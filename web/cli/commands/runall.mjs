@@ -69,6 +69,7 @@ export async function main(argv, { log = console.log } = {}) {
     const graph = o.node_type === 'node' ? JSON.parse((await ctx.pool.request({ type: 'graph' })).json) : null;
     const out = await runAll(ctx.pool, o, {
       modelFile: ctx.modelFile,
+      config: ctx.config,
       calibrationSetOf: graph ? calibrationSetResolver(graph) : undefined,
       onStage: (stage, t) => progress.stage(STAGE_LABELS[stage](t)),
       onProgress: (done, total, eta) => progress.update(done, total, eta),

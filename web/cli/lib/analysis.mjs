@@ -36,7 +36,29 @@ export const COMMON_OPTIONS = [
   { name: 'workers', flags: ['--workers', '--threads'], type: 'int', parse: parseWorkers, metavar: 'N',
     help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()})` },
   CONV_OPTION,
+  { name: 'config', flags: ['--config'], metavar: 'FILE',
+    help: 'run under this quantization configuration (docs/config-schema.md) instead of the model as calibrated' },
 ];
+
+// The --config document (docs/config-schema.md), read as JSON; the core checks it against the model.
+export function readConfigFile(file) {
+  let text;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${file}: cannot read the configuration: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${file}: not a JSON document: ${err.message}`);
+  }
+}
+
+// The request fields every analysis of one command shares: the model's file name and the configuration.
+export function requestBase(ctx) {
+  return { model_file: ctx.modelFile, ...(ctx.config ? { config: ctx.config } : {}) };
+}
 
 // The core's default of an analysis option (its describe() document) as the original's click option
 // holds it: a list of one name (metrics) is that name, as click's default string "cosine-similarity".
@@ -69,7 +91,7 @@ export async function openAnalysis(modelPath, dataDir, options) {
 // Runs one request with a progress bar; returns the result document.
 export async function runWithProgress(ctx, analysis, options, { progress, label }) {
   progress.stage(label);
-  const doc = await runAnalysis(ctx.pool, { analysis, options: withoutNone(options), model_file: ctx.modelFile }, {
+  const doc = await runAnalysis(ctx.pool, { analysis, options: withoutNone(options), ...requestBase(ctx) }, {
     onProgress: (done, total, eta) => progress.update(done, total, eta),
   });
   progress.end();
@@ -84,12 +106,17 @@ export function writeJson(file, doc) {
 // The common skeleton of an analysis subcommand: parse, open, run `body(ctx)` -> document, --json.
 export async function analysisMain(opts, positionals, body) {
   const [modelPath, dataDir] = positionals;
+  const config = opts.config ? readConfigFile(opts.config) : null;
   const progress = createProgress({ quiet: opts.quiet });
   const ctx = await openAnalysis(modelPath, dataDir, opts);
   try {
-    const doc = await body({ ...ctx, progress });
+    const doc = await body({ ...ctx, progress, config });
     if (opts.json) writeJson(opts.json, doc);
     return doc;
+  } catch (err) {
+    // The core names the configuration's field ("config.intents[0].node: ..."); say which file it is.
+    if (config && err?.name === 'PtqError' && /^config[. ]/.test(err.message)) err.message = `${opts.config}: ${err.message}`;
+    throw err;
   } finally {
     ctx.pool.close();
   }

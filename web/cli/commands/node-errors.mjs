@@ -1,0 +1,45 @@
+// `ptqscope node-errors MODEL_OR_FILE CALIBRATED_DATA [--metric M] [-d DATA_NUM] [--sample_selection S]
+// [--config FILE] [-v BOOL] [--json FILE]` — ours: for every node with calibrated inputs (graph order),
+// its own error (only its calibration nodes quantized, as the configuration has them) and its
+// accumulated error (the whole configuration, default: as calibrated), both at its output against the
+// float model (docs/config-schema.md). The numbers are in the `node_errors` section of --json; `-v True`
+// prints them as a table.
+import { parseClick, clickUsage } from '../lib/click.mjs';
+import { COMMON_OPTIONS, analysisMain, runWithProgress } from '../lib/analysis.mjs';
+import { formatInfoTable } from '../../pipeline/tables.mjs';
+import { pyFloatRepr, pyRound } from '../../pipeline/pyformat.mjs';
+import { toNumber } from '../../pipeline/result.mjs';
+
+// Options left unset take the core's defaults (the request parser's).
+export const SPEC = {
+  positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
+  options: [
+    { name: 'metric', flags: ['-m', '--metric'], default: null, help: 'metric: cosine-similarity, mse, mre, sqnr or chebyshev' },
+    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: null, help: 'number of samples (0: all)' },
+    { name: 'sample_selection', flags: ['--sample_selection'], choices: ['last', 'first', 'all'], default: null,
+      help: 'which data_num samples: the last (in file-name order), the first, or all' },
+    { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the table' },
+    ...COMMON_OPTIONS,
+  ],
+};
+
+export const summary = "each node's own and accumulated quantization error at its output (ptqscope)";
+export const usage = clickUsage('node-errors', SPEC, summary);
+
+const cell = (v) => pyFloatRepr(pyRound(toNumber(v), 5));
+
+export async function main(argv, { log = console.log } = {}) {
+  const { options: o, positionals } = parseClick(argv, SPEC);
+  await analysisMain(o, positionals, async (ctx) => {
+    const doc = await runWithProgress(ctx, 'node_errors', { metric: o.metric, data_num: o.data_num, sample_selection: o.sample_selection }, {
+      progress: ctx.progress, label: 'Start calculating node errors...',
+    });
+    if (o.verbose) {
+      const { nodes, order, metric } = doc.node_errors;
+      log(formatInfoTable({ title: `node errors (${metric})`, keyHeader: 'node', columns: ['own', 'accumulated'],
+        rows: order.map((n) => [n, [cell(nodes[n].own), cell(nodes[n].accumulated)]]) }));
+    }
+    return doc;
+  });
+  return 0;
+}
