@@ -1,46 +1,46 @@
 // (c) Fake-quant conformance: every calibrated fixture (HzCalibration nodes, made by ptq_calibrate)
-// run by our wasm executor as stored (calibration nodes ON) vs onnxruntime-node running the same graph
+// run by our wasm executor as stored (calibration nodes ON) vs onnxruntime running the same graph
 // with each HzCalibration rewritten as QuantizeLinear -> DequantizeLinear (quant/hz_to_qdq.h, the
 // manifest's `qdq_model`).
 //
 // Our executor on the QDQ model (our QuantizeLinear/DequantizeLinear kernels) must equal our executor
 // on the calibrated model bit for bit: that pins the rewrite's semantics exactly. Against
-// onnxruntime, both sides compute round_half_even(x / s) in float32, so differences come only from
+// onnxruntime, every engine computes round_half_even(x / s) in float32, so differences come only from
 // float summation order in Conv/Gemm/..., which can move a value across a rounding boundary of the
-// next quantizer (a one-step "flip"); flips propagate and accumulate with depth (the fixtures are
-// random-weight networks with a quantizer on nearly every activation). Hence:
-//  - the first quantized layer (first node fed by calibration nodes, before any further
-//    quantization) within relError 1e-5 (helpers.mjs: max|a-b| / max|b|);
-//  - the next LAYERS-1 layers: at most FLIP_FRACTION of the elements off by more than 1e-4 of the
-//    tensor's largest magnitude (measured: <= 0.24 %);
-//  - graph outputs within OUTPUT_LIMITS[model], set at ~2-5x the values measured on the first two
-//    samples (noted beside each). For the detection heads the max error is dominated by a few
-//    saturated elements (PP-OCR's sigmoid map: 0 vs 1 for 0.7 % of pixels), so they bound the
-//    fraction of elements off by more than 10 % of the output's range instead.
-// onnxruntime runs with graph optimisations disabled: its QDQ fusions (QLinearConv...) would compute
-// in integers with a different requantisation, which is not the model's ONNX semantics.
-// PTQ_REPORT=1 prints the per-layer numbers.
+// next quantizer (a one-step "flip"); flips propagate and accumulate with depth. How far two valid
+// evaluations drift apart that way is measured, not assumed: onnxruntime's own spread is the largest
+// distance between any two of its evaluations of the QDQ model: onnxruntime-node and
+// onnxruntime-web (wasm backend), each with graph optimisations off and at level 'basic' (constant
+// folding, QDQ propagation: float semantics kept); per fixture, over the compared samples, for each
+// of the first LAYERS quantized layers and the graph outputs, by relError (helpers.mjs:
+// max|a-b| / max|b|) and by the fraction of elements off by more than 1e-4 and by more than 10 % of
+// the tensor's largest magnitude. Ours against the reference (onnxruntime-node, optimisations off)
+// must stay within that spread: for the graph outputs on all three measures, for the first layers
+// on the fractions of elements off (how many rounding decisions differ; a layer's relError is the
+// size of the one step that flipped, which depends only on which element it was). relErrors are
+// compared above FLOAT_NOISE: below it two evaluations differ only by float rounding (a flip moves a
+// value by a whole quantization step, at least 1/32767 of the range even in int16).
+// KNOWN_GAPS: fixtures where ours is measured outside the spread, with the factor allowed and why.
+// Level 'extended' and above are not a valid evaluation here: their QDQ fusions (QLinearConv...)
+// compute in integers with another requantisation, which is not the model's ONNX semantics.
+// PTQ_REPORT=1 prints the per-fixture spread and our distance.
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import * as ortWeb from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, samplesOf } from './helpers.mjs';
 
-const TIGHT = 1e-5;
-const FLIP_FRACTION = 0.01;
 const LAYERS = 4; // first quantized layers compared element-wise
-const MAX_SAMPLES = 2;
-const OUTPUT_LIMITS = {
-  digits_cnn_calibrated: { relError: TIGHT }, // measured 1.6e-7
-  digits_cnn_int16_calibrated: { relError: TIGHT }, // int16 activation + per-axis int16 weights (opset 21 QDQ)
-  blazeface_128_calibrated: { relError: 1e-3 }, // 2.6e-7 (no flips on these samples)
-  shufflenet_v2_x1_0_calibrated: { relError: 1e-3 }, // 5.1e-7 (no flips on these samples)
-  resnet18_calibrated: { relError: 0.05 }, // 2.0e-2
-  mobilenet_v2_calibrated: { relError: 0.15 }, // 5.0e-2
-  mobilenet_v3_small_calibrated: { relError: 0.25 }, // 9.3e-2
-  yolov8n_like_calibrated: { relError: 0.6 }, // 0.29 (box_p4)
-  ppocr_det_calibrated: { offBy10Percent: 0.03 }, // 0.73 % of the probability map (relError 0.95)
+const FLOAT_NOISE = 2 ** -20; // 8 float32 ulps of the tensor's largest magnitude
+const KNOWN_GAPS = {
+  // Its SiLU activations go through Sigmoid: ours is exp-based (within 2.2 ulps of the exact value,
+  // conv_accuracy_test), onnxruntime's is MLAS's rational approximation on both backends, so their
+  // spread misses the rounding decisions that a different sigmoid flips. Measured 2026-12-01: outputs
+  // 1.0-1.27x the spread (box_p4/p5 off by >10 %: 10.0 / 11.1 % vs 8.3 / 8.8 %).
+  yolov8n_like_calibrated: 1.3,
 };
+const MAX_SAMPLES = 2;
 
 // ---- protobuf: add graph outputs to a ModelProto without a protobuf library -------------------
 function readVarint(buf, pos) {
@@ -121,6 +121,20 @@ function mismatchFraction(a, b, tol) {
   return bad / b.length;
 }
 
+// The distances of one evaluation from the reference, per compared tensor (worst over the samples).
+function distance(a, b) {
+  return { relError: relError(a, b), flips: mismatchFraction(a, b, 1e-4), off10: mismatchFraction(a, b, 0.1) };
+}
+const KEYS = ['relError', 'flips', 'off10'];
+function worse(into, d) {
+  for (const k of KEYS) into[k] = Math.max(into[k] ?? 0, d[k]);
+  return into;
+}
+const fmt = (d) => `relError ${d.relError.toExponential(2)}, flips ${(d.flips * 100).toFixed(3)}%, off>10% ${(d.off10 * 100).toFixed(3)}%`;
+
+ortWeb.env.wasm.numThreads = 1;
+ortWeb.env.logLevel = 'error';
+
 const entries = loadManifest().filter((m) => m.kind === 'calibrated');
 
 describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
@@ -131,7 +145,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   let ptq;
   let session;
   let qdqSession;
-  let reference;
+  let engines; // { reference, basic, web }: onnxruntime sessions on the QDQ model
   let layers;
   let sampleCount;
   beforeAll(async () => {
@@ -150,14 +164,14 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     qdqSession.loadModel(qdqBytes);
     qdqSession.loadCalibrationData(readCalibrationFolder(entry.data));
     const qdq = withExtraOutputs(qdqBytes, extra);
-    reference = await ort.InferenceSession.create(qdq, {
-      intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3,
-    });
+    const node = (level) => ort.InferenceSession.create(qdq, { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+    const web = (level) => ortWeb.InferenceSession.create(qdq, { executionProviders: ['wasm'], graphOptimizationLevel: level });
+    engines = { reference: await node('disabled'), nodeBasic: await node('basic'), web: await web('disabled'), webBasic: await web('basic') };
   });
   afterAll(async () => {
     session?.delete();
     qdqSession?.delete();
-    await reference?.release();
+    for (const e of Object.values(engines ?? {})) await e.release?.();
   });
 
   it('runs bit-identically to its QDQ rewrite in our executor', () => {
@@ -179,44 +193,43 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     }
   });
 
-  it('matches onnxruntime on the QDQ rewrite: first layers tightly, outputs within tolerance', async () => {
+  it("matches onnxruntime-node within onnxruntime's own spread (node / web backend, optimised or not)", async () => {
     expect(layers.length).toBeGreaterThan(0);
-    const inputNames = reference.inputNames;
+    const inputNames = engines.reference.inputNames;
     const inputs = Object.fromEntries(inputNames.map((n) => [n, samplesOf(entry, n)]));
     const count = Math.min(MAX_SAMPLES, sampleCount);
-    const limit = OUTPUT_LIMITS[name];
-    expect(limit, `no OUTPUT_LIMITS entry for ${name}: measure it (PTQ_REPORT=1) and add one`).toBeDefined();
+    const tensors = [...layers.map((l) => l.tensor), ...engines.reference.outputNames.filter((o) => !layers.some((l) => l.tensor === o))];
+    const spread = Object.fromEntries(tensors.map((t) => [t, {}]));
+    const ours = Object.fromEntries(tensors.map((t) => [t, {}]));
     for (let k = 0; k < count; k++) {
-      const feeds = Object.fromEntries(inputNames.map((n) => [n, new ort.Tensor(inputs[n][k].dtype, inputs[n][k].data, inputs[n][k].dims)]));
-      const expected = await reference.run(feeds);
+      const run = async (engine, lib) => engine.run(Object.fromEntries(inputNames.map((n) => [n, new lib.Tensor(inputs[n][k].dtype, inputs[n][k].data, inputs[n][k].dims)])));
+      const expected = await run(engines.reference, ort);
+      const evaluations = [expected, await run(engines.nodeBasic, ort), await run(engines.web, ortWeb), await run(engines.webBasic, ortWeb)];
       session.run(k, 'stored');
       const actual = {};
       for (let i = 0; i < session.outputCount(); i++) {
         const o = session.output(i);
         actual[o.name] = { ...o, data: o.data.slice() };
       }
-      const report = [];
-      layers.forEach((l, index) => {
-        const a = actual[l.tensor].data;
-        const b = expected[l.tensor].data;
-        const where = `${name} sample ${k} layer ${index} ${l.node} (${l.tensor})`;
-        const rel = relError(a, b);
-        const flips = mismatchFraction(a, b, 1e-4);
-        report.push(`${l.node}: relError ${rel.toExponential(2)}, flips ${(flips * 100).toFixed(3)}%`);
-        if (index === 0) expect(rel, where).toBeLessThanOrEqual(TIGHT);
-        else expect(flips, where).toBeLessThanOrEqual(FLIP_FRACTION);
-      });
-      for (const out of reference.outputNames) {
-        if (layers.some((l) => l.tensor === out)) continue;
-        const rel = relError(actual[out].data, expected[out].data);
-        const off = mismatchFraction(actual[out].data, expected[out].data, 0.1);
-        report.push(`output ${out}: relError ${rel.toExponential(2)}, off by >10%: ${(off * 100).toFixed(3)}%`);
-        const where = `${name} sample ${k} output ${out}`;
-        expect(actual[out].dims, where).toEqual(Array.from(expected[out].dims));
-        if (limit.relError !== undefined) expect(rel, where).toBeLessThanOrEqual(limit.relError);
-        if (limit.offBy10Percent !== undefined) expect(off, where).toBeLessThanOrEqual(limit.offBy10Percent);
+      for (const t of tensors) {
+        expect(actual[t].dims, `${name} sample ${k} ${t}`).toEqual(Array.from(expected[t].dims));
+        worse(ours[t], distance(actual[t].data, expected[t].data));
+        for (let i = 0; i < evaluations.length; i++) {
+          for (let j = i + 1; j < evaluations.length; j++) worse(spread[t], distance(evaluations[j][t].data, evaluations[i][t].data));
+        }
       }
-      if (process.env.PTQ_REPORT) console.log(`${name} sample ${k}\n  ${report.join('\n  ')}`);
+    }
+    const report = tensors.map((t) => `${t}: onnxruntime spread ${fmt(spread[t])}; ours ${fmt(ours[t])}`);
+    if (process.env.PTQ_REPORT) console.log(`${name} (${count} samples)\n  ${report.join('\n  ')}`);
+    const gap = KNOWN_GAPS[name] ?? 1;
+    for (const t of tensors) {
+      const isLayer = layers.some((l) => l.tensor === t);
+      for (const key of KEYS) {
+        if (isLayer && key === 'relError') continue;
+        const limit = gap * spread[t][key] + (key === 'relError' ? FLOAT_NOISE : 0);
+        expect(ours[t][key], `${name} ${t} ${key}: ours ${fmt(ours[t])}; onnxruntime's spread ${fmt(spread[t])}`)
+          .toBeLessThanOrEqual(limit);
+      }
     }
   });
 });
