@@ -60,7 +60,7 @@ describe('--config on every analysis sub-command', () => {
       'plot-distribution': ['-n', `['${first.name}']`, '-s', path.join(tmp, 'dis')],
       'get-channelwise-data-distribution': ['-n', `['${cali[0]}']`, '-s', path.join(tmp, 'cw')],
       'get-calibration-nodes-stat-info': [],
-      'sensitivity-analysis': ['-s', path.join(tmp, 'sa')],
+      'sensitivity-analysis': ['-sd', path.join(tmp, 'sa')],
       'node-errors': [],
       runall: ['-s', path.join(tmp, 'runall')],
     };

@@ -62,8 +62,8 @@ export async function runAll(pool, userOptions, hooks = {}) {
   const o = { ...DEFAULT_RUNALL_OPTIONS, ...userOptions };
   checkRunallOptions(o);
   const { signal, onStage, onProgress, onItem, modelFile, calibrationSetOf, config } = hooks;
-  const run = (analysis, options) => runAnalysis(pool, { analysis, options: withoutNone(options), ...(modelFile ? { model_file: modelFile } : {}),
-    ...(config ? { config } : {}) },
+  const base = { ...(modelFile ? { model_file: modelFile } : {}), ...(config ? { config } : {}) };
+  const run = (analysis, options) => runAnalysis(pool, { analysis, options: withoutNone(options), ...base },
     { signal, onProgress, onItem });
   const docs = {};
   const logs = [];

@@ -21,7 +21,8 @@ class RunCache {
   // reused) and the configuration.
   const RunRecord* find(const std::vector<Tensor>& inputs, const QuantConfig& config);
   // The record of `inputs` whose configuration has the smallest `distance`, or nullptr.
-  const RunRecord* nearest(const std::vector<Tensor>& inputs, const std::function<size_t(const QuantConfig&)>& distance) const;
+  const RunRecord* nearest(const std::vector<Tensor>& inputs,
+                           const std::function<size_t(const QuantConfig&)>& distance) const;
   // Holds `record` if it fits the budget at all, dropping the least recently used records to make
   // room. Sizes are the tensors' nbytes, views counted in full, or `bytes` when given (a record
   // derived from another counts the tensors it adds).

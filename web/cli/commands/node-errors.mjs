@@ -5,18 +5,22 @@
 // float model (docs/config-schema.md). The numbers are in the `node_errors` section of --json; `-v True`
 // prints them as a table.
 import { parseClick, clickUsage } from '../lib/click.mjs';
-import { COMMON_OPTIONS, analysisMain, runWithProgress } from '../lib/analysis.mjs';
+import { COMMON_OPTIONS, analysisMain, clickDefault, runWithProgress } from '../lib/analysis.mjs';
 import { formatInfoTable } from '../../pipeline/tables.mjs';
 import { pyFloatRepr, pyRound } from '../../pipeline/pyformat.mjs';
 import { toNumber } from '../../pipeline/result.mjs';
+import { optionSpec } from '../../pipeline/catalog.mjs';
 
-// Options left unset take the core's defaults (the request parser's).
+// Defaults and choices are the core's (describe()).
 export const SPEC = {
   positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
   options: [
-    { name: 'metric', flags: ['-m', '--metric'], default: null, help: 'metric: cosine-similarity, mse, mre, sqnr or chebyshev' },
-    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: null, help: 'number of samples (0: all)' },
-    { name: 'sample_selection', flags: ['--sample_selection'], choices: ['last', 'first', 'all'], default: null,
+    { name: 'metric', flags: ['-m', '--metric'], choices: optionSpec('node_errors', 'metric').choices,
+      default: clickDefault('node_errors', 'metric'), help: 'metric of the own and accumulated errors' },
+    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: clickDefault('node_errors', 'data_num'),
+      help: 'number of samples (0: all)' },
+    { name: 'sample_selection', flags: ['--sample_selection'], choices: optionSpec('node_errors', 'sample_selection').choices,
+      default: clickDefault('node_errors', 'sample_selection'),
       help: 'which data_num samples: the last (in file-name order), the first, or all' },
     { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the table' },
     ...COMMON_OPTIONS,
