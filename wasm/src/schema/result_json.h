@@ -6,10 +6,10 @@
 #include "analysis/accumulated_error.h"
 #include "analysis/channelwise.h"
 #include "analysis/distribution.h"
+#include "analysis/node_errors.h"
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
-#include "analysis/node_errors.h"
 #include "analysis/what_if.h"
 #include "exec/executor.h"
 #include "schema/json_writer.h"
@@ -53,7 +53,8 @@ void write_stat_info_section(JsonWriter& w, const analysis::StatInfoResult& resu
 // "sensitivity_analysis", "sensitivity_analysis_samples", "sensitivity_analysis_messages".
 void write_sensitivity_analysis_section(JsonWriter& w, const analysis::SensitivityAnalysisResult& result);
 
-// "what_if": {"outputs", "output_order", "mean", "metric", "nodes", "order", "samples", "executed_nodes", "graph_nodes"}.
+// "what_if": {"outputs", "output_order", "mean", "metric", "nodes", "order", "samples", "executed_nodes",
+// "graph_nodes"}.
 void write_what_if_section(JsonWriter& w, const analysis::WhatIfResult& result);
 // "node_errors": {"metric", "nodes": {"<node>": {"own", "accumulated"}}, "order", "samples"}.
 void write_node_errors_section(JsonWriter& w, const analysis::NodeErrorsResult& result);
