@@ -19,7 +19,8 @@ const GRAPH = {
     { name: 'w_cal', op_type: 'HzCalibration', inputs: ['w'], outputs: ['w1'], calibration: { kind: 'weight', consumers: ['Conv_1'] }, input_calibrations: [] },
     { name: 'Conv_1', op_type: 'Conv', inputs: ['x1', 'w1'], outputs: ['c1'], input_calibrations: ['in_cal', 'w_cal'] },
     { name: 'Relu_2', op_type: 'Relu', inputs: ['c1'], outputs: ['r2'], input_calibrations: [] },
-    { name: 'Conv_3', op_type: 'Conv', inputs: ['r2'], outputs: ['c3'], input_calibrations: [] },
+    { ...cal('c3_cal', ['Conv_3']), inputs: ['w3'], outputs: ['w3q'] },
+    { name: 'Conv_3', op_type: 'Conv', inputs: ['r2', 'w3q'], outputs: ['c3'], input_calibrations: ['c3_cal'] },
     { name: 'Add_4', op_type: 'Add', inputs: ['r2', 'c3'], outputs: ['out'], input_calibrations: [] },
   ],
   values: {
@@ -59,6 +60,7 @@ describe('what-if configuration document', () => {
     expect(() => w.add(['Conv_9'], 'float')).toThrow('what-if: Conv_9 is not a node of the model');
     expect(() => w.add(['Conv_1'], 'int4x')).toThrow("unknown action 'int4x'");
     expect(() => w.add([], 'float')).toThrow('select a node');
+    expect(() => w.add(['Relu_2'], 'float')).toThrow('what-if: Relu_2 has no calibrated inputs (nothing to switch)');
     expect(() => checkDocument({ schema: 'ptqscope.result' }, 'fix.json')).toThrow('fix.json: "schema" is "ptqscope.result", expected "ptqscope.config"');
     const opened = { schema: 'ptqscope.config', version: 1, base: 'stored', intents: [{ node: 'Conv_1', action: 'int16' }], calibrations: { in_cal: { on: true, qtype: 'int16' }, w_cal: { on: true, qtype: 'int16' } } };
     w.open(opened);

@@ -38,10 +38,10 @@ export function sourcesOf(doc) {
   }
   const wi = doc.what_if;
   if (wi?.nodes && wi.metric) {
-    const order = Object.keys(wi.nodes);
+    const order = wi.order ?? Object.keys(wi.nodes);
     out.push({
       id: 'what_if', label: 'what-if: accumulated error', metrics: [wi.metric], order,
-      values: (m) => (m === wi.metric ? new Map(order.map((k) => [k, toNumber(wi.nodes[k])])) : new Map()),
+      values: (m) => (m === wi.metric ? new Map(order.filter((k) => k in wi.nodes).map((k) => [k, toNumber(wi.nodes[k])])) : new Map()),
     });
   }
   const ne = doc.node_errors;

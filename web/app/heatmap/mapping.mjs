@@ -34,7 +34,7 @@ export function viewTable(result, view, looType, context = {}) {
     const wi = result.what_if;
     if (!wi?.nodes || !wi.metric) return null;
     const rows = Object.fromEntries(Object.entries(wi.nodes).map(([k, v]) => [k, { [wi.metric]: v }]));
-    return { section: 'what_if', nodeType: 'node', rows, order: Object.keys(wi.nodes) };
+    return { section: 'what_if', nodeType: 'node', rows, order: wi.order ?? Object.keys(wi.nodes) };
   }
   if (view === 'own' || view === 'accumulated') {
     const ne = result.node_errors;

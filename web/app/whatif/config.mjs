@@ -59,6 +59,8 @@ export function createWhatIf({ graph = null, modelName = null } = {}) {
       const known = new Set((graph?.nodes ?? []).map((n) => n.name));
       const unknown = graph ? list.filter((n) => !known.has(n)) : [];
       if (unknown.length) throw new Error(`what-if: ${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not a node of the model`);
+      const inert = graph ? list.filter((n) => !isCalibration(graph, n) && !calibrationSet(n).length) : [];
+      if (inert.length) throw new Error(`what-if: ${inert.join(', ')} ${inert.length > 1 ? 'have' : 'has'} no calibrated inputs (nothing to switch)`);
       changes = [...changes, { targets: list, action }];
     },
     undo() {

@@ -106,9 +106,12 @@ export function createWhatIfController(state, runner) {
     open: (doc) => edit(() => model.open(doc)),
     refresh,
     nodeErrors,
+    // New options re-run what-if only when it has an answer to replace.
     setOptions(o) {
       options = { ...options, ...o };
-      return refresh();
+      if (after || loop) return refresh();
+      publish();
+      return Promise.resolve();
     },
     document: () => model.document(),
     get changes() {
