@@ -1,0 +1,151 @@
+// The diagnosis-to-fix loop driven through the panels, shared by the page's and the plugin's Chromium
+// tests: a node sweep, what-if toggles with undo (before / after numbers), each node's own and
+// accumulated error with the path chart and "go to the first node crossing X", the fix search applied
+// to the what-if view, the toolchain export, and the comparison of two results. Playwright locators
+// and DOM attributes only (no page.evaluate): Netron replaces window.eval, so the same steps run in the
+// real Netron. Every number the page shows is checked against the wasm core run in Node on the same
+// files with the same configuration document (saved from the page).
+import fs from 'node:fs';
+import { expect } from 'vitest';
+import { openSession } from '../helpers.mjs';
+import { findPath, pathSeries } from '../../../web/app/whatif/path.mjs';
+
+const MEAN = 'mean over outputs';
+
+// The page's before / after table of one output: {metric: {before, after}} (texts).
+async function numbers(scope, output = MEAN) {
+  const rows = scope.locator(`.ptq-whatif-table[data-output="${output}"] tbody tr`);
+  const out = {};
+  for (let i = 0; i < await rows.count(); i++) {
+    const tr = rows.nth(i);
+    out[await tr.getAttribute('data-metric')] = {
+      before: await tr.locator('td').nth(0).getAttribute('data-value'),
+      after: await tr.locator('td').nth(1).getAttribute('data-value'),
+    };
+  }
+  return out;
+}
+
+async function download(page, click) {
+  const [d] = await Promise.all([page.waitForEvent('download'), click()]);
+  return { name: d.suggestedFilename(), bytes: fs.readFileSync(await d.path()) };
+}
+
+/**
+ * runLoop(page, {scope, show, entry, samples, waitRun})
+ * scope: a locator of the panels' container (the page's body, the plugin's dock); show(id): make the
+ * panel 'analyses' | 'whatif' | 'fix' | 'compare' visible (the page's dock tabs; the plugin shows all);
+ * entry: the fixture (model, data); waitRun(): waits until the analyses panel's run has finished.
+ * Returns what it saw, for the caller's own checks.
+ */
+export async function runLoop(page, { scope, show, entry, sweepDone }) {
+  const { session } = await openSession(entry);
+  try {
+    const analyze = (request) => JSON.parse(session.analyze(JSON.stringify(request)));
+
+    // 1. The node sweep, most sensitive first.
+    await show('analyses');
+    await scope.locator('.ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
+    const form = scope.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
+    await form.locator('select[name="node_type"]').selectOption('node');
+    await scope.locator('.ptq-run').click();
+    await sweepDone();
+    const items = [];
+    const trs = scope.locator('.ptq-analysis-output table.sensitivity-table tbody tr');
+    for (let i = 0; i < Math.min(2, await trs.count()); i++) items.push(await trs.nth(i).getAttribute('data-item'));
+    expect(items).toHaveLength(2);
+
+    // 2. What-if: the most sensitive node to int16, the second to float, then undo the second.
+    const whatif = scope.locator('.ptq-whatif');
+    const runs = async (n) => {
+      await scope.locator(`.ptq-whatif[data-runs="${n}"][data-busy="false"]`).waitFor({ timeout: 120_000 });
+    };
+    const toggle = async (item, action, n) => {
+      await show('analyses');
+      await scope.locator(`.ptq-analysis-output table.sensitivity-table tbody tr[data-item="${item}"]`).click();
+      await show('whatif');
+      await expect.poll(() => whatif.locator('.ptq-whatif-targets').textContent()).toBe(item);
+      await whatif.locator(`.ptq-whatif-action[data-action="${action}"]`).click();
+      await runs(n);
+    };
+    await toggle(items[0], 'int16', 1);
+    const first = await numbers(whatif);
+    await toggle(items[1], 'float', 2);
+    const second = await numbers(whatif);
+    // Before / after side by side: the second run's "before" is the first run's "after".
+    for (const m of Object.keys(first)) expect(second[m].before, m).toBe(first[m].after);
+    expect(await whatif.locator('.ptq-whatif-changes li').count()).toBe(2);
+    await whatif.locator('.ptq-whatif-undo').click();
+    await runs(3);
+    const undone = await numbers(whatif);
+    for (const m of Object.keys(first)) expect(undone[m].after, m).toBe(first[m].after);
+
+    // The configuration the page holds, saved as a file, gives the same numbers in Node.
+    const saved = await download(page, () => whatif.locator('.ptq-whatif-save').click());
+    const config = JSON.parse(saved.bytes.toString('utf8'));
+    expect(config).toMatchObject({ schema: 'ptqscope.config', base: 'stored', intents: [{ node: items[0], action: 'int16' }] });
+    const ref = analyze({ analysis: 'what_if', options: { metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' }, config });
+    for (const [m, v] of Object.entries(ref.what_if.mean)) expect(undone[m].after, m).toBe(String(v));
+
+    // 3. Own and accumulated errors: the path chart and the first node crossing X.
+    await whatif.locator('.ptq-node-errors-run').click();
+    await scope.locator('.ptq-whatif[data-node-errors="1"]').waitFor({ timeout: 120_000 });
+    await whatif.locator('.ptq-path-chart svg path.curve').first().waitFor();
+    const errors = analyze({ analysis: 'node_errors', options: { metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' }, config });
+    const graph = JSON.parse(session.graphJson());
+    const series = pathSeries(errors.node_errors, findPath(graph, {}));
+    // X between the best and the worst accumulated value on the path: some node crosses it.
+    const finite = series.accumulated.filter(Number.isFinite);
+    const bound = (Math.max(...finite) + Math.min(...finite)) / 2;
+    const expected = series.x[series.accumulated.findIndex((v) => v < bound)];
+    await whatif.locator('.ptq-path-bound').fill(String(bound));
+    await whatif.locator('.ptq-path-goto').click();
+    await expect.poll(() => whatif.locator('.ptq-path-note').getAttribute('data-node')).toBe(expected);
+
+    // 4. Compare: these errors (A) against the same after the fix (B), below.
+    await show('compare');
+    const compare = scope.locator('.ptq-compare');
+    await compare.locator('.ptq-compare-current-a').click();
+
+    // 5. Fix: a target between the start and 1 (reachable: all float gives 1), applied to what-if.
+    const start = Number(ref.what_if.mean['cosine-similarity']);
+    const target = Math.min(0.99999, start + (1 - start) / 2);
+    await show('fix');
+    const fix = scope.locator('.ptq-fix');
+    await fix.locator('input[name="bound"]').fill(String(target));
+    await fix.locator('.ptq-fix-run').click();
+    await scope.locator('.ptq-fix:is([data-state="reached"], [data-state="not-reached"], [data-state="error"])').waitFor({ timeout: 300_000 });
+    expect(await fix.getAttribute('data-state')).toBe('reached');
+    expect(await fix.locator('.ptq-fix-steps li').count()).toBeGreaterThan(0);
+    await fix.locator('.ptq-fix-apply').click();
+    await show('whatif');
+    await runs(4);
+    const fixed = await numbers(whatif);
+    expect(Number(fixed['cosine-similarity'].after)).toBeGreaterThanOrEqual(target);
+
+    // 6. Export for the toolchain: the core's bytes for the configuration the page holds.
+    const fixConfig = JSON.parse((await download(page, () => whatif.locator('.ptq-whatif-save').click())).bytes.toString('utf8'));
+    expect(fixConfig.provenance).toMatchObject({ analysis: 'fix' });
+    await whatif.locator('.ptq-config-format').selectOption('horizon-yaml');
+    const yaml = await download(page, () => whatif.locator('.ptq-config-export').click());
+    expect(yaml.name).toMatch(/\.horizon\.yaml$/);
+    expect(yaml.bytes.toString('utf8')).toBe(session.exportConfig(JSON.stringify(fixConfig), 'horizon-yaml'));
+
+    // 7. Errors after the fix as B: the table of changed nodes, the unmatched lists, both curves.
+    await whatif.locator('.ptq-node-errors-run').click();
+    await scope.locator('.ptq-whatif[data-node-errors="2"]').waitFor({ timeout: 120_000 });
+    await show('compare');
+    await compare.locator('.ptq-compare-current-b').click();
+    await compare.locator('.ptq-compare-source').selectOption('node_errors:accumulated');
+    await compare.locator('.ptq-compare-rows tbody tr').first().waitFor();
+    expect(await compare.locator('.ptq-compare-chart svg path.curve').count()).toBe(2);
+    const after = analyze({ analysis: 'node_errors', options: { metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' }, config: fixConfig });
+    const top = await compare.locator('.ptq-compare-rows tbody tr').first().getAttribute('data-item');
+    const deltas = Object.keys(errors.node_errors.nodes).map((n) => [n, Math.abs(Number(after.node_errors.nodes[n].accumulated) - Number(errors.node_errors.nodes[n].accumulated))]);
+    const largest = Math.max(...deltas.map(([, d]) => d).filter(Number.isFinite));
+    expect(deltas.find(([n]) => n === top)[1]).toBe(largest);
+    return { items, config, fixConfig, target };
+  } finally {
+    session.delete();
+  }
+}

@@ -1,0 +1,44 @@
+// End to end in Chromium (dist/ptqscope.html from file://): from diagnosis to fix on the calibrated
+// PP-OCR classifier and the YOLO-like detector (six outputs): node sweep → what-if toggles with undo →
+// own / accumulated errors along a path → fix search applied to what-if → toolchain export →
+// comparison of the errors before and after (tests/js/e2e/loop.mjs; every number against the wasm
+// core run in Node on the same files). One browser for the file.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { fixture } from '../helpers.mjs';
+import { openApp, openPanel } from './browser.mjs';
+import { runLoop } from './loop.mjs';
+
+const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
+
+let app;
+
+beforeAll(async () => {
+  app = await openApp({ acceptDownloads: true });
+});
+
+afterAll(async () => {
+  await app?.context.close();
+});
+
+describe('diagnosis to fix in the page (file://)', () => {
+  it.each(FIXTURES)('%s: sweep, what-if, node errors, fix, export, compare', async (name) => {
+    const { page } = app;
+    const entry = fixture(name);
+    await page.setInputFiles('#open-model', entry.model);
+    await page.waitForSelector('#graph[data-state="ready"]');
+    await page.setInputFiles('#open-data-folder', entry.data);
+    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    const scope = page.locator('body');
+    await runLoop(page, {
+      scope,
+      entry,
+      show: (id) => openPanel(page, id),
+      sweepDone: () => page.waitForFunction(() => /^Sensitivity: done in /.test(document.querySelector('.ptq-progress-text').textContent), null, { timeout: 300_000 }),
+    });
+    // The heat follows the comparison: the graph's nodes are coloured by the change B − A.
+    expect(await page.evaluate(() => window.ptqscope.state.get('heat')?.legend?.view)).toBe('compare');
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    expect(app.pageErrors).toEqual([]);
+    expect(app.offline).toEqual([]);
+  }, 600_000);
+});

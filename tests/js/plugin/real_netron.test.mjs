@@ -1,0 +1,160 @@
+// Optional integration test in the REAL Netron 9.2.1 web app (its unbuilt `source/` folder): the
+// tarball is found through PTQ_NETRON_TARBALL or at ../shared/netron/netron-9.2.1-source.tar.xz from
+// the repository root, and the test is skipped (with that message) when it is absent. The tarball is
+// extracted into a temporary folder, the plugin built and installed with scripts/plugin-install.mjs,
+// the folder served on 127.0.0.1 by a small Node static server and driven by playwright-core and
+// /usr/bin/chromium. Netron replaces window.eval (page.evaluate fails), so the page is read through
+// locators, DOM attributes and CDP Runtime.evaluate; a consent cookie skips Netron's banner.
+// Checks: the dock beside Netron's graph (resize by dragging, collapse), then the whole
+// diagnosis-to-fix loop (tests/js/e2e/loop.mjs) on the calibrated PP-OCR classifier and the YOLO-like
+// detector opened through Netron's own file dialog.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { build } from 'vite';
+import { chromium } from 'playwright-core';
+import { install } from '../../../scripts/plugin-install.mjs';
+import { REPO_ROOT, fixture } from '../helpers.mjs';
+import { runLoop } from '../e2e/loop.mjs';
+
+const TARBALL = process.env.PTQ_NETRON_TARBALL || path.resolve(REPO_ROOT, '../shared/netron/netron-9.2.1-source.tar.xz');
+const AVAILABLE = fs.existsSync(TARBALL);
+const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1'
+  : `plugin in the real Netron 9.2.1 — skipped: no Netron tarball at ${TARBALL} (set PTQ_NETRON_TARBALL to netron-9.2.1-source.tar.xz)`;
+const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
+const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png', '.ico': 'image/x-icon' };
+
+let tmp;
+let server;
+let context;
+let page;
+let cdp;
+const problems = [];
+
+function serve(dir) {
+  return new Promise((resolve) => {
+    const s = http.createServer((req, res) => {
+      let file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+      if (file.endsWith(path.sep)) file = path.join(file, 'index.html');
+      if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream' });
+      fs.createReadStream(file).pipe(res);
+    });
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  });
+}
+
+// A value of the page's main world, through CDP (window.eval is stubbed by Netron).
+async function read(expression) {
+  const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+  if (exceptionDetails) throw new Error(`${expression}: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+  return result.value;
+}
+
+async function box(selector) {
+  const b = await page.locator(selector).first().boundingBox();
+  if (!b) throw new Error(`${selector} is not visible`);
+  return b;
+}
+
+describe.skipIf(!AVAILABLE)(TITLE, () => {
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-real-netron-'));
+    const dist = path.join(tmp, 'dist');
+    await build({ configFile: path.join(REPO_ROOT, 'plugin/vite.config.mjs'), logLevel: 'error', build: { outDir: dist } });
+    execFileSync('tar', ['xJf', TARBALL, '-C', tmp]);
+    const site = path.join(tmp, 'source');
+    install(site, { dist, quiet: true });
+    server = await serve(site);
+    const base = `http://127.0.0.1:${server.address().port}/`;
+    context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-real-netron-profile-')), {
+      executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 }, acceptDownloads: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    });
+    await context.addCookies([{ name: 'consent', value: String(Date.now()), url: base }]);
+    page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(30_000);
+    page.on('pageerror', (e) => problems.push(String(e)));
+    page.on('console', (m) => {
+      // Netron's own offline lookups fail here (no network): only the plugin's messages count.
+      if (m.type() === 'error' && /ptqscope|ptq-/.test(m.text())) problems.push(m.text());
+    });
+    cdp = await context.newCDPSession(page);
+    await page.goto(`${base}index.html`);
+    await page.locator('#ptqscope-panel').waitFor();
+  }, 180_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await new Promise((r) => (server ? server.close(r) : r()));
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('starts after Netron (no banner) and docks beside the graph: drag to resize, collapse, expand', async () => {
+    expect(await page.locator('#ptqscope-banner').count()).toBe(0);
+    expect(await read('typeof window.__ptqscope__.state')).toBe('object');
+    const entry = fixture(FIXTURES[0]);
+    await page.setInputFiles('#open-file-dialog', entry.model);
+    await page.locator('body.default #nodes > g.node').first().waitFor();
+    await page.locator('#ptqscope-panel[data-graph="loaded"]').waitFor();
+
+    const dock = await box('#ptqscope-panel');
+    expect(dock.x).toBe(0);
+    expect(dock.height).toBe(800);
+    // Netron's graph starts where the dock ends: nothing of it is under the dock.
+    expect((await box('#target')).x).toBeCloseTo(dock.width, 0);
+    // Drag the dock's edge to x = 600.
+    const edge = await box('#ptqscope-panel .ptq-resize');
+    await page.mouse.move(edge.x + edge.width / 2, 300);
+    await page.mouse.down();
+    await page.mouse.move(600, 300, { steps: 5 });
+    await page.mouse.up();
+    expect(await page.locator('#ptqscope-panel').getAttribute('data-width')).toBe('600');
+    expect((await box('#target')).x).toBeCloseTo(600, 0);
+    // Collapse to a strip and back.
+    await page.locator('#ptqscope-panel .ptq-toggle').click();
+    expect(await page.locator('#ptqscope-panel').getAttribute('data-collapsed')).toBe('true');
+    expect((await box('#target')).x).toBeLessThan(40);
+    await page.locator('#ptqscope-panel .ptq-toggle').click();
+    expect((await box('#target')).x).toBeCloseTo(600, 0);
+    expect(problems).toEqual([]);
+  });
+
+  it.each(FIXTURES)('%s: sweep, what-if, node errors, fix, export, compare in the dock', async (name) => {
+    const entry = fixture(name);
+    const modelName = path.basename(entry.model);
+    if (!await page.locator('#ptqscope-panel .ptq-model', { hasText: modelName }).count()) {
+      await page.setInputFiles('#open-file-dialog', entry.model);
+      // The model line changes in the same update that clears the previous graph (data-graph "none").
+      await page.locator('#ptqscope-panel .ptq-model', { hasText: modelName }).waitFor();
+      await page.locator('#ptqscope-panel[data-graph="loaded"]').waitFor({ timeout: 120_000 });
+    }
+    await page.setInputFiles('#ptqscope-panel .ptq-data-input', entry.data);
+    const inputs = fs.readdirSync(entry.data);
+    const count = inputs.reduce((n, d) => n + fs.readdirSync(path.join(entry.data, d)).length, 0);
+    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: `${count} files (${inputs.join(', ')})` }).waitFor();
+    const scope = page.locator('#ptqscope-panel');
+    await runLoop(page, {
+      scope,
+      entry,
+      show: async () => {},
+      sweepDone: async () => {
+        await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Sensitivity: done in' }).waitFor({ timeout: 300_000 });
+      },
+    });
+    // Netron's nodes are coloured by the comparison's change (the heat view follows it).
+    expect(await read("window.__ptqscope__.state.get('heat')?.legend?.view")).toBe('compare');
+    expect(await page.locator('#nodes > g.node[data-ptq-heat]').count()).toBeGreaterThan(0);
+    // Long node names in the dock's tables wrap instead of overflowing the dock.
+    const overflow = await read("(() => { const td = document.querySelector('#ptqscope-panel .ptq-compare-rows td.ptq-name'); return td.scrollWidth - td.clientWidth; })()");
+    expect(overflow).toBeLessThanOrEqual(1);
+    expect(await page.locator('#ptqscope-panel .ptq-error:not([hidden])').count()).toBe(0);
+    expect(problems).toEqual([]);
+  }, 900_000);
+});
