@@ -9,6 +9,11 @@ import fs from 'node:fs';
 import { expect } from 'vitest';
 import { openSession } from '../helpers.mjs';
 import { findPath, pathSeries } from '../../../web/app/whatif/path.mjs';
+import { ANALYSES } from '../../../web/pipeline/catalog.mjs';
+
+// The core's analyses the loop drives; missingAnalyses() lists those the wasm build lacks.
+export const LOOP_ANALYSES = ['sensitivity', 'what_if', 'node_errors', 'fix'];
+export const missingAnalyses = () => LOOP_ANALYSES.filter((a) => !ANALYSES.includes(a));
 
 const MEAN = 'mean over outputs';
 
@@ -84,14 +89,14 @@ export async function runLoop(page, { scope, show, entry, sweepDone }) {
     const saved = await download(page, () => whatif.locator('.ptq-whatif-save').click());
     const config = JSON.parse(saved.bytes.toString('utf8'));
     expect(config).toMatchObject({ schema: 'ptqscope.config', base: 'stored', intents: [{ node: items[0], action: 'int16' }] });
-    const ref = analyze({ analysis: 'what_if', options: { metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' }, config });
+    const ref = analyze({ analysis: 'what_if', options: {}, config });
     for (const [m, v] of Object.entries(ref.what_if.mean)) expect(undone[m].after, m).toBe(String(v));
 
     // 3. Own and accumulated errors: the path chart and the first node crossing X.
     await whatif.locator('.ptq-node-errors-run').click();
     await scope.locator('.ptq-whatif[data-node-errors="1"]').waitFor({ timeout: 120_000 });
     await whatif.locator('.ptq-path-chart svg path.curve').first().waitFor();
-    const errors = analyze({ analysis: 'node_errors', options: { metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' }, config });
+    const errors = analyze({ analysis: 'node_errors', options: {}, config });
     const graph = JSON.parse(session.graphJson());
     const series = pathSeries(errors.node_errors, findPath(graph, {}));
     // X between the best and the worst accumulated value on the path: some node crosses it.
@@ -139,7 +144,7 @@ export async function runLoop(page, { scope, show, entry, sweepDone }) {
     await compare.locator('.ptq-compare-source').selectOption('node_errors:accumulated');
     await compare.locator('.ptq-compare-rows tbody tr').first().waitFor();
     expect(await compare.locator('.ptq-compare-chart svg path.curve').count()).toBe(2);
-    const after = analyze({ analysis: 'node_errors', options: { metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' }, config: fixConfig });
+    const after = analyze({ analysis: 'node_errors', options: {}, config: fixConfig });
     const top = await compare.locator('.ptq-compare-rows tbody tr').first().getAttribute('data-item');
     const deltas = Object.keys(errors.node_errors.nodes).map((n) => [n, Math.abs(Number(after.node_errors.nodes[n].accumulated) - Number(errors.node_errors.nodes[n].accumulated))]);
     const largest = Math.max(...deltas.map(([, d]) => d).filter(Number.isFinite));

@@ -9,7 +9,11 @@
 import { createWhatIf } from './config.mjs';
 import { queuedRun } from '../analysis/runner.mjs';
 
-export const DEFAULT_OPTIONS = Object.freeze({ metric: 'cosine-similarity', data_num: 1, sample_selection: 'last' });
+import { coreOption } from './defaults.mjs';
+
+// What the panel shows before the user changes anything: the core's defaults of what_if.
+export const defaultOptions = () => Object.fromEntries(['metric', 'data_num', 'sample_selection']
+  .map((k) => [k, coreOption('what_if', k)?.default]).filter(([, v]) => v !== undefined && v !== null));
 
 /**
  * createWhatIfController(state, runner) -> {add(targets, action), undo(), reset(base), open(doc),
@@ -19,7 +23,7 @@ export const DEFAULT_OPTIONS = Object.freeze({ metric: 'cosine-similarity', data
  */
 export function createWhatIfController(state, runner) {
   let model = createWhatIf({ graph: state.get('graph'), modelName: state.get('modelName') });
-  let options = { ...DEFAULT_OPTIONS };
+  let options = defaultOptions(); // only what the core describes or the user set is sent
   let before = null;
   let after = null;
   let busy = null; // label of the run in flight

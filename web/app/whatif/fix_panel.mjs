@@ -6,6 +6,7 @@ import { METRICS } from '../analysis/requests.mjs';
 import { formatValue } from '../../charts/format.mjs';
 import { betterDirection } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
+import { coreOption, parseTarget } from './defaults.mjs';
 import { selectValue } from './panel.mjs';
 import { download } from '../export/download.mjs';
 
@@ -14,13 +15,11 @@ const list = (v) => String(v ?? '').split(/[,;\s]+/).filter(Boolean);
 // The fix request from the form's values (throws naming the field).
 export function fixRequest(values) {
   const bound = Number(values.bound);
-  if (values.bound === '' || !Number.isFinite(bound)) throw new Error(`fix: the target bound must be a number (got '${values.bound}')`);
-  const options = {
-    target: `${values.metric}${values.comparison}${values.bound}`,
-    prefer: list(values.prefer),
-    candidates: values.candidates,
-  };
-  if (!options.prefer.length) throw new Error('fix: prefer needs at least one of int16, float');
+  if (values.bound === '' || values.bound === undefined || !Number.isFinite(bound)) throw new Error(`fix: the target bound must be a number (got '${values.bound ?? ''}')`);
+  const options = { target: `${values.metric}${values.comparison}${values.bound}` };
+  const prefer = list(values.prefer);
+  if (prefer.length) options.prefer = prefer;
+  if (values.candidates) options.candidates = values.candidates;
   if (values.max_nodes !== '' && values.max_nodes !== undefined) {
     const n = Number(values.max_nodes);
     if (!Number.isInteger(n) || n < 1) throw new Error(`fix: max_nodes must be a positive integer or empty for no limit (got '${values.max_nodes}')`);
@@ -31,6 +30,7 @@ export function fixRequest(values) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`fix: data_num must be a positive integer or empty for all samples (got '${values.data_num}')`);
     options.data_num = n;
   } else options.data_num = null;
+  if (values.sample_selection) options.sample_selection = values.sample_selection;
   return { analysis: 'fix', options };
 }
 
@@ -58,12 +58,22 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const field = (label, ...controls) => el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: label }), ...controls);
   const metric = el(doc, 'select', { name: 'metric', 'aria-label': 'target metric' }, ...METRICS.map((m) => el(doc, 'option', { value: m, text: m })));
   const comparison = el(doc, 'select', { name: 'comparison', 'aria-label': 'comparison' }, el(doc, 'option', { value: '>=', text: '≥' }), el(doc, 'option', { value: '<=', text: '≤' }));
-  const bound = el(doc, 'input', { name: 'bound', type: 'number', step: 'any', value: '0.999', 'aria-label': 'target bound' });
-  const prefer = el(doc, 'input', { name: 'prefer', value: 'int16, float', 'aria-label': 'prefer' });
+  // Defaults and choices from the core's describe() (empty when the core does not describe fix).
+  const target = parseTarget(coreOption('fix', 'target')?.default);
+  const preferDefault = coreOption('fix', 'prefer')?.default;
+  const candidateSpec = coreOption('fix', 'candidates');
+  const dataNumDefault = coreOption('fix', 'data_num')?.default;
+  const bound = el(doc, 'input', { name: 'bound', type: 'number', step: 'any', value: target?.bound, 'aria-label': 'target bound' });
+  const prefer = el(doc, 'input', { name: 'prefer', value: Array.isArray(preferDefault) ? preferDefault.join(', ') : preferDefault, placeholder: 'core default', 'aria-label': 'prefer' });
   const maxNodes = el(doc, 'input', { name: 'max_nodes', type: 'number', min: 1, placeholder: 'no limit', 'aria-label': 'max_nodes' });
   const candidates = el(doc, 'select', { name: 'candidates', 'aria-label': 'candidates' },
-    el(doc, 'option', { value: 'sensitivity', text: 'sensitivity' }), el(doc, 'option', { value: 'leave_one_out', text: 'leave_one_out' }));
-  const dataNum = el(doc, 'input', { name: 'data_num', type: 'number', min: 1, value: '1', placeholder: 'all', 'aria-label': 'data_num' });
+    ...(candidateSpec?.choices ?? []).map((c) => el(doc, 'option', { value: c, text: c, selected: c === candidateSpec.default })));
+  if (!candidateSpec?.choices?.length) candidates.append(el(doc, 'option', { value: '', text: 'core default' }));
+  const dataNum = el(doc, 'input', { name: 'data_num', type: 'number', min: 1, value: dataNumDefault ?? undefined, placeholder: 'all', 'aria-label': 'data_num' });
+  if (target) {
+    selectValue(metric, target.metric);
+    selectValue(comparison, target.op);
+  }
   // The comparison follows the metric's direction by default (cosine ≥, mse ≤); the user may change it.
   metric.addEventListener('change', () => {
     selectValue(comparison, betterDirection(metric.value) === 'higher' ? '>=' : '<=');
@@ -81,7 +91,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
 
   const element = el(doc, 'div', { class: 'ptq-fix', 'data-state': 'idle' },
     field('Target', metric, comparison, bound),
-    field('Prefer', prefer, el(doc, 'span', { class: 'ptq-hint', text: 'in this order, e.g. int16, float' })),
+    field('Prefer', prefer, el(doc, 'span', { class: 'ptq-hint', text: 'actions tried in this order' })),
     field('max_nodes', maxNodes),
     field('Candidates', candidates),
     field('data_num', dataNum),

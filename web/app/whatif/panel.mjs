@@ -131,7 +131,10 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
   // --- options ---
   const metric = el(doc, 'select', { class: 'ptq-whatif-metric', 'aria-label': 'metric of the per-node errors' },
     ...METRICS.map((m) => el(doc, 'option', { value: m, text: m })));
-  const dataNum = el(doc, 'input', { type: 'number', min: 1, class: 'ptq-whatif-data-num', value: '1', placeholder: 'all', 'aria-label': 'data_num' });
+  const dataNum = el(doc, 'input', { type: 'number', min: 1, class: 'ptq-whatif-data-num', placeholder: 'all', 'aria-label': 'data_num' });
+  const initial = state.get('whatIf')?.options ?? {};
+  if (initial.metric) selectValue(metric, initial.metric);
+  if (initial.data_num) dataNum.value = String(initial.data_num);
   metric.addEventListener('change', guard(() => whatIf.setOptions({ metric: metric.value })));
   dataNum.addEventListener('change', guard(() => {
     const v = dataNum.value.trim();
