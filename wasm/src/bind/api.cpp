@@ -191,6 +191,7 @@ val model_summary(const exec::Executor& ex) {
   val calibrations = val::array();
   for (const auto& c : ex.calibrations()) calibrations.call<void>("push", calibration_summary(c));
   o.set("calibrations", calibrations);
+  o.set("warnings", string_array(quant::model_warnings(m)));
   return o;
 }
 

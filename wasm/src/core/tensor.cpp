@@ -1,5 +1,6 @@
 #include "core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/size.h"
 
 namespace ptq {
 
@@ -62,11 +64,15 @@ bool dtype_supported(int32_t onnx_type) {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
+  bool overflow = false;
   for (int64_t d : shape) {
     check(d >= 0, "negative dimension in shape " + shape_str(shape));
-    n *= d;
+    overflow = overflow || __builtin_mul_overflow(n, d, &n);
   }
-  return n;
+  // A zero dimension anywhere makes the count 0 whatever the other dimensions are.
+  if (overflow && std::find(shape.begin(), shape.end(), int64_t{0}) == shape.end())
+    throw SizeError("shape " + shape_str(shape) + " has more elements than 64-bit arithmetic can count");
+  return overflow ? 0 : n;
 }
 
 std::string shape_str(const Shape& shape) {
@@ -92,6 +98,10 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, size_t& capacity) {
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   check(dtype_size(dtype) != 0, "unsupported tensor dtype " + dtype_name(dtype));
   numel_ = shape_numel(shape_);
+  if (static_cast<uint64_t>(numel_) > kMaxAllocationBytes / dtype_size(dtype)) {
+    const std::string what = "a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape_);
+    allocation_count(numel_, dtype_size(dtype), what.c_str());  // throws the SizeError
+  }
   owner_ = allocate(nbytes(), capacity_);
   data_ = owner_.get();
 }
@@ -116,7 +126,10 @@ Tensor Tensor::alias(const Tensor& base, Shape shape, size_t byte_offset) {
   t.shape_ = std::move(shape);
   t.numel_ = shape_numel(t.shape_);
   t.data_ = base.data_ + byte_offset;
-  check(byte_offset + t.nbytes() <= base.nbytes() + byte_offset && byte_offset <= base.nbytes(),
+  // In 64-bit arithmetic: on wasm32 a huge shape's byte size would wrap in size_t.
+  const uint64_t bytes = static_cast<uint64_t>(t.numel_) * dtype_size(t.dtype_);
+  check(t.numel_ <= static_cast<int64_t>(kMaxAllocationBytes) && byte_offset <= base.nbytes() &&
+            bytes <= static_cast<uint64_t>(base.nbytes() - byte_offset),
         "tensor alias out of range");
   return t;
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/size.h"
 
 namespace ptq::exec {
 namespace {
@@ -172,7 +173,14 @@ void Executor::execute_node_untimed(int node_id, const std::vector<const Tensor*
   KernelContext ctx{node, inputs, outputs, nullptr, {}};
   ctx.prepared = &prepared_[static_cast<size_t>(node_id)];
   ctx.constant_input = constant_inputs_[static_cast<size_t>(node_id)];
-  kernels_[static_cast<size_t>(node_id)](ctx);
+  try {
+    kernels_[static_cast<size_t>(node_id)](ctx);
+  } catch (const SizeError& e) {
+    // Raised by the checked size arithmetic (core/size.h), which does not know the node.
+    const std::string message = e.what();
+    if (message.rfind("node '", 0) == 0) throw;
+    throw SizeError("node '" + node.name + "' (" + node.op_type + "): " + message);
+  }
   for (size_t o = 0; o < outputs.size(); ++o)
     if (node.outputs[o] >= 0 && !outputs[o].defined()) ctx.fail("kernel did not produce output " + std::to_string(o));
 }

@@ -227,19 +227,21 @@ Tensor read_npy(const uint8_t* data, size_t size, const std::string& file_name) 
 
   const size_t width = dtype_size(h.dtype);
   const size_t available = size - prefix - header_len;
-  size_t numel = 1;
+  // In 64-bit arithmetic (size_t is 32 bits in wasm) and bound by the bytes present, so a huge shape
+  // can neither overflow, wrap into a small count, nor allocate.
+  uint64_t numel = 1;
+  const uint64_t bound = static_cast<uint64_t>(available) / width;
   for (int64_t d : h.shape) {
-    const auto dim = static_cast<size_t>(d);
-    // Bound by the bytes present, so a huge shape can neither overflow nor allocate.
-    if (dim != 0 && numel > available / width / dim) {
-      numel = SIZE_MAX;
+    const auto dim = static_cast<uint64_t>(d);
+    if (dim != 0 && numel > bound / dim) {
+      numel = UINT64_MAX;
       break;
     }
     numel *= dim;
   }
   for (int64_t d : h.shape)
     if (d == 0) numel = 0;  // an empty array is valid whatever its other dims
-  if (numel == SIZE_MAX || numel * width != available)
+  if (numel == UINT64_MAX || numel * width != available)
     throw bad("shape " + shape_str(h.shape) + " of " + dtype_name(h.dtype) + " does not match the " +
               std::to_string(available) + " data bytes present");
 

@@ -96,6 +96,13 @@ void finalize_graph(Graph& graph, bool subgraph) {
       p = static_cast<int>(i);
     }
   }
+  // A graph output must name a tensor something provides (a subgraph may pass an outer one through).
+  if (!subgraph)
+    for (int out : graph.outputs) {
+      const auto& v = graph.values[static_cast<size_t>(out)];
+      check(producer[static_cast<size_t>(out)] >= 0 || v.is_graph_input || v.initializer.has_value(),
+            "graph output '" + v.name + "' names a tensor that no node, graph input or initializer provides");
+    }
   // Kahn's algorithm with a min-heap on the original index: stable topological order.
   std::vector<int> indegree(n, 0);
   std::vector<std::vector<int>> successors(n);

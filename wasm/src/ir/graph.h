@@ -106,6 +106,9 @@ struct Model {
   std::vector<OpsetImport> opset_imports;
   std::map<std::string, std::string> metadata;
   Graph graph;
+  // What the reader accepted but the user should know (a version newer than it knows, a negative
+  // input dimension read as unknown): shown by the CLI on stderr and by the page in its banner.
+  std::vector<std::string> warnings;
   // Keeps converted (non-view) initializer bytes and external-data buffers alive.
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> owned_buffers;
 

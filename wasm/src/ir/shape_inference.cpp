@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "exec/registry.h"
 
 namespace ptq::ir {
@@ -65,8 +66,25 @@ ValueInfo to_info(const std::string& name, const Shp& s) {
   return info;
 }
 
+// The rules' int64 arithmetic on dims and attribute values, checked: an overflow throws SizeError,
+// which infer_shapes catches around each rule (the outputs stay unknown; the kernel reports the size).
+int64_t add(int64_t a, int64_t b) { return int64_add(a, b, "inferred dimension"); }
+int64_t sub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) throw SizeError("inferred dimension overflows 64-bit arithmetic");
+  return r;
+}
+int64_t mul(int64_t a, int64_t b) { return int64_mul(a, b, "inferred dimension"); }
+// A float size truncated to int64 (undefined beyond int64 in C++).
+int64_t truncate(double v) {
+  if (!(v > -9.0e18 && v < 9.0e18)) throw SizeError("inferred dimension overflows 64-bit arithmetic");
+  return static_cast<int64_t>(v);
+}
+// A rank read from a tensor's dim (the length of a shape input): no real rank is anywhere near this.
+constexpr int64_t kMaxInferredRank = 64;
+
 Dim mul(const Dim& a, const Dim& b) {
-  if (a.known() && b.known()) return dim(a.v * b.v);
+  if (a.known() && b.known()) return dim(mul(a.v, b.v));
   if (a.known() && a.v == 1) return b;
   if (b.known() && b.v == 1) return a;
   return Dim{};
@@ -201,14 +219,16 @@ bool window_ok(const Window& w, size_t spatial) {
 // Same rules as ops::resolve_forward_output (conv_common.h).
 Dim forward_extent(const Window& w, size_t i, const Dim& in, bool ceil_mode) {
   if (!in.known()) return Dim{};
-  const int64_t st = w.stride[i], span = (w.kernel[i] - 1) * w.dilation[i] + 1;
-  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return dim((in.v + st - 1) / st);
+  const int64_t st = w.stride[i];
+  if (st <= 0 || w.kernel[i] <= 0 || w.dilation[i] <= 0) return Dim{};  // invalid: the kernel reports it
+  const int64_t span = add(mul(w.kernel[i] - 1, w.dilation[i]), 1);
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return dim(add(in.v, st - 1) / st);
   const size_t r = w.kernel.size();
   const int64_t pb = w.auto_pad == "VALID" ? 0 : w.pads[i], pe = w.auto_pad == "VALID" ? 0 : w.pads[r + i];
-  const int64_t room = in.v + pb + pe - span;
-  if (room < 0 || st <= 0) return Dim{};
-  int64_t out = (ceil_mode ? (room + st - 1) / st : room / st) + 1;
-  if (ceil_mode && (out - 1) * st >= in.v + pb) --out;
+  const int64_t room = sub(add(add(in.v, pb), pe), span);
+  if (room < 0) return Dim{};
+  int64_t out = (ceil_mode ? add(room, st - 1) / st : room / st) + 1;
+  if (ceil_mode && mul(out - 1, st) >= add(in.v, pb)) --out;
   return dim(out);
 }
 
@@ -252,10 +272,10 @@ void conv_transpose(const In& x, Outs& o) {
     const Dim& in = X.d[2 + i];
     if (!target.empty()) { o[0].d.push_back(dim(target[i])); continue; }
     if (!in.known()) { o[0].d.push_back(Dim{}); continue; }
-    if (same) { o[0].d.push_back(dim(in.v * w.stride[i])); continue; }
-    const int64_t span = (w.kernel[i] - 1) * w.dilation[i] + 1;
-    const int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[sp + i];
-    o[0].d.push_back(dim(w.stride[i] * (in.v - 1) + out_pad[i] + span - pads));
+    if (same) { o[0].d.push_back(dim(mul(in.v, w.stride[i]))); continue; }
+    const int64_t span = add(mul(w.kernel[i] - 1, w.dilation[i]), 1);
+    const int64_t pads = w.auto_pad == "VALID" ? 0 : add(w.pads[i], w.pads[sp + i]);
+    o[0].d.push_back(dim(sub(add(add(mul(w.stride[i], in.v - 1), out_pad[i]), span), pads)));
   }
 }
 
@@ -322,7 +342,7 @@ void concat(const In& x, Outs& o) {
   int64_t total = 0;
   for (const Shp* s : x.s) {
     if (s->rank() != r.rank()) return;
-    total = total >= 0 && s->d[*axis].known() ? total + s->d[*axis].v : -1;
+    total = total >= 0 && s->d[*axis].known() ? add(total, s->d[*axis].v) : -1;
     for (size_t i = 0; i < r.rank(); ++i)
       if (i != *axis && !r.d[i].known() && s->d[i].known()) r.d[i] = s->d[i];
   }
@@ -347,6 +367,7 @@ void split(const In& x, Outs& o) {
   if (sizes.empty()) {
     if (!X.d[*axis].known()) return;
     const int64_t n = static_cast<int64_t>(o.size()), len = X.d[*axis].v;
+    if (n == 0) return;
     const int64_t chunk = (len + n - 1) / n;  // opset 18 num_outputs: the last chunk may be smaller
     for (int64_t i = 0; i < n; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, len - i * chunk)));
   }
@@ -363,7 +384,7 @@ void reshape(const In& x, Outs& o) {
   if (x.opset() < 5) shape = x.node.attr_ints("shape");
   else if (auto v = x.ints(1)) shape = *v;
   else {
-    if (x.ranked(1) && x.shape(1)->rank() == 1 && x.shape(1)->d[0].known())
+    if (x.ranked(1) && x.shape(1)->rank() == 1 && x.shape(1)->d[0].known() && x.shape(1)->d[0].v <= kMaxInferredRank)
       o[0] = ranked(x.dtype(0), std::vector<Dim>(static_cast<size_t>(x.shape(1)->d[0].v)));
     return;
   }
@@ -382,7 +403,7 @@ void reshape(const In& x, Outs& o) {
     for (size_t i = 0; i < r.rank(); ++i)
       if (static_cast<int>(i) != infer) {
         all = all && r.d[i].known();
-        if (r.d[i].known()) known *= r.d[i].v;
+        if (r.d[i].known()) known = mul(known, r.d[i].v);
       }
     if (all && known > 0) r.d[static_cast<size_t>(infer)] = dim(shape_numel(X->dims()) / known);
   } else if (infer >= 0 && X) {
@@ -391,10 +412,10 @@ void reshape(const In& x, Outs& o) {
     for (const auto& d : X->d) if (!d.known()) rest_in.push_back(d);
     bool all_known = true;
     int64_t pin = 1, pout = 1;
-    for (const auto& d : X->d) if (d.known()) pin *= d.v;
+    for (const auto& d : X->d) if (d.known()) pin = mul(pin, d.v);
     for (size_t i = 0; i < r.rank(); ++i)
       if (static_cast<int>(i) != infer) {
-        if (r.d[i].known()) pout *= r.d[i].v;
+        if (r.d[i].known()) pout = mul(pout, r.d[i].v);
         else all_known = false;
       }
     if (all_known && rest_in.size() == 1 && pout > 0 && pin % pout == 0 && pin / pout == 1)
@@ -489,11 +510,13 @@ int64_t slice_len(int64_t n, int64_t start, int64_t end, int64_t step) {
   if (step > 0) {
     start = clamp(start, 0, n);
     end = clamp(end, 0, n);
-    return end > start ? (end - start + step - 1) / step : 0;
+    return end > start ? (end - start - 1) / step + 1 : 0;
   }
   start = clamp(start, 0, n - 1);
   end = clamp(end, -1, n - 1);
-  return start > end ? (start - end + (-step) - 1) / (-step) : 0;
+  // -step overflows for INT64_MIN: any step longer than the axis takes one element.
+  const int64_t back = step < -n ? n + 1 : -step;
+  return start > end ? (start - end - 1) / back + 1 : 0;
 }
 
 void slice(const In& x, Outs& o) {
@@ -578,7 +601,7 @@ void pad(const In& x, Outs& o) {
   for (size_t i = 0; i < axes.size(); ++i) {
     const auto ax = axis_of(axes[i], X.rank());
     if (!ax) return;
-    if (r.d[*ax].known()) r.d[*ax] = dim(r.d[*ax].v + pads[i] + pads[axes.size() + i]);
+    if (r.d[*ax].known()) r.d[*ax] = dim(add(add(r.d[*ax].v, pads[i]), pads[axes.size() + i]));
   }
   o[0] = r;
 }
@@ -605,14 +628,15 @@ void depth_to_space(const In& x, Outs& o) {
   o[0] = unranked(x.dtype(0));
   if (!x.ranked(0) || x.shape(0)->rank() != 4) return;
   const int64_t b = x.node.attr_int("blocksize", 1);
+  if (b <= 0) return;  // invalid: the kernel reports it
   const bool d2s = x.node.op_type.find("DepthToSpace") != std::string::npos;
   const Shp& X = *x.shape(0);
-  auto scale = [&](const Dim& v, bool up) { return !v.known() ? Dim{} : dim(up ? v.v * b : v.v / b); };
+  auto scale = [&](const Dim& v, bool up) { return !v.known() ? Dim{} : dim(up ? mul(v.v, b) : v.v / b); };
   // Horizon variants may be NHWC (data_format); the ONNX ops are NCHW.
   const bool nhwc = x.node.attr_string("data_format", "NCHW") == "NHWC";
   const size_t c = nhwc ? 3 : 1, h = nhwc ? 1 : 2, w = nhwc ? 2 : 3;
   Shp r = X;
-  r.d[c] = !X.d[c].known() ? Dim{} : dim(d2s ? X.d[c].v / (b * b) : X.d[c].v * b * b);
+  r.d[c] = !X.d[c].known() ? Dim{} : dim(d2s ? X.d[c].v / mul(b, b) : mul(X.d[c].v, mul(b, b)));
   r.d[h] = scale(X.d[h], d2s);
   r.d[w] = scale(X.d[w], d2s);
   o[0] = r;
@@ -691,7 +715,7 @@ void constant_of_shape(const In& x, Outs& o) {
   const DType t = v && v->type == AttrType::Tensor ? v->t.dtype() : DType::Float;
   o[0] = unranked(t);
   if (auto s = x.ints(0)) o[0] = ranked(t, *s);
-  else if (x.ranked(0) && x.shape(0)->rank() == 1 && x.shape(0)->d[0].known())
+  else if (x.ranked(0) && x.shape(0)->rank() == 1 && x.shape(0)->d[0].known() && x.shape(0)->d[0].v <= kMaxInferredRank)
     o[0] = ranked(t, std::vector<Dim>(static_cast<size_t>(x.shape(0)->d[0].v)));
 }
 
@@ -700,7 +724,7 @@ void range(const In& x, Outs& o) {
   const Tensor *s = x.constant(0), *l = x.constant(1), *d = x.constant(2);
   if (!s || !l || !d || s->numel() != 1 || l->numel() != 1 || d->numel() != 1 || d->get_as_double(0) == 0) return;
   const double n = std::ceil((l->get_as_double(0) - s->get_as_double(0)) / d->get_as_double(0));
-  o[0].d[0] = dim(std::max<int64_t>(0, static_cast<int64_t>(n)));
+  o[0].d[0] = dim(std::max<int64_t>(0, truncate(n)));
 }
 
 void nonzero(const In& x, Outs& o) {
@@ -738,7 +762,7 @@ void resize(const In& x, Outs& o) {
       const auto ax = axis_of(axes[i], X.rank());
       if (!ax) return;
       // float32 product, truncated (as ops/resize.cpp and onnxruntime).
-      if (X.d[*ax].known()) r.d[*ax] = dim(static_cast<int64_t>((*scales)[i] * static_cast<float>(X.d[*ax].v)));
+      if (X.d[*ax].known()) r.d[*ax] = dim(truncate((*scales)[i] * static_cast<float>(X.d[*ax].v)));
       else if ((*scales)[i] != 1.0f) r.d[*ax] = Dim{};
     }
   } else {
@@ -858,7 +882,22 @@ std::optional<std::vector<Tensor>> run_kernel(const Node& node, const std::vecto
   return outputs;
 }
 
-bool small_static(const Shp& s) { return s.is_static() && shape_numel(s.dims()) <= kFoldLimit; }
+// Element count of a static shape, or -1 when it overflows int64.
+int64_t static_numel(const Shp& s) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (const Dim& d : s.d) {
+    if (d.v == 0) return 0;
+    overflow = overflow || __builtin_mul_overflow(n, d.v, &n);
+  }
+  return overflow ? -1 : n;
+}
+
+bool small_static(const Shp& s) {
+  if (!s.is_static()) return false;
+  const int64_t n = static_numel(s);
+  return n >= 0 && n <= kFoldLimit;
+}
 
 }  // namespace
 
@@ -885,7 +924,13 @@ std::vector<ValueInfo> infer_shapes(const Graph& graph) {
     Outs out(node.outputs.size());
     auto rule = standard_domain(node.domain) ? table.find(node.op_type) : table.end();
     const bool has_rule = rule != table.end();
-    if (has_rule) rule->second(in, out);
+    if (has_rule) {
+      try {
+        rule->second(in, out);
+      } catch (const SizeError&) {
+        out.assign(node.outputs.size(), Shp{});  // a dim overflowed int64: unknown here, the kernel reports it
+      }
+    }
 
     bool all_const = !node.inputs.empty();
     for (size_t i = 0; i < node.inputs.size(); ++i) all_const = all_const && (node.inputs[i] < 0 || in.c[i]);
@@ -915,8 +960,8 @@ std::vector<ValueInfo> infer_shapes(const Graph& graph) {
         const Shp& s = *in.s[i];
         ok = s.is_static() && s.dtype != DType::Undefined && dtype_size(s.dtype) > 0;
         if (!ok) break;
-        total += shape_numel(s.dims());
-        ok = total <= kProbeLimit;
+        const int64_t n = static_numel(s);
+        ok = n >= 0 && n <= kProbeLimit && (total += n) <= kProbeLimit;
         if (!ok) break;
         zeros.push_back(Tensor::zeros(s.dtype, s.dims()));
         args.push_back(&zeros.back());

@@ -1,8 +1,8 @@
 // Concat and Split: byte-block copies along one axis, for any dtype. Split outputs that are one
 // contiguous run of the input (splitting the outermost non-unit axis) are zero-copy aliases.
 #include <algorithm>
-#include <numeric>
 
+#include "core/size.h"
 #include "exec/registry.h"
 #include "ops/movement_util.h"
 
@@ -31,7 +31,7 @@ void concat(KernelContext& ctx) {
     for (size_t d = 0; same && d < first.rank(); ++d) same = d == axis || t->dim(d) == first.dim(d);
     ctx.check(same, "input shapes " + shape_str(first.shape()) + " and " + shape_str(t->shape()) +
                         " differ outside axis " + std::to_string(axis));
-    out_shape[axis] += t->dim(axis);
+    out_shape[axis] = size_add(out_shape[axis], t->dim(axis), "Concat output dimension");
   }
   if (parts.size() == 1) {
     ctx.outputs[0] = first;
@@ -61,8 +61,12 @@ std::vector<int64_t> split_lengths(const KernelContext& ctx, int64_t dim) {
   if (!lengths.empty()) {
     ctx.check(static_cast<int64_t>(lengths.size()) == n_out,
               "split has " + std::to_string(lengths.size()) + " entries for " + std::to_string(n_out) + " outputs");
-    for (int64_t l : lengths) ctx.check(l >= 0, "negative split length " + std::to_string(l));
-    ctx.check(std::accumulate(lengths.begin(), lengths.end(), int64_t{0}) == dim,
+    int64_t total = 0;
+    for (int64_t l : lengths) {
+      ctx.check(l >= 0, "negative split length " + std::to_string(l));
+      total = size_add(total, l, "sum of split lengths");
+    }
+    ctx.check(total == dim,
               "split lengths do not sum to the axis size " + std::to_string(dim));
     return lengths;
   }

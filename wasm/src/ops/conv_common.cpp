@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 
+#include "core/size.h"
 #include "ops/gemm_kernel.h"
 #include "ops/simd.h"
 
@@ -12,9 +13,9 @@ namespace ptq::ops {
 
 namespace {
 
-int64_t product(const std::vector<int64_t>& v) {
+int64_t product(const std::vector<int64_t>& v, const char* what) {
   int64_t p = 1;
-  for (int64_t x : v) p *= x;
+  for (int64_t x : v) p = size_mul(p, x, what);
   return p;
 }
 
@@ -31,9 +32,9 @@ std::vector<int64_t> read_per_axis(const exec::KernelContext& ctx, const char* n
 
 }  // namespace
 
-int64_t Spatial::in_size() const { return product(in); }
-int64_t Spatial::out_size() const { return product(out); }
-int64_t Spatial::kernel_size() const { return product(kernel); }
+int64_t Spatial::in_size() const { return product(in, "input plane size"); }
+int64_t Spatial::out_size() const { return product(out, "output plane size"); }
+int64_t Spatial::kernel_size() const { return product(kernel, "kernel size"); }
 
 AutoPad parse_auto_pad(const exec::KernelContext& ctx) {
   const std::string s = ctx.node.attr_string("auto_pad", "NOTSET");
@@ -63,6 +64,12 @@ Spatial read_spatial_attrs(const exec::KernelContext& ctx, const std::vector<int
   const std::vector<int64_t> pads = read_per_axis(ctx, "pads", 2 * rank, 0, 0);
   s.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(rank));
   s.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(rank), pads.end());
+  // Everything the output-size rules compute from these stays within int64 from here on: the dilated
+  // kernel extent and the padded input size (SizeError, which the executor prefixes with the node).
+  for (size_t i = 0; i < rank; ++i) {
+    size_add(size_mul(kernel[i] - 1, s.dilation[i], "dilated kernel extent"), 1, "dilated kernel extent");
+    size_add(size_add(in[i], s.pad_begin[i], "padded input size"), s.pad_end[i], "padded input size");
+  }
   return s;
 }
 
@@ -205,17 +212,21 @@ Plane2D as_plane(const Spatial& s) {
 
 PaddedPlane::PaddedPlane(const Plane2D& p, int scratch_slot, int flat_slot)
     : p_(p), slot_(scratch_slot), flat_slot_(flat_slot) {
-  rows_ = (p.OH - 1) * p.sh + (p.kh - 1) * p.dh + 1;
-  wp_ = (p.OW - 1) * p.sw + (p.kw - 1) * p.dw + 1;
-  wp_ = (wp_ + p.sw - 1) / p.sw * p.sw;  // whole output steps per padded row (flat runs)
+  // Huge pads with a huge stride or dilation give a small output over an enormous padded plane.
+  const char* what = "the zero-padded copy of an input plane";
+  rows_ = size_add(size_mul(p.OH - 1, p.sh, what), size_mul(p.kh - 1, p.dh, what) + 1, what);
+  wp_ = size_add(size_mul(p.OW - 1, p.sw, what), size_mul(p.kw - 1, p.dw, what) + 1, what);
+  wp_ = size_mul(size_add(wp_, p.sw - 1, what) / p.sw, p.sw, what);  // whole output steps per padded row (flat runs)
+  // 8 floats of slack: stride-2 vector loads read one element past the last sample they use.
+  allocation_count(size_add(size_mul(rows_, wp_, what), 8, what), sizeof(float), what);
+  if (p.sh == 1) allocation_count(size_add(size_mul(p.OH - 1, wp_ / p.sw, what), p.OW, what), sizeof(float), what);
   for (int64_t ky = 0; ky < p.kh; ++ky) {
     for (int64_t kx = 0; kx < p.kw; ++kx) taps_.push_back(ky * p.dh * wp_ + kx * p.dw);
   }
 }
 
 void PaddedPlane::load(const float* x, float fill) {
-  // 8 floats of slack: stride-2 vector loads read one element past the last sample they use.
-  const int64_t size = rows_ * wp_ + 8;
+  const int64_t size = rows_ * wp_ + 8;  // checked by the constructor
   data_ = gemm_scratch(slot_, static_cast<size_t>(size));
   // Input rows [0, y1) and columns [0, x1) land at (pt + iy, pl + ix); everything else is `fill`.
   const int64_t y1 = std::max<int64_t>(0, std::min(p_.H, rows_ - p_.pt));

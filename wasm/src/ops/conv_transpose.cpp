@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/size.h"
 #include "exec/registry.h"
 #include "ops/conv_common.h"
 #include "ops/gemm_kernel.h"
@@ -37,9 +38,13 @@ void resolve_transpose_output(const KernelContext& ctx, Spatial& s) {
   s.out.assign(rank, 0);
   for (size_t i = 0; i < rank; ++i) {
     ctx.check(out_pad[i] >= 0, "attribute 'output_padding' must be >= 0");
-    const int64_t natural = s.stride[i] * (s.in[i] - 1) + out_pad[i] + s.span(i);
+    const char* what = "ConvTranspose output size";
+    const int64_t natural =
+        size_add(size_add(size_mul(s.stride[i], std::max<int64_t>(0, s.in[i] - 1), what), out_pad[i], what), s.span(i), what) -
+        (s.in[i] == 0 ? s.stride[i] : 0);
     if (!target.empty() || same) {
-      s.out[i] = target.empty() ? s.in[i] * s.stride[i] : target[i];
+      s.out[i] = target.empty() ? size_mul(s.in[i], s.stride[i], what) : target[i];
+      ctx.check(s.out[i] >= 0, "attribute 'output_shape' has a negative size " + std::to_string(s.out[i]));
       const int64_t total = std::max<int64_t>(0, natural - s.out[i]);
       s.pad_begin[i] = mode == ops::AutoPad::SameUpper ? total / 2 : total - total / 2;
       s.pad_end[i] = total - s.pad_begin[i];
@@ -66,7 +71,7 @@ TransposeShape transpose_shape(const KernelContext& ctx, const Tensor& x, const 
   ctx.check(s.C % s.group == 0, "input channels not divisible by group");
   s.Cg = s.C / s.group;
   s.Mg = w.dim(1);
-  s.M = s.Mg * s.group;
+  s.M = size_mul(s.Mg, s.group, "output channels (W dim 1 x group)");
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (ctx.node.has_attr("kernel_shape")) {
     ctx.check(ctx.node.attr_ints("kernel_shape") == kernel,
@@ -160,7 +165,7 @@ void conv_transpose(KernelContext& ctx) {
       const ops::GemmOperand a = ops::GemmOperand::packed(packed.data() + static_cast<size_t>(g) * group_floats);
       for (int64_t n0 = 0; n0 < in_size; n0 += nb_max) {
         const int64_t nb = std::min(nb_max, in_size - n0);
-        float* col = ops::gemm_scratch(3, static_cast<size_t>(rows * nb));
+        float* col = ops::gemm_scratch(3, allocation_count(rows, nb, sizeof(float), "the column buffer"));
         ops::gemm(rows, nb, ts.Cg, a, ops::GemmOperand::strided(xg + n0, in_size, 1), col, nb);
         for (int64_t r = 0; r < rows; ++r) col2im_row(sp, out_stride, r, n0, nb, col + r * nb, yg);
       }

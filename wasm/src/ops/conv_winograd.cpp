@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "ops/gemm_kernel.h"
 #include "ops/simd.h"
 
@@ -302,8 +303,9 @@ void run_blocks(const Winograd3x3Shape& s, const Tiling& t, int64_t positions, I
                 OutputRowFn output_row, const float* x, const float* packed, const float* bias, float* y) {
   const int64_t v_stride = s.C * t.block, m_stride = s.M * t.block;  // floats per position
   // +4: the 4-tile loads of the last group may run past the last tile of the last row.
-  float* v = gemm_scratch(4, static_cast<size_t>(positions * v_stride + 4));
-  float* m = gemm_scratch(5, static_cast<size_t>(positions * m_stride + 4));
+  const char* what = "the Winograd transform buffer";
+  float* v = gemm_scratch(4, allocation_count(size_add(size_mul(positions, v_stride, what), 4, what), sizeof(float), what));
+  float* m = gemm_scratch(5, allocation_count(size_add(size_mul(positions, m_stride, what), 4, what), sizeof(float), what));
   float* rows = gemm_scratch(6, static_cast<size_t>(12 * t.row_width));
   const size_t each = gemm_packed_a_size(s.M, s.C);
   const int64_t in_plane = s.H * s.W, out_plane = s.out_h * s.out_w;

@@ -1,5 +1,6 @@
 // DepthToSpace / SpaceToDepth (and the Horizon Hz* variants) and HzChannelShuffle. Each is
 // "view with more dims -> transpose -> view", so the copy is one movement::permute.
+#include "core/size.h"
 #include "exec/registry.h"
 #include "ops/movement_util.h"
 
@@ -23,9 +24,10 @@ void depth_to_space(KernelContext& ctx) {
   ctx.check(x.rank() == 4, "input must be 4-D NCHW, got " + shape_str(x.shape()));
   const int64_t b = block_size(ctx);
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-  ctx.check(c % (b * b) == 0, "channels " + std::to_string(c) + " are not divisible by blocksize^2");
-  const int64_t oc = c / (b * b);
-  const Shape out{n, oc, h * b, w * b};
+  const int64_t bb = size_mul(b, b, "blocksize^2");
+  ctx.check(c % bb == 0, "channels " + std::to_string(c) + " are not divisible by blocksize^2");
+  const int64_t oc = c / bb;
+  const Shape out{n, oc, size_mul(h, b, "DepthToSpace output height"), size_mul(w, b, "DepthToSpace output width")};
   const std::string mode = ctx.node.attr_string("mode", "DCR");
   if (mode == "DCR") {
     ctx.outputs[0] = reshape_permute_reshape(x, {n, b, b, oc, h, w}, {0, 3, 4, 1, 5, 2}, out);
@@ -41,9 +43,10 @@ void space_to_depth(KernelContext& ctx) {
   ctx.check(x.rank() == 4, "input must be 4-D NCHW, got " + shape_str(x.shape()));
   const int64_t b = block_size(ctx);
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+  // b <= h, w unless they are 0 (then any b divides them): c * b * b needs the checked product.
   ctx.check(h % b == 0 && w % b == 0, "spatial dims of " + shape_str(x.shape()) + " are not divisible by blocksize");
   ctx.outputs[0] = reshape_permute_reshape(x, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
-                                           {n, c * b * b, h / b, w / b});
+                                           {n, size_mul(c, size_mul(b, b, "blocksize^2"), "SpaceToDepth output channels"), h / b, w / b});
 }
 
 // HzChannelShuffle (Horizon export of torch.nn.ChannelShuffle, attributes `group` and `data_format`).

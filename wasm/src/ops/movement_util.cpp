@@ -14,7 +14,9 @@ int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank, con
 
 std::vector<int64_t> dense_strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  // A shape with a zero dimension may have other dimensions of any size: its strides are never used
+  // to address memory, so they may wrap (defined behaviour through __builtin_mul_overflow).
+  for (size_t d = shape.size(); d-- > 1;) __builtin_mul_overflow(strides[d], shape[d], &strides[d - 1]);
   return strides;
 }
 

@@ -3,6 +3,7 @@
 // by element size; the unpadded middle of each innermost row is a memcpy.
 #include <algorithm>
 
+#include "core/size.h"
 #include "exec/registry.h"
 #include "ops/movement_util.h"
 
@@ -137,19 +138,32 @@ void pad_impl(KernelContext& ctx, bool input_form, int opset) {
   std::vector<std::vector<int64_t>> maps(rank);
   for (size_t d = 0; d < rank; ++d) {
     const int64_t before = a.pads[d], after = a.pads[d + rank], dim = data.dim(d);
-    out_shape[d] = dim + before + after;
+    // |pad| < 2^62 keeps every index computed from it (o - before, the reflect period) inside int64.
+    constexpr int64_t kLimit = int64_t{1} << 62;
+    for (int64_t p : {before, after})
+      ctx.check(p > -kLimit && p < kLimit, "pad " + std::to_string(p) + " on axis " + std::to_string(d) + " is out of range");
+    out_shape[d] = int64_add(int64_add(dim, before, "padded axis size"), after, "padded axis size");
     ctx.check(out_shape[d] >= 0, "pads shrink axis " + std::to_string(d) + " below zero");
     ctx.check(a.mode != PadMode::Wrap || (before >= 0 && after >= 0), "negative pads are not supported with mode wrap");
     ctx.check(a.mode == PadMode::Constant || dim > 0 || out_shape[d] == 0,
               "cannot pad an empty axis " + std::to_string(d) + " in a non-constant mode");
-    maps[d].resize(static_cast<size_t>(out_shape[d]));
+  }
+  // The output first: its size check (SizeError) comes before the per-axis index tables, which an
+  // empty axis elsewhere would otherwise let grow to any length.
+  Tensor out = rank == 0 ? Tensor() : Tensor(data.dtype(), out_shape);
+  if (rank > 0 && out.numel() == 0) {
+    ctx.outputs[0] = out;
+    return;
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t before = a.pads[d], dim = data.dim(d);
+    maps[d].resize(allocation_count(out_shape[d], sizeof(int64_t), "the index table of a padded axis"));
     for (int64_t o = 0; o < out_shape[d]; ++o) maps[d][static_cast<size_t>(o)] = source_index(o, before, dim, a.mode);
   }
   if (rank == 0) {
     ctx.outputs[0] = data;
     return;
   }
-  Tensor out(data.dtype(), out_shape);
   movement::with_element_type(dtype_size(data.dtype()), [&](auto tag) {
     using T = decltype(tag);
     pad_rows(data.data<T>(), out.mutable_data<T>(), data.shape(), out_shape, maps, a.pads[rank - 1], a.value.data<T>()[0]);

@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/size.h"
 #include "exec/registry.h"
 #include "ops/movement_util.h"
 
@@ -84,6 +85,15 @@ struct Plan {
   std::vector<float> roi;     // [start_0..start_{r-1}, end_0..end_{r-1}]
 };
 
+// A float output length as int64: truncated like onnxruntime, after checking it fits (the
+// conversion of a float beyond int64 is undefined).
+int64_t output_length(float length, size_t axis) {
+  if (!(length < 9.0e18f))
+    throw SizeError("Resize output size " + std::to_string(length) + " on axis " + std::to_string(axis) +
+                    " overflows 64-bit arithmetic");
+  return static_cast<int64_t>(length);
+}
+
 Plan plan_output(const KernelContext& ctx, const Tensor& x, int version, const Config& c) {
   const size_t rank = x.rank();
   std::vector<float> scales, roi;
@@ -135,7 +145,7 @@ Plan plan_output(const KernelContext& ctx, const Tensor& x, int version, const C
       for (int64_t a : axes) {
         const size_t d = static_cast<size_t>(a);
         p.scales[d] = s;
-        p.out[d] = static_cast<int64_t>(std::round(s * static_cast<float>(x.dim(d))));  // round half up
+        p.out[d] = output_length(std::round(s * static_cast<float>(x.dim(d))), d);  // round half up
         p.lengths[d] = static_cast<float>(p.out[d]);
       }
     }
@@ -147,7 +157,7 @@ Plan plan_output(const KernelContext& ctx, const Tensor& x, int version, const C
       p.scales[d] = scales[i];
       // float32 product, truncated, as onnxruntime computes the output size.
       p.lengths[d] = scales[i] * static_cast<float>(x.dim(d));
-      p.out[d] = static_cast<int64_t>(p.lengths[d]);
+      p.out[d] = output_length(p.lengths[d], d);
     }
   }
   p.roi.assign(rank, 0.0f);
@@ -223,9 +233,10 @@ Taps build_taps(const Config& c, int64_t in_len, int64_t out_len, float length_r
   t.out_len = out_len;
   t.k = c.mode == Mode::Nearest ? 1 : c.mode == Mode::Linear ? 2 : 4;
   const size_t k = static_cast<size_t>(t.k);
-  t.idx.assign(static_cast<size_t>(out_len) * k, 0);
-  t.w.assign(static_cast<size_t>(out_len) * k, 0.0f);
-  t.outside.assign(static_cast<size_t>(out_len), 0);
+  const char* what = "the Resize tap table of an axis";
+  t.idx.assign(allocation_count(out_len, t.k, sizeof(int64_t), what), 0);
+  t.w.assign(allocation_count(out_len, t.k, sizeof(float), what), 0.0f);
+  t.outside.assign(allocation_count(out_len, 1, what), 0);
   const bool unit = scale == 1.0f && c.coord != Coord::TfCropAndResize;
   const float in_f = static_cast<float>(in_len), last = static_cast<float>(in_len - 1);
   for (int64_t o = 0; o < out_len; ++o) {
@@ -426,6 +437,11 @@ void resize_impl(KernelContext& ctx, int version) {
   const Config c = read_config(ctx, version);
   const Plan p = plan_output(ctx, x, version, c);
   const size_t rank = x.rank();
+  // The output must fit before the per-axis tables are built (SizeError naming the shape).
+  if (const int64_t n = shape_numel(p.out); n > 0) {
+    const std::string what = "the Resize output of shape " + shape_str(p.out);
+    allocation_count(n, dtype_size(x.dtype()), what.c_str());
+  }
   std::vector<Taps> taps;
   bool all_identity = true;
   for (size_t d = 0; d < rank; ++d) {

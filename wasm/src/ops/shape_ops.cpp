@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
+#include "core/size.h"
 #include "exec/registry.h"
 #include "ops/movement_util.h"
 
@@ -50,7 +52,7 @@ void reshape(KernelContext& ctx) {
       ctx.fail("invalid shape entry " + std::to_string(d));
     }
     shape[i] = d;
-    known *= d;
+    known = size_mul(known, d, "Reshape target element count");
   }
   if (infer_at >= 0) {
     ctx.check(known != 0 && data.numel() % known == 0,
@@ -71,7 +73,10 @@ void flatten(KernelContext& ctx) {
   ctx.check(axis >= 0 && axis <= rank, "axis " + std::to_string(ctx.node.attr_int("axis", 1)) +
                                            " is out of range for rank " + std::to_string(rank));
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= data.dim(static_cast<size_t>(d));
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t& side = d < axis ? outer : inner;
+    side = size_mul(side, data.dim(static_cast<size_t>(d)), "Flatten output dimension");
+  }
   ctx.outputs[0] = data.reshaped({outer, inner});
 }
 
@@ -213,7 +218,7 @@ void tile(KernelContext& ctx) {
     ctx.check(repeats[d] >= 0, "negative repeat " + std::to_string(repeats[d]));
     view.insert(view.end(), {repeats[d], data.dim(d)});
     strides.insert(strides.end(), {0, in_strides[d]});
-    out.push_back(repeats[d] * data.dim(d));
+    out.push_back(size_mul(repeats[d], data.dim(d), "Tile output dimension"));
   }
   ctx.outputs[0] = movement::strided_view_or_copy(data, 0, view, strides).reshaped(out);
 }
@@ -233,7 +238,14 @@ void range(KernelContext& ctx) {
     const T delta = delta_t.data<T>()[0];
     ctx.check(delta != T(0), "delta must not be zero");
     // Same count formula and running sum as onnxruntime, so float outputs match it bit for bit.
-    const double count = std::ceil(static_cast<double>(limit - value) / static_cast<double>(delta));
+    // Integer limit - start is taken in double: in the integer type it can overflow.
+    double span = 0.0;
+    if constexpr (std::is_integral_v<T>) span = static_cast<double>(limit) - static_cast<double>(value);
+    else span = static_cast<double>(limit - value);
+    const double count = std::ceil(span / static_cast<double>(delta));
+    // Compared as a double before the conversion, which is undefined beyond int64.
+    if (count > 9.0e18)
+      throw SizeError("Range of " + std::to_string(count) + " elements overflows 64-bit arithmetic");
     const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
     Tensor out(start_t.dtype(), {n});
     T* y = out.mutable_data<T>();

@@ -24,11 +24,11 @@ SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step) {
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
+    return {start, end > start ? (end - start - 1) / step + 1 : 0};
   }
   start = std::clamp<int64_t>(start, 0, dim - 1);
   end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, start > end ? (start - end - step - 1) / -step : 0};
+  return {start, start > end ? (start - end - 1) / -step + 1 : 0};
 }
 
 void slice(KernelContext& ctx) {
@@ -63,10 +63,18 @@ void slice(KernelContext& ctx) {
     ctx.check(!seen[a], "axis " + std::to_string(a) + " is sliced twice");
     seen[a] = true;
     ctx.check(steps[i] != 0, "steps must not be zero");
-    const SliceRange r = slice_range(data.dim(a), starts[i], ends[i], steps[i]);
+    // A step longer than the axis takes one element like a step of the axis length; clamping keeps
+    // -step and the stride product inside int64.
+    const int64_t reach = std::max<int64_t>(data.dim(a), 1);
+    const int64_t step = std::clamp(steps[i], -reach, reach);
+    const SliceRange r = slice_range(data.dim(a), starts[i], ends[i], step);
     shape[a] = r.length;
-    strides[a] = in_strides[a] * steps[i];
-    offset += r.start * in_strides[a];
+    // With an empty axis anywhere the strides and offset address nothing and may wrap (defined
+    // through __builtin_mul_overflow); otherwise they stay within the data.
+    int64_t moved = 0;
+    __builtin_mul_overflow(in_strides[a], step, &strides[a]);
+    __builtin_mul_overflow(r.start, in_strides[a], &moved);
+    __builtin_add_overflow(offset, moved, &offset);
   }
   ctx.outputs[0] = movement::strided_view_or_copy(data, shape_numel(shape) ? offset : 0, shape, strides);
 }

@@ -132,7 +132,10 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   std::string qtype = node.attr_string("qtype", "");
   if (qtype.empty() && node.has_attr("bits")) qtype = "int" + std::to_string(node.attr_int("bits", 8));  // legacy
   if (qtype.empty()) qtype = "int8";
-  spec.switch_on = node.attr_string("switch", "ON") != "OFF";
+  const std::string switch_value = node.attr_string("switch", "ON");
+  check(switch_value == "ON" || switch_value == "OFF",
+        where + ": attribute 'switch' is '" + switch_value + "'; expected \"ON\" or \"OFF\"");
+  spec.switch_on = switch_value == "ON";
   spec.constant = node.attr_int("constant", 0);
   spec.axis = node.attr_int("axis", 1);
   spec.group = node.attr_int("group", 1);
@@ -178,6 +181,24 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
 
   for (float t : spec.thresholds)
     check(!std::isnan(t), "find NaN threshold in " + node.name);
+  // Stored scales that the thresholds override (§1.4): ignored, but not silently when they are
+  // unusable or disagree in count (asymmetric nodes have two thresholds and one scale).
+  const bool scales_primary = spec.constant == 2 || spec.thresholds.empty();
+  if (!scales_primary && !spec.scales.empty() && spec.qtype.is_integer()) {
+    for (size_t i = 0; i < spec.scales.size(); ++i)
+      if (!(std::isfinite(spec.scales[i]) && spec.scales[i] > 0.0f)) {
+        spec.warnings.push_back(where + ": attribute 'scales' holds " + std::to_string(spec.scales[i]) + " at index " +
+                                std::to_string(i) + ", not a positive finite number; it is ignored (the scales are derived from 'thresholds')");
+        break;
+      }
+    if (!spec.asymmetric && !asymq && spec.scales.size() != spec.thresholds.size())
+      spec.warnings.push_back(where + ": attribute 'scales' has " + std::to_string(spec.scales.size()) + " values but 'thresholds' has " +
+                              std::to_string(spec.thresholds.size()) + "; the scales are derived from 'thresholds'");
+  }
+  if (scales_primary && !spec.scales.empty() && !spec.thresholds.empty() && !spec.asymmetric &&
+      spec.scales.size() != spec.thresholds.size())
+    spec.warnings.push_back(where + ": attribute 'thresholds' has " + std::to_string(spec.thresholds.size()) + " values but 'scales' has " +
+                            std::to_string(spec.scales.size()) + "; with constant=2 the thresholds are derived from 'scales'");
   if (spec.constant == 2 && !spec.scales.empty()) {
     spec.thresholds.clear();
     for (float s : spec.scales) spec.thresholds.push_back(s * static_cast<float>(spec.qtype.qmax()));
@@ -190,10 +211,30 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   }
   if (spec.qtype.is_integer()) {
     check(!spec.scales.empty(), where + " has neither thresholds nor scales");
-    for (float s : spec.scales)
-      check(std::isfinite(s) && s > 0.0f, where + ": scale " + std::to_string(s) + " is not a positive finite number");
+    // Name the attribute the bad scale comes from: the stored scales, or the thresholds they derive from.
+    const char* source = scales_primary ? "scales" : "thresholds";
+    for (size_t i = 0; i < spec.scales.size(); ++i) {
+      const float s = spec.scales[i];
+      check(std::isfinite(s) && s > 0.0f, where + ": scale " + std::to_string(s) + " (from attribute '" + source + "', index " +
+                                              std::to_string(i) + ") is not a positive finite number");
+    }
   }
   return spec;
+}
+
+std::vector<std::string> model_warnings(const ir::Model& model) {
+  std::vector<std::string> warnings = model.warnings;
+  size_t calibrations = 0;
+  for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
+    if (!is_calibration_node(model.graph.nodes[i])) continue;
+    ++calibrations;
+    const CalibrationSpec spec = parse_calibration(model.graph, static_cast<int>(i));
+    warnings.insert(warnings.end(), spec.warnings.begin(), spec.warnings.end());
+  }
+  if (calibrations == 0)
+    warnings.push_back("the model has no HzCalibration node: nothing in it is quantized, so every analysis is empty "
+                       "(open the calibrated model, not the float one)");
+  return warnings;
 }
 
 namespace {

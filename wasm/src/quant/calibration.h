@@ -40,12 +40,19 @@ struct CalibrationSpec {
   std::vector<float> scales;       // derived per §1.4 (or given when constant == 2)
   std::vector<int64_t> zero_points;
   bool conv_transpose_weight = false;  // weight consumed by ConvTranspose: regrouped channel index
+  // Attributes the node carries but that are ignored in a way the user should know (e.g. unusable
+  // stored scales the thresholds override).
+  std::vector<std::string> warnings;
 
   std::string kind_name() const;  // "weight" / "feature" / ""
 };
 
 // Parses and canonicalises one HzCalibration node (legacy `bits`, `info_strings`, `asymq`).
 CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id);
+
+// Everything about a model a user should see when it loads: the reader's warnings
+// (ir::Model::warnings), each calibration node's, and a model without any calibration node.
+std::vector<std::string> model_warnings(const ir::Model& model);
 
 // True for HzCalibration in domain "horizon" or "".
 bool is_calibration_node(const ir::Node& node);

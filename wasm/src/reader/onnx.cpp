@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/size.h"
 
 namespace ptq::reader {
 namespace {
@@ -14,10 +16,15 @@ using pb::Reader;
 using pb::WireType;
 
 constexpr int kMaxGraphDepth = 32;  // bounds recursion on hostile files (nested subgraphs)
+// The newest ONNX IR version and default-domain opset whose rules this reader and the kernels know
+// (ONNX 1.18); newer ones load with a warning.
+constexpr int64_t kNewestIrVersion = 11;
+constexpr int64_t kNewestOpset = 23;
 
 struct Context {
   const ReadOptions& options;
   std::vector<std::shared_ptr<const std::vector<uint8_t>>>* owned;
+  std::vector<std::string>* warnings = nullptr;  // the model's load warnings (ir::Model::warnings)
 };
 
 // ---- TensorProto ------------------------------------------------------------------------------
@@ -82,6 +89,18 @@ void fill_typed(const TensorFields& tf, uint32_t field_number, WireType wire, Re
   }
 }
 
+// An external_data offset or length: decimal digits only, at most 2^63.
+uint64_t parse_external_number(const std::string& text, const std::string& label, const char* key) {
+  uint64_t v = 0;
+  bool ok = !text.empty() && text.size() <= 19;
+  for (char c : text) {
+    if (c < '0' || c > '9') ok = false;
+    else v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (!ok) throw FormatError(label + ": external data " + key + " '" + text + "' is not a byte count");
+  return v;
+}
+
 Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string& where) {
   const std::string label = "tensor '" + tf.name + "'" + (where.empty() ? "" : " in " + where);
   if (tf.has_segment) throw FormatError(label + ": segmented tensors are not supported");
@@ -92,15 +111,21 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
   for (int64_t d : tf.dims)
     if (d < 0) throw FormatError(label + ": negative dimension");
   Shape shape(tf.dims.begin(), tf.dims.end());
-  int64_t numel = 1;
-  for (int64_t d : shape) {
-    if (d != 0 && numel > (int64_t{1} << 40) / d) throw FormatError(label + ": shape too large " + shape_str(shape));
-    numel *= d;
+  // Element count and byte size in 64-bit arithmetic: on wasm32 a size_t product would wrap, and a
+  // shape of 2^32 + 4 floats would then "match" 16 bytes of data. Every check below compares the
+  // 64-bit size with the bytes actually stored, so a size that passes fits the heap.
+  int64_t numel = 0;
+  uint64_t nbytes = 0;
+  try {
+    numel = shape_numel(shape);
+  } catch (const SizeError&) {
+    throw FormatError(label + ": shape too large " + shape_str(shape));
   }
-  const size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
+  if (__builtin_mul_overflow(static_cast<uint64_t>(numel), static_cast<uint64_t>(dtype_size(dtype)), &nbytes))
+    throw FormatError(label + ": shape too large " + shape_str(shape));
 
   auto from_bytes = [&](const uint8_t* p, size_t size, const char* source) -> Tensor {
-    if (size != nbytes)
+    if (static_cast<uint64_t>(size) != nbytes)
       throw FormatError(label + ": " + source + " holds " + std::to_string(size) + " bytes but shape " + shape_str(shape) +
                         " of " + dtype_name(dtype) + " needs " + std::to_string(nbytes));
     // Zero-copy when the element alignment holds; otherwise one aligned copy (UB-free loads).
@@ -117,14 +142,17 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
     if (file == ctx.options.external_files.end())
       throw Error(label + ": its data is stored in the external file '" + loc->second +
                   "', which was not provided (open it together with the model)");
-    size_t offset = 0, length = file->second.size;
-    if (auto o = tf.external.find("offset"); o != tf.external.end()) offset = std::stoull(o->second);
-    if (auto l = tf.external.find("length"); l != tf.external.end()) length = std::stoull(l->second);
-    else if (offset <= file->second.size) length = file->second.size - offset;
-    if (offset > file->second.size || length > file->second.size - offset)
+    // offset / length are decimal strings; parsed in 64 bits and compared with the file size before any
+    // narrowing to size_t (32 bits in wasm).
+    const uint64_t file_size = file->second.size;
+    uint64_t offset = 0, length = file_size;
+    if (auto o = tf.external.find("offset"); o != tf.external.end()) offset = parse_external_number(o->second, label, "offset");
+    if (auto l = tf.external.find("length"); l != tf.external.end()) length = parse_external_number(l->second, label, "length");
+    else if (offset <= file_size) length = file_size - offset;
+    if (offset > file_size || length > file_size - offset)
       throw FormatError(label + ": external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
                         ") is outside '" + loc->second + "' (" + std::to_string(file->second.size) + " bytes)");
-    return from_bytes(file->second.data + offset, length, "external data");
+    return from_bytes(file->second.data + static_cast<size_t>(offset), static_cast<size_t>(length), "external data");
   }
   if (tf.has_raw) return from_bytes(tf.raw.data, tf.raw.size, "raw_data");
   if (numel == 0) return Tensor(dtype, shape);
@@ -140,7 +168,7 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
   // corrupt shape claiming 2^40 elements must end in the size error below, not an allocation failure.
   size_t wire_bound = 0;
   for (const auto& f : tf.typed) wire_bound += f.wire == WireType::Bytes ? f.bytes.size : 1;
-  out.reserve(std::min(nbytes, wire_bound * dtype_size(dtype)));
+  out.reserve(static_cast<size_t>(std::min<uint64_t>(nbytes, static_cast<uint64_t>(wire_bound) * dtype_size(dtype))));
   switch (dtype) {
     case DType::Float:
       fill_typed<float>(tf, 4, WireType::Fixed32, r, out, [](uint64_t v) { float x; uint32_t b = static_cast<uint32_t>(v); std::memcpy(&x, &b, 4); return x; });
@@ -174,17 +202,18 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
       break;
     default: throw Error(label + ": unsupported data type");
   }
-  if (out.size() != nbytes)
+  if (static_cast<uint64_t>(out.size()) != nbytes)
     throw FormatError(label + ": typed data holds " + std::to_string(out.size() / dtype_size(dtype)) +
                       " elements but shape " + shape_str(shape) + " needs " + std::to_string(numel));
   Tensor t(dtype, shape);
-  std::memcpy(t.mutable_raw(), out.data(), nbytes);
+  std::memcpy(t.mutable_raw(), out.data(), out.size());
   return t;
 }
 
 // ---- ValueInfoProto ---------------------------------------------------------------------------
 
-ir::ValueInfo parse_value_info(pb::Bytes bytes) {
+// A dim_value below zero is read as unknown (-1); its index and value go to `negative` when given.
+ir::ValueInfo parse_value_info(pb::Bytes bytes, std::vector<std::pair<size_t, int64_t>>* negative = nullptr) {
   ir::ValueInfo info;
   Reader r(bytes, "ValueInfoProto");
   Field f;
@@ -210,10 +239,17 @@ ir::ValueInfo parse_value_info(pb::Bytes bytes) {
               Reader dim(sf.bytes, "TensorShapeProto.Dimension");
               Field df;
               int64_t value = -1;
+              bool declared = false;
               std::string param;
               while (dim.next(df)) {
-                if (df.number == 1) value = static_cast<int64_t>(df.varint);
-                else if (df.number == 2) param = df.bytes.str();
+                if (df.number == 1) {
+                  value = static_cast<int64_t>(df.varint);
+                  declared = true;
+                } else if (df.number == 2) param = df.bytes.str();
+              }
+              if (declared && value < 0) {
+                if (negative) negative->emplace_back(info.dims.size(), value);
+                value = -1;
               }
               info.dims.push_back(value);
               info.dim_params.push_back(param);
@@ -341,7 +377,12 @@ std::shared_ptr<ir::Graph> parse_graph(pb::Bytes bytes, const Context& ctx, int 
     g.values[static_cast<size_t>(id)].initializer = make_tensor(tf, ctx, "graph initializers");
   }
   for (const auto& b : inputs) {
-    ir::ValueInfo info = parse_value_info(b);
+    std::vector<std::pair<size_t, int64_t>> negative;
+    ir::ValueInfo info = parse_value_info(b, &negative);
+    if (ctx.warnings && depth == 0)
+      for (const auto& [axis, value] : negative)
+        ctx.warnings->push_back("graph input '" + info.name + "' declares dimension " + std::to_string(axis) + " as " +
+                                std::to_string(value) + ", which is not a size: it is treated as unknown (the calibration data decides it)");
     const int id = value_id(g, info.name);
     auto& v = g.values[static_cast<size_t>(id)];
     v.info = info;
@@ -405,11 +446,34 @@ void resolve_opsets(const ir::Model& model, ir::Graph& graph) {
   }
 }
 
+// ir_version and opset versions: impossible values are errors (an opset beyond int32 would be
+// truncated into a node's opset); versions newer than this reader knows are read with the newest
+// rules it has, and said so in a warning.
+void check_versions(ir::Model& model, const std::string& file) {
+  if (model.ir_version < 0)
+    throw Error("'" + file + "' declares ir_version " + std::to_string(model.ir_version) + ", which is not a version");
+  if (model.ir_version > kNewestIrVersion)
+    model.warnings.push_back("'" + file + "' declares ir_version " + std::to_string(model.ir_version) +
+                             ", newer than the newest this reader knows (" + std::to_string(kNewestIrVersion) +
+                             "): it is read by the IR " + std::to_string(kNewestIrVersion) + " rules");
+  for (const auto& o : model.opset_imports) {
+    const std::string domain = o.domain.empty() ? "ai.onnx" : o.domain;
+    if (o.version < 0 || o.version > std::numeric_limits<int32_t>::max())
+      throw Error("'" + file + "' imports opset " + std::to_string(o.version) + " of domain '" + domain +
+                  "', which is not a version");
+    if (o.domain.empty() && o.version > kNewestOpset)
+      model.warnings.push_back("'" + file + "' imports opset " + std::to_string(o.version) +
+                               " of domain 'ai.onnx', newer than the newest this reader knows (" +
+                               std::to_string(kNewestOpset) + "): its ops run with the opset " +
+                               std::to_string(kNewestOpset) + " rules");
+  }
+}
+
 }  // namespace
 
 ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options) {
   ir::Model model;
-  Context ctx{options, &model.owned_buffers};
+  Context ctx{options, &model.owned_buffers, &model.warnings};
   if (size == 0) throw FormatError("'" + options.file_name + "' is empty, not an ONNX model");
   try {
     Reader r(data, size, "ModelProto");
@@ -455,6 +519,7 @@ ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options
     }
     if (!has_graph) throw Error("'" + options.file_name + "' is not an ONNX model (no graph found)");
     if (model.opset_imports.empty()) model.opset_imports.push_back({"", 1});
+    check_versions(model, options.file_name);
     auto g = parse_graph(graph_bytes, ctx, 0);
     model.graph = std::move(*g);
   } catch (const FormatError& e) {

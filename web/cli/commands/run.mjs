@@ -40,6 +40,7 @@ export async function main(argv, { log = console.log } = {}) {
   const session = new ptq.Session();
   try {
     const model = withContext(modelPath, () => session.loadModel(modelBytes));
+    for (const w of model.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
     const { sampleCount } = withContext(dataDir, () => session.loadCalibrationData(files));
     fs.mkdirSync(options.out, { recursive: true });
     for (let k = 0; k < sampleCount; k++) {

@@ -81,6 +81,7 @@ export async function openAnalysis(modelPath, dataDir, options) {
   const pool = createPool({ size: options.workers ?? defaultWorkers(), spawn: () => spawnNodeWorker(wasmPath) });
   try {
     const loaded = await pool.load({ model, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
+    for (const w of loaded.summary?.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
     return { pool, ...loaded, modelFile: path.basename(modelPath) };
   } catch (err) {
     pool.close();

@@ -1,0 +1,76 @@
+#include "core/size.h"
+
+#include <cstdio>
+
+namespace ptq {
+
+std::string byte_size_str(uint64_t bytes) {
+  static const char* const kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (v >= 1024.0 && unit + 1 < sizeof(kUnits) / sizeof(kUnits[0])) {
+    v /= 1024.0;
+    ++unit;
+  }
+  std::string text = std::to_string(bytes) + " bytes";
+  if (unit > 0) {
+    char scaled[32];
+    std::snprintf(scaled, sizeof(scaled), " (%.1f %s)", v, kUnits[unit]);
+    text += scaled;
+  }
+  return text;
+}
+
+namespace {
+
+[[noreturn]] void overflow(const char* what, const char* op, int64_t a, int64_t b) {
+  throw SizeError(std::string(what) + ": " + std::to_string(a) + op + std::to_string(b) +
+                  (a < 0 || b < 0 ? " is not a valid size" : " overflows 64-bit arithmetic"));
+}
+
+}  // namespace
+
+int64_t size_mul(int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r)) overflow(what, " x ", a, b);
+  return r;
+}
+
+int64_t size_add(int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (a < 0 || b < 0 || __builtin_add_overflow(a, b, &r)) overflow(what, " + ", a, b);
+  return r;
+}
+
+int64_t int64_add(int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) overflow(what, " + ", a, b);
+  return r;
+}
+
+int64_t int64_mul(int64_t a, int64_t b, const char* what) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) overflow(what, " x ", a, b);
+  return r;
+}
+
+size_t allocation_count(int64_t count, size_t element_bytes, const char* what) {
+  if (count < 0) throw SizeError(std::string(what) + ": negative element count " + std::to_string(count));
+  const uint64_t limit = kMaxAllocationBytes / (element_bytes ? element_bytes : 1);
+  if (static_cast<uint64_t>(count) > limit) {
+    uint64_t bytes = 0;
+    const bool wraps = __builtin_mul_overflow(static_cast<uint64_t>(count), static_cast<uint64_t>(element_bytes), &bytes);
+    throw SizeError(std::string(what) + " needs " +
+                    (wraps ? std::to_string(count) + " x " + std::to_string(element_bytes) + " bytes"
+                           : byte_size_str(bytes)) +
+                    ", more than the " + byte_size_str(kMaxAllocationBytes) +
+                    " one buffer may take in a WebAssembly heap");
+  }
+  return static_cast<size_t>(count);
+}
+
+size_t allocation_count(int64_t a, int64_t b, size_t element_bytes, const char* what) {
+  return allocation_count(size_mul(a, b, what), element_bytes, what);
+}
+
+}  // namespace ptq
