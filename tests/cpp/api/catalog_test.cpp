@@ -64,12 +64,13 @@ TEST(Catalog, AnalysesSplittingAndStreaming) {
   const Json doc = describe();
   EXPECT_EQ(names_of(*doc.find("analyses")),
             (std::vector<std::string>{"sensitivity", "leave_one_out", "acc_error", "distribution", "channelwise", "stat_info",
-                                      "sensitivity_analysis", "what_if", "node_errors"}));
+                                      "sensitivity_analysis", "what_if", "node_errors", "fix"}));
   // docs/wasm-api.md: stat_info and sensitivity_analysis are run whole; the others are split by item.
   const std::map<std::string, std::pair<bool, bool>> expected = {
       {"sensitivity", {true, true}},   {"leave_one_out", {true, true}}, {"acc_error", {true, true}},
       {"distribution", {true, false}}, {"channelwise", {true, false}},  {"stat_info", {false, false}},
-      {"sensitivity_analysis", {false, false}}, {"what_if", {false, false}},  {"node_errors", {false, false}}};
+      {"sensitivity_analysis", {false, false}}, {"what_if", {false, false}},  {"node_errors", {false, false}},
+      {"fix", {false, false}}};
   for (const auto& [name, flags] : expected) {
     const Json& a = analysis_of(doc, name);
     EXPECT_EQ(a.find("section")->as_string(), name);

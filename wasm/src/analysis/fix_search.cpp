@@ -95,7 +95,8 @@ struct Candidate {
 
 // Candidates in the order they are tried.
 std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::CalibrationRelations& rel,
-                                       const data::CalibrationData& data, const FixOptions& o, bool& cancelled) {
+                                       const data::CalibrationData& data, const exec::QuantConfig& base,
+                                       const FixOptions& o, bool& cancelled) {
   std::vector<Candidate> out;
   if (o.candidates == "list") {
     check(!o.candidate_nodes.empty(), "options.candidates: the list of candidate nodes is empty");
@@ -118,6 +119,7 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
   so.data_num = o.data_num;
   so.selection = o.selection;
   so.leave_one_out = o.candidates == "leave_one_out";
+  so.config = base;  // leave-one-out restores each node in this configuration; qtypes as configured
   std::string last_item;
   if (o.progress) {
     so.on_row = [&](const SensitivityRow& row) { last_item = row.item; };
@@ -237,7 +239,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   const std::vector<size_t> sample_ids = data.select(o.data_num, o.selection);
   for (size_t s : sample_ids) r.samples.push_back(data.sample_names()[s]);
 
-  const std::vector<Candidate> candidates = rank_candidates(ex, rel, data, o, r.cancelled);
+  const std::vector<Candidate> candidates = rank_candidates(ex, rel, data, base, o, r.cancelled);
   for (const auto& c : candidates) {
     r.ranking.push_back(c.node);
     r.ranking_values.push_back(c.value);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "api/fix.h"
 #include "api/json.h"
 #include "api/request.h"
 #include "core/error.h"
@@ -314,6 +315,29 @@ bool run_node_errors(const Context& c, const Request& r, const Quantized& q, Jso
   return result.cancelled;
 }
 
+// The fix search from the request's configuration (else the model as stored): one event per ranking
+// item (row null) and per evaluation; the found configuration is the result's top-level config.
+bool run_fix(const Context& c, const Request& r, const std::optional<quant::ResolvedConfig>& start, JsonWriter& w,
+             const EventFn& fn) {
+  analysis::FixOptions o = fix_options(r);
+  w.key("options").begin_object().key("fix");
+  write_fix_options(w, o);
+  w.end_object();
+  const Events events(fn, "fix", "fix");
+  if (events.enabled())
+    o.progress = [&](const analysis::FixOptions::Event& e) {
+      const auto row = [&](JsonWriter& rw) { write_fix_event_row(rw, e); };
+      events.emit(e.node, -1, e.phase == "rank" ? std::function<void(JsonWriter&)>() : row, e.done, e.total);
+      return true;
+    };
+  const exec::QuantConfig base = start ? start->config : c.executor.stored_config();
+  const analysis::FixResult result = analysis::find_fix(c.executor, c.relations, require_data(c), base, o);
+  write_fix_section(w, result);
+  w.key("config");
+  quant::write_config_document(w, c.executor, fix_config(c.executor, start, result, r.model_file));
+  return result.cancelled;
+}
+
 void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
   const std::string name = analysis_name(r.analysis);
   w.key("sweep").begin_object().field("analysis", name).field("section", name).field("key", s.key);
@@ -332,13 +356,17 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   schema::write_header(w, c.executor, r.model_file);
   // A configuration is resolved against the model before anything runs (names checked), and the result
   // records it in full; without one the document is what it always was.
+  // fix writes the configuration it found there instead (and starts from this one).
   Quantized q;
+  std::optional<quant::ResolvedConfig> resolved;
   if (r.config) {
-    quant::ResolvedConfig resolved = quant::apply_config(c.executor, c.relations, *r.config);
-    if (resolved.model.empty()) resolved.model = r.model_file;
-    w.key("config");
-    quant::write_config_document(w, c.executor, resolved);
-    q = resolved.config;
+    resolved = quant::apply_config(c.executor, c.relations, *r.config);
+    if (resolved->model.empty()) resolved->model = r.model_file;
+    if (r.analysis != Analysis::Fix) {
+      w.key("config");
+      quant::write_config_document(w, c.executor, *resolved);
+    }
+    q = resolved->config;
   }
   Sweep sweep;
   bool cancelled = false;
@@ -352,6 +380,7 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
     case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, q, w, on_event); break;
     case Analysis::WhatIf: cancelled = run_what_if(c, r, q, w, on_event); break;
     case Analysis::NodeErrors: cancelled = run_node_errors(c, r, q, w, on_event); break;
+    case Analysis::Fix: cancelled = run_fix(c, r, resolved, w, on_event); break;
   }
   if (is_splittable(r.analysis)) write_sweep(w, r, sweep);
   const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

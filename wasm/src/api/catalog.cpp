@@ -3,6 +3,7 @@
 #include "analysis/accumulated_error.h"
 #include "analysis/channelwise.h"
 #include "analysis/distribution.h"
+#include "analysis/fix_search.h"
 #include "analysis/metrics.h"
 #include "analysis/node_errors.h"
 #include "analysis/sensitivity.h"
@@ -90,6 +91,9 @@ std::vector<AnalysisSpec> build() {
   const analysis::SensitivityAnalysisOptions sa;
   const analysis::WhatIfOptions wi;
   const analysis::NodeErrorsOptions ne;
+  const analysis::FixOptions fix;
+  OptionSpec max_nodes{"max_nodes", T::kInteger, Json::null(), {}, "raise at most this many nodes (null = no limit)"};
+  max_nodes.min = integer(1);
   OptionSpec axis{"axis", T::kInteger, Json::null(), {}, "channel axis (null = the node's axis for weights, 1 for activations)"};
   axis.min = integer(-64);
   OptionSpec outlier_cap{"outlier_cap", T::kInteger, integer(static_cast<int64_t>(cw.outlier_cap)), {},
@@ -129,6 +133,16 @@ std::vector<AnalysisSpec> build() {
       {Analysis::NodeErrors, "node_errors", "node_errors", false, false, "", "",
        {data_num(ne.data_num), sample_selection(ne.selection, true),
         {"metric", T::kString, Json::string(ne.metric), metric_names(), "metric of the own and accumulated errors"}}},
+      {Analysis::Fix, "fix", "fix", false, false, "", "",
+       {{"target", T::kString, Json::string(fix.target.text()), {},
+         "what the model outputs must reach, <metric><op><bound> (mean over the outputs and the chosen samples)"},
+        {"prefer", T::kStrings, strings_json(fix.prefer), {},
+         "the allowed actions from the least to the most precise: qtypes such as int16, then float"},
+        max_nodes,
+        {"candidates", T::kStrings, Json::string(fix.candidates), {},
+         "the order nodes are tried in: sensitivity, leave_one_out (the gain of restoring each node) or a list of node names"},
+        data_num(fix.data_num),
+        sample_selection(fix.selection, true)}},
   };
 }
 

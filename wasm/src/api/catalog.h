@@ -19,7 +19,7 @@ inline constexpr const char* kToolName = "ptqscope";
 inline constexpr const char* kToolVersion = "0.1.0";  // package.json's version (a test compares them)
 
 enum class Analysis {
-  Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis, WhatIf, NodeErrors
+  Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis, WhatIf, NodeErrors, Fix
 };
 
 // The JSON types of option values (the "type" of an option in describe()).

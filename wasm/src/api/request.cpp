@@ -332,6 +332,31 @@ analysis::NodeErrorsOptions node_errors_options(const Request& r) {
   return sampled_metric_options<analysis::NodeErrorsOptions>(r);
 }
 
+analysis::FixOptions fix_options(const Request& r) {
+  const Options o(r);
+  analysis::FixOptions f;
+  try {
+    f.target = analysis::parse_fix_target(o.string("target"));
+  } catch (const Error& e) {
+    fail(std::string("options.") + e.what());
+  }
+  f.prefer = o.names("prefer");
+  analysis::check_prefer(f.prefer, "options.prefer");
+  f.max_nodes = static_cast<size_t>(o.integer("max_nodes").value_or(0));
+  const Json* candidates = o.get("candidates");
+  if (candidates && candidates->is_array()) {
+    f.candidates = "list";
+    f.candidate_nodes = o.names("candidates");
+  } else {
+    f.candidates = o.string("candidates");
+    check(f.candidates == "sensitivity" || f.candidates == "leave_one_out",
+          "options.candidates must be 'sensitivity', 'leave_one_out' or a list of node names, got '" + f.candidates + "'");
+  }
+  f.data_num = static_cast<size_t>(o.integer("data_num").value_or(0));  // null or 0: all samples
+  f.selection = o.selection();
+  return f;
+}
+
 std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all) {
   std::vector<size_t> out;
   switch (items.kind) {

@@ -10,6 +10,7 @@
 #include "analysis/accumulated_error.h"
 #include "analysis/channelwise.h"
 #include "analysis/distribution.h"
+#include "analysis/fix_search.h"
 #include "analysis/node_errors.h"
 #include "analysis/sensitivity.h"
 #include "analysis/sensitivity_analysis.h"
@@ -57,6 +58,7 @@ analysis::StatInfoOptions stat_info_options(const Request& request);
 analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request& request);
 analysis::WhatIfOptions what_if_options(const Request& request);
 analysis::NodeErrorsOptions node_errors_options(const Request& request);
+analysis::FixOptions fix_options(const Request& request);
 
 // Positions (ascending, unique) of the requested items among `all` (the full sweep, run order).
 std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all);

@@ -22,6 +22,7 @@
 
 #include "api/analyze.h"
 #include "api/catalog.h"
+#include "api/fix.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "data/calibration_data.h"
@@ -29,6 +30,7 @@
 #include "ops/conv_winograd.h"
 #include "quant/calibrate.h"
 #include "quant/calibration.h"
+#include "quant/config_export.h"
 #include "quant/hz_to_qdq.h"
 #include "quant/relations.h"
 #include "reader/onnx.h"
@@ -264,6 +266,15 @@ val calibrate(val model_bytes, val files, val options) {
   });
 }
 
+// ptq.exportFormats(): the formats of Session.exportConfig (docs/config-export.md).
+val export_formats() {
+  return guarded([] {
+    val a = val::array();
+    for (const auto& f : quant::export_formats()) a.call<void>("push", val(f));
+    return a;
+  });
+}
+
 // ptq.describe() / session.describe(): the core's description of itself (api/catalog.h), JSON text.
 std::string describe() {
   return guarded([] { return api::describe_json(); });
@@ -424,6 +435,18 @@ class Session {
 
   std::string describe() const { return bind::describe(); }
 
+  // A configuration document in a toolchain format (docs/config-export.md): text, or the model bytes
+  // with the configuration written in (calibrated-onnx, a Uint8Array).
+  val export_config(const std::string& config_json, const std::string& format) {
+    return guarded([&] {
+      require_model();
+      const std::vector<uint8_t> out =
+          api::export_config(context(), config_json, format, model_bytes_.data.get(), model_bytes_.size);
+      if (quant::export_is_binary(format)) return bytes_to_js(out);
+      return val(std::string(out.begin(), out.end()));
+    });
+  }
+
   int output_count() const { return static_cast<int>(outputs_.size()); }
 
   val output(int index) {
@@ -519,8 +542,10 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("listItems", &Session::list_items)
       .function("resolveConfig", &Session::resolve_config)
       .function("graphJson", &Session::graph_json)
-      .function("describe", &Session::describe);
+      .function("describe", &Session::describe)
+      .function("exportConfig", &Session::export_config);
   emscripten::function("describe", &describe);
+  emscripten::function("exportFormats", &export_formats);
   emscripten::function("mergeResults", &merge_results);
   emscripten::function("setConvolutionMode", &set_convolution_mode);
   emscripten::function("calibrate", &calibrate);

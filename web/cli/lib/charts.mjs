@@ -9,16 +9,17 @@ import { chartsOf, safeName } from '../../pipeline/result.mjs';
 let chartModules;
 async function loadCharts() {
   chartModules ??= (async () => {
-    const [dom, svg, png, acc, hist, box, sa, si] = await Promise.all([
+    const [dom, svg, png, acc, hist, box, sa, si, fix] = await Promise.all([
       import('../../charts/node_dom.mjs'), import('../../charts/svg.mjs'), import('../../charts/png.mjs'),
       import('../../charts/acc_error.mjs'), import('../../charts/histogram.mjs'), import('../../charts/boxplot.mjs'),
-      import('../../charts/sensitivity_analysis.mjs'), import('../../charts/stat_info.mjs'),
+      import('../../charts/sensitivity_analysis.mjs'), import('../../charts/stat_info.mjs'), import('../../charts/fix_path.mjs'),
     ]);
     return {
       createDocument: dom.createDocument, renderToString: svg.renderToString, svgToPng: png.svgToPng,
       render: {
         acc_error: acc.renderAccError, distribution: hist.renderHistogram, channelwise: box.renderBoxplot, sensitivity_analysis: sa.renderSensitivityAnalysis,
         stat_info: (target, f, options) => si.renderStatInfo(target, f.curves, { ...options, tensorType: f.tensorType }),
+        fix: fix.renderFixPath,
       },
     };
   })();
@@ -31,7 +32,9 @@ export async function writeCharts(doc, dir, { png = true } = {}) {
   const document = m.createDocument();
   const written = [];
   fs.mkdirSync(dir, { recursive: true });
-  for (const fig of chartsOf(doc)) {
+  // The fix search's path (ours, CLI only): fix_path.png.
+  const fixPath = doc.fix ? [{ kind: 'fix', file_name: 'fix_path.png', data: doc.fix }] : [];
+  for (const fig of [...chartsOf(doc), ...fixPath]) {
     const svgText = m.renderToString(m.render[fig.kind], fig.data, {}, document);
     const base = path.join(dir, safeName(fig.file_name).replace(/\.png$/, ''));
     fs.writeFileSync(`${base}.svg`, svgText);

@@ -1,0 +1,92 @@
+#include "api/fix.h"
+
+#include <algorithm>
+
+#include "analysis/metrics.h"
+#include "api/catalog.h"
+#include "core/error.h"
+#include "quant/config_export.h"
+#include "schema/result_json.h"
+
+namespace ptq::api {
+
+using schema::JsonWriter;
+
+void write_fix_options(JsonWriter& w, const analysis::FixOptions& o) {
+  w.begin_object().field("target", o.target.text()).key("prefer").string_array(o.prefer).key("max_nodes");
+  if (o.max_nodes == 0) w.null();
+  else w.value(o.max_nodes);
+  w.key("candidates");
+  if (o.candidates == "list") w.string_array(o.candidate_nodes);
+  else w.value(o.candidates);
+  w.key("data_num");
+  if (o.data_num == 0) w.null();
+  else w.value(o.data_num);
+  w.field("sample_selection", schema::selection_name(o.selection)).end_object();
+}
+
+void write_fix_section(JsonWriter& w, const analysis::FixResult& r) {
+  w.key("fix").begin_object();
+  w.key("target").begin_object().field("text", r.target.text()).field("metric", analysis::metric_name(r.target.metric));
+  w.field("op", r.target.op).key("bound").value(r.target.bound).end_object();
+  w.field("reached", r.reached).key("start").value_float32(r.start).key("final").value_float32(r.final_value);
+  w.key("steps").begin_array();
+  for (const auto& s : r.steps) {
+    w.begin_object().field("phase", s.phase).field("node", s.node).field("action", s.action);
+    w.key("value").value_float32(s.value).end_object();
+  }
+  w.end_array().key("pruned").string_array(r.pruned).key("nodes").begin_array();
+  for (const auto& n : r.nodes) w.begin_object().field("node", n.node).field("action", n.action).end_object();
+  w.end_array();
+  w.key("candidates").begin_object().field("ranking", r.candidates).key("nodes").string_array(r.ranking).key("values").begin_array();
+  for (float v : r.ranking_values) w.value_float32(v);
+  w.end_array().end_object();
+  w.field("evaluations", r.evaluations).key("message");
+  if (r.message.empty()) w.null();
+  else w.value(r.message);
+  w.end_object();
+  w.key("fix_samples").string_array(r.samples);
+}
+
+void write_fix_event_row(JsonWriter& w, const analysis::FixOptions::Event& e) {
+  w.begin_object().field("phase", e.phase).field("node", e.node).field("action", e.action).key("value");
+  if (e.phase == "rank") w.null();
+  else w.value_float32(e.value);
+  w.field("accepted", e.accepted).end_object();
+}
+
+quant::ResolvedConfig fix_config(const exec::Executor& ex, const std::optional<quant::ResolvedConfig>& start,
+                                 const analysis::FixResult& r, const std::string& model_file) {
+  quant::ResolvedConfig out = start ? *start : quant::resolved_from(ex, ex.stored_config(), "stored");
+  out.config = r.config;
+  for (const auto& n : r.nodes) out.intents.push_back({n.node, n.action});
+  if (out.model.empty()) out.model = model_file;
+  JsonWriter w;
+  w.begin_object().field("tool", std::string(kToolName) + " " + kToolVersion).field("analysis", "fix");
+  w.field("target", r.target.text()).key("reached").value_float32(r.final_value).field("met", r.reached).end_object();
+  out.provenance = Json::parse(w.str(), "provenance");
+  return out;
+}
+
+std::vector<uint8_t> export_config(const Context& c, const std::string& config_json, const std::string& format,
+                                   const uint8_t* model, size_t model_size) {
+  const auto& formats = quant::export_formats();
+  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+    std::string known;
+    for (const auto& f : formats) known += (known.empty() ? "" : ", ") + f;
+    fail("exportConfig: unknown format '" + format + "' (known: " + known + ")");
+  }
+  const quant::ResolvedConfig resolved =
+      quant::apply_config(c.executor, c.relations, quant::parse_config_document_text(config_json, "config"));
+  quant::ExportInput in;
+  in.config = resolved.config;
+  for (const auto& i : resolved.intents) in.intents.emplace_back(i.node, i.action);
+  in.model = resolved.model;
+  in.provenance = resolved.provenance;
+  in.tool = std::string(kToolName) + " " + kToolVersion;
+  if (quant::export_is_binary(format)) return quant::export_calibrated_onnx(c.executor, in, model, model_size);
+  const std::string text = quant::export_config_text(c.executor, c.relations, in, format);
+  return {text.begin(), text.end()};
+}
+
+}  // namespace ptq::api

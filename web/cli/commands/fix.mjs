@@ -1,0 +1,95 @@
+// `ptqscope fix MODEL CALIBRATION_DATA --target "cosine-similarity>=0.999" [--prefer int16,float]
+// [--max-nodes N] [--candidates sensitivity|leave_one_out|NODE,...] [--json OUT] [--config-out CONFIG]`
+// — ours: the automatic fix search (analysis `fix`, docs/fix-workflow.md). Finds a small set of nodes
+// to raise (int16 first, then float) so that the model outputs meet the target, prints the path and
+// the result, writes the found configuration (docs/config-schema.md) and the path chart fix_path.svg/.png.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseClick, clickUsage } from '../lib/click.mjs';
+import { COMMON_OPTIONS, analysisMain, runWithProgress } from '../lib/analysis.mjs';
+import { writeCharts } from '../lib/charts.mjs';
+import { UsageError } from '../lib/errors.mjs';
+import { formatValue } from '../../charts/format.mjs';
+import { stepLabel } from '../../charts/fix_path.mjs';
+
+const commaList = (text) => {
+  const items = text.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw new Error(`'${text}' has an empty entry (give names separated by commas)`);
+  return items;
+};
+
+const positive = (n) => {
+  if (!(n >= 1)) throw new Error(`must be at least 1 (got ${n})`);
+  return n;
+};
+
+// No defaults here: an absent option is left to the core, whose defaults describe() lists.
+export const SPEC = {
+  positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
+  options: [
+    { name: 'target', flags: ['-t', '--target'], metavar: 'TARGET',
+      help: 'what the model outputs must reach, e.g. "cosine-similarity>=0.999" or "mse<=1e-4" (default: the core\'s)' },
+    { name: 'prefer', flags: ['--prefer'], parse: commaList, metavar: 'A,B',
+      help: 'allowed actions from the least to the most precise, e.g. int16,float (default: int16,float)' },
+    { name: 'max_nodes', flags: ['--max-nodes'], type: 'int', parse: positive, metavar: 'N', help: 'raise at most N nodes (default: no limit)' },
+    { name: 'candidates', flags: ['--candidates'], metavar: 'RANKING',
+      help: 'sensitivity (default), leave_one_out, or node names separated by commas, tried in that order' },
+    { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', metavar: 'N', help: 'number of samples (0 = all; default: 1)' },
+    { name: 'sample_selection', flags: ['--sample-selection'], choices: ['last', 'first', 'all'], help: 'which samples in file-name order (default: last)' },
+    { name: 'config_out', flags: ['--config-out'], metavar: 'FILE', help: 'write the found configuration (docs/config-schema.md) to FILE' },
+    { name: 'save_dir', flags: ['-s', '--save_dir'], default: './debug_result/', help: 'where the path chart fix_path.svg / .png goes' },
+    ...COMMON_OPTIONS,
+  ],
+};
+
+export const summary = 'automatic fix search: the fewest nodes to raise (int16, float) to reach a target (ptqscope)';
+export const usage = clickUsage('fix', SPEC, summary);
+
+// The request options of the command line (absent flags left out).
+export function requestOptions(o) {
+  const out = {};
+  if (o.target != null) out.target = o.target;
+  if (o.prefer != null) out.prefer = o.prefer;
+  if (o.max_nodes != null) out.max_nodes = o.max_nodes;
+  if (o.candidates != null) out.candidates = ['sensitivity', 'leave_one_out'].includes(o.candidates) ? o.candidates : commaList(o.candidates);
+  if (o.data_num != null) out.data_num = o.data_num;
+  if (o.sample_selection != null) out.sample_selection = o.sample_selection;
+  return out;
+}
+
+// The printed report: the path, then the outcome.
+export function formatFix(fix) {
+  const lines = [`fix: target ${fix.target.text}; start ${formatValue(fix.start)}`];
+  fix.steps.forEach((s, i) => lines.push(`  ${String(i + 1).padStart(3)}. ${s.phase.padEnd(8)} ${stepLabel(s).padEnd(40)} ${formatValue(s.value)}`));
+  if (fix.pruned.length) lines.push(`  pruned: ${fix.pruned.join(', ')}`);
+  const nodes = fix.nodes.map((n) => `${n.node} ${n.action}`).join(', ');
+  if (fix.reached) {
+    lines.push(fix.steps.length
+      ? `fix: target reached: ${formatValue(fix.final)} with ${fix.nodes.length} node(s) raised: ${nodes}`
+      : `fix: ${fix.message}`);
+  } else {
+    lines.push(`fix: TARGET NOT REACHED. ${fix.message}`);
+  }
+  return lines.join('\n');
+}
+
+export async function main(argv, { log = console.log } = {}) {
+  const { options: o, positionals } = parseClick(argv, SPEC);
+  if (o.config_out && fs.existsSync(o.config_out) && fs.statSync(o.config_out).isDirectory()) {
+    throw new UsageError(`--config-out ${o.config_out} is a directory; give a file name`);
+  }
+  await analysisMain(o, positionals, async (ctx) => {
+    const doc = await runWithProgress(ctx, 'fix', requestOptions(o), {
+      progress: ctx.progress, label: 'Searching for a fix...',
+    });
+    log(formatFix(doc.fix));
+    if (o.config_out) {
+      fs.mkdirSync(path.dirname(path.resolve(o.config_out)), { recursive: true });
+      fs.writeFileSync(o.config_out, `${JSON.stringify(doc.config, null, 1)}\n`);
+      log(`fix: configuration written to ${o.config_out}`);
+    }
+    if (!doc.cancelled) await writeCharts(doc, o.save_dir);
+    return doc;
+  });
+  return 0;
+}
