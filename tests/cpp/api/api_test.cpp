@@ -541,6 +541,8 @@ TEST(ApiCatalog, AbsentOptionsRunWithTheCatalogDefaults) {
       {"channelwise", R"({"nodes_list":["w3_HzCalibration"]})"},
       {"stat_info", "{}"},
       {"sensitivity_analysis", "{}"},
+      {"what_if", "{}"},
+      {"node_errors", "{}"},
       {"fix", "{}"},
   };
   size_t compared = 0;
