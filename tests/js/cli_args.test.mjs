@@ -162,6 +162,12 @@ describe('click option forms', () => {
     for (const [argv, message] of cases) expect(() => parseClick(argv, S), argv.join(' ')).toThrow(message);
     expect(() => parseClick([...POS, '-p', 'high'], sensitivityAnalysis.SPEC)).toThrow("'high' is not a valid float.");
   });
+  it('-nt is the node type of get-sensitivity-of-nodes (and leave-one-out) as of runall; messages keep click\'s flags', () => {
+    expect(parseClick([...POS, '-nt', 'activation'], S).options.node_type).toBe('activation');
+    expect(parseClick(['-nt=weight', ...POS], S).options.node_type).toBe('weight');
+    expect(() => parseClick([...POS, '-nt', 'tae'], S)).toThrow("Invalid value for '-n' / '--node_type': 'tae' is not one of");
+    expect(sensitivity.usage).toMatch(/-n, --node_type, -nt /);
+  });
   it('INT / FLOAT as Python reads them', () => {
     expect(parseClick([...POS, '-d', ' +1_0 '], S).options.data_num).toBe(10);
     expect(parseClick([...POS, '-p', '1e-3'], sensitivityAnalysis.SPEC).options.pick_threshold).toBe(0.001);

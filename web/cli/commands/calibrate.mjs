@@ -4,10 +4,10 @@
 // its calibration data with the wasm core (quant/calibrate.h), so the other commands and the web app
 // can be tried on any float ONNX model. --qdq also writes the QuantizeLinear/DequantizeLinear rewrite
 // that onnxruntime runs.
-import fs from 'node:fs';
 import { parseArgs } from '../lib/args.mjs';
 import { UsageError, withContext } from '../lib/errors.mjs';
 import { readCalibrationFolder, readModelFile } from '../lib/files.mjs';
+import { checkOutputs, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 
 export const summary = 'make a calibrated model (HzCalibration nodes) from a float model and its calibration data';
@@ -38,17 +38,18 @@ export async function main(argv, { log = console.log } = {}) {
   const request = { method: options.method, qdq: options.qdq !== undefined };
   if (options.percentile !== undefined) request.percentile = parsePercentile(options.percentile);
   if (options.int16 !== undefined) request.int16 = options.int16.split(',').filter(Boolean);
+  checkOutputs([{ path: options.out, kind: 'file', option: '--out' }, { path: options.qdq, kind: 'file', option: '--qdq' }]);
   const modelBytes = readModelFile(modelPath);
   const files = readCalibrationFolder(dataDir);
   const ptq = await loadPtqModule();
   const result = withContext(modelPath, () => ptq.calibrate(modelBytes, files, request));
-  fs.writeFileSync(options.out, result.model);
+  await withOutputs(() => {
+    writeOutput(options.out, result.model);
+    if (result.qdq) writeOutput(options.qdq, result.qdq);
+  });
   log(`ptqscope calibrate: ${result.activations} activation and ${result.weights} weight calibration nodes ` +
       `from ${result.samples} sample(s) -> ${options.out}`);
-  if (result.qdq) {
-    fs.writeFileSync(options.qdq, result.qdq);
-    log(`ptqscope calibrate: QuantizeLinear/DequantizeLinear model -> ${options.qdq}`);
-  }
+  if (result.qdq) log(`ptqscope calibrate: QuantizeLinear/DequantizeLinear model -> ${options.qdq}`);
   return 0;
 }
 

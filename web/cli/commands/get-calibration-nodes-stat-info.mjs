@@ -32,6 +32,6 @@ export async function main(argv, { log = console.log } = {}) {
       await writeCharts(doc, o.save_dir);
     }
     return doc;
-  });
+  }, { dirs: o.visualize ? ['save_dir'] : [] });
   return 0;
 }

@@ -13,7 +13,7 @@ export const SPEC = {
   options: [
     listOption('metrics', ['-m', '--metrics'], `metric or list: ${METRICS.join(', ')}`, { default: clickDefault('sensitivity', 'metrics') }),
     listOption('output_node', ['-o', '--output_node'], 'compare the outputs of this node (or list) instead of the model outputs'),
-    { name: 'node_type', flags: ['-n', '--node_type'], choices: ORIGINAL_NODE_TYPES, default: clickDefault('sensitivity', 'node_type'), help: 'items to measure' },
+    { name: 'node_type', flags: ['-n', '--node_type'], aliases: ['-nt'], choices: ORIGINAL_NODE_TYPES, default: clickDefault('sensitivity', 'node_type'), help: 'items to measure (-nt as in runall)' },
     { name: 'data_num', flags: ['-d', '--data_num'], type: 'int', default: clickDefault('sensitivity', 'data_num'), help: 'number of samples (the last ones in file-name order)' },
     { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the sensitivity table' },
     listOption('interested_nodes', ['-i', '--interested_nodes'], 'only these nodes (names, calibration-node names or nested lists)'),

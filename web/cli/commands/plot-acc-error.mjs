@@ -29,6 +29,6 @@ export async function main(argv) {
     for (const m of doc.acc_error_messages ?? []) if (!m.startsWith('Start ')) ctx.progress.message(m);
     await writeCharts(doc, o.save_dir);
     return doc;
-  });
+  }, { dirs: ['save_dir'] });
   return 0;
 }

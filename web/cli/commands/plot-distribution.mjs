@@ -25,6 +25,6 @@ export async function main(argv) {
     });
     await writeCharts(doc, o.save_dir);
     return doc;
-  });
+  }, { dirs: ['save_dir'] });
   return 0;
 }

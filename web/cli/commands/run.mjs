@@ -2,12 +2,12 @@
 // Runs every calibration sample (lexicographic file order) through the model with every calibration
 // node as saved (--quant on: the stored configuration) or none quantizing (--quant off: the float
 // model) and writes graph output i of sample k to DIR/sample_<k>/<i>.npy.
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from '../lib/args.mjs';
 import { withContext } from '../lib/errors.mjs';
 import { readCalibrationFolder, readModelFile } from '../lib/files.mjs';
 import { encodeNpy } from '../lib/npy.mjs';
+import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 
 export const summary = 'run every calibration sample through the model and save the outputs as .npy';
@@ -32,6 +32,7 @@ const MODES = { on: 'stored', off: 'off' };
 export async function main(argv, { log = console.log } = {}) {
   const { options, positionals } = parseArgs(argv, SPEC);
   const [modelPath, dataDir] = positionals;
+  checkOutputs([{ path: options.out, kind: 'dir', option: '--out' }]);
   const modelBytes = readModelFile(modelPath);
   const files = readCalibrationFolder(dataDir);
 
@@ -41,18 +42,19 @@ export async function main(argv, { log = console.log } = {}) {
   try {
     const model = withContext(modelPath, () => session.loadModel(modelBytes));
     for (const w of model.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
-    const { sampleCount } = withContext(dataDir, () => session.loadCalibrationData(files));
-    fs.mkdirSync(options.out, { recursive: true });
-    for (let k = 0; k < sampleCount; k++) {
-      session.run(k, MODES[options.quant]);
-      const dir = path.join(options.out, `sample_${k}`);
-      fs.mkdirSync(dir, { recursive: true });
-      for (let i = 0; i < session.outputCount(); i++) {
-        // Encode right away: the view into wasm memory is invalidated by the next call.
-        const { dtype, dims, data } = session.output(i);
-        fs.writeFileSync(path.join(dir, `${i}.npy`), encodeNpy(dtype, dims, data));
+    const { sampleCount, sampleNames } = withContext(dataDir, () => session.loadCalibrationData(files));
+    await withOutputs(() => {
+      makeOutputDir(options.out);
+      for (let k = 0; k < sampleCount; k++) {
+        withContext(`${dataDir}: sample ${sampleNames[k]}`, () => session.run(k, MODES[options.quant]));
+        const dir = path.join(options.out, `sample_${k}`);
+        for (let i = 0; i < session.outputCount(); i++) {
+          // Encode right away: the view into wasm memory is invalidated by the next call.
+          const { dtype, dims, data } = session.output(i);
+          writeOutput(path.join(dir, `${i}.npy`), encodeNpy(dtype, dims, data));
+        }
       }
-    }
+    });
     log(`ptqscope run: ${sampleCount} samples x ${model.outputs.length} outputs (quant ${options.quant}, ` +
         `${model.calibrations.length} calibration nodes) -> ${options.out}`);
   } finally {

@@ -6,11 +6,11 @@
 // plus SAVE_DIR/results.json (every section, docs/result-schema.md) and SAVE_DIR/report.html.
 // Sub-directories are joined as paths (the original concatenates strings, so its save_dir needed a
 // trailing '/').
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, clickDefault, listOption, writeJson } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
+import { makeOutputDir, writeOutput } from '../lib/outputs.mjs';
 import { checkRunallOptions, runAll, STAGE_DIRS } from '../../pipeline/runall.mjs';
 import { formatVerboseTable } from '../../pipeline/tables.mjs';
 import { asList } from '../lib/keep_list.mjs';
@@ -55,7 +55,7 @@ const STAGE_LABELS = {
 async function writeReport(result, saveDir, modelFile) {
   const [{ buildReport }, { createDocument }] = await Promise.all([import('../../report/report.mjs'), import('../../charts/node_dom.mjs')]);
   const file = path.join(saveDir, 'report.html');
-  fs.writeFileSync(file, buildReport(result, { title: `ptqscope runall — ${modelFile}`, document: createDocument() }));
+  writeOutput(file, buildReport(result, { title: `ptqscope runall — ${modelFile}`, document: createDocument() }));
   return file;
 }
 
@@ -77,9 +77,9 @@ export async function main(argv, { log = console.log } = {}) {
     progress.end();
     for (const m of out.messages) progress.message(m);
     const dir = (stage) => path.join(saveDir, STAGE_DIRS[stage]);
-    fs.mkdirSync(dir('sensitivity'), { recursive: true });
+    makeOutputDir(dir('sensitivity'));
     for (const l of out.logs) {
-      fs.writeFileSync(path.join(dir('sensitivity'), l.file_name), l.text);
+      writeOutput(path.join(dir('sensitivity'), l.file_name), l.text);
       if (o.verbose) log(formatVerboseTable(l.nodeType, l.rows, asList(o.ns_metrics)));
     }
     for (const stage of ['distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']) {
@@ -88,6 +88,6 @@ export async function main(argv, { log = console.log } = {}) {
     writeJson(path.join(saveDir, 'results.json'), out.result);
     await writeReport(out.result, saveDir, ctx.modelFile);
     return out.result;
-  });
+  }, { dirs: ['save_dir'] });
   return 0;
 }

@@ -31,6 +31,6 @@ export async function main(argv) {
     for (const m of doc.sensitivity_analysis_messages ?? []) if (!m.startsWith('Start analyzing')) ctx.progress.message(m);
     await writeCharts(doc, o.save_dir);
     return doc;
-  });
+  }, { dirs: ['save_dir'] });
   return 0;
 }

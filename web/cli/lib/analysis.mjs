@@ -13,6 +13,7 @@ import { parseClickInt } from './click.mjs';
 import { UsageError, SetupError } from './errors.mjs';
 import { readCalibrationFolder, readModelFile } from './files.mjs';
 import { keepListFormat } from './keep_list.mjs';
+import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
 import { wasmModulePath } from './wasm.mjs';
 
@@ -100,20 +101,27 @@ export async function runWithProgress(ctx, analysis, options, { progress, label 
 }
 
 export function writeJson(file, doc) {
-  fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  fs.writeFileSync(file, `${JSON.stringify(doc, null, 1)}\n`);
+  writeOutput(file, `${JSON.stringify(doc, null, 1)}\n`);
 }
 
-// The common skeleton of an analysis subcommand: parse, open, run `body(ctx)` -> document, --json.
-export async function analysisMain(opts, positionals, body) {
+// The common skeleton of an analysis subcommand: check the output paths (--json and the folder
+// options named in `dirs`, e.g. ['save_dir']), parse, open, run `body(ctx)` -> document, --json.
+// Files are written through lib/outputs.mjs: all or nothing.
+export async function analysisMain(opts, positionals, body, { dirs = [] } = {}) {
   const [modelPath, dataDir] = positionals;
+  checkOutputs([
+    ...dirs.map((name) => ({ path: opts[name], kind: 'dir', option: optionFlag(name) })),
+    { path: opts.json, kind: 'file', option: '--json' },
+  ]);
   const config = opts.config ? readConfigFile(opts.config) : null;
   const progress = createProgress({ quiet: opts.quiet });
   const ctx = await openAnalysis(modelPath, dataDir, opts);
   try {
-    const doc = await body({ ...ctx, progress, config });
-    if (opts.json) writeJson(opts.json, doc);
-    return doc;
+    return await withOutputs(async () => {
+      const doc = await body({ ...ctx, progress, config });
+      if (opts.json) writeJson(opts.json, doc);
+      return doc;
+    });
   } catch (err) {
     // The core names the configuration's field ("config.intents[0].node: ..."); say which file it is.
     if (config && err?.name === 'PtqError' && /^config[. ]/.test(err.message)) err.message = `${opts.config}: ${err.message}`;
@@ -122,5 +130,8 @@ export async function analysisMain(opts, positionals, body) {
     ctx.pool.close();
   }
 }
+
+// '--save_dir' for 'save_dir': how a message names an option.
+const optionFlag = (name) => `--${name}`;
 
 export { UsageError, parseClickInt };

@@ -2,9 +2,9 @@
 // modules (web/charts) on a linkedom document, PNG through resvg (web/charts/png.mjs).
 // Which charts a document holds and their file names (the original's .png names; the .svg sits
 // beside it) are the result module's chartsOf.
-import fs from 'node:fs';
 import path from 'node:path';
 import { chartsOf, safeName } from '../../pipeline/result.mjs';
+import { makeOutputDir, writeOutput } from './outputs.mjs';
 
 let chartModules;
 async function loadCharts() {
@@ -31,16 +31,16 @@ export async function writeCharts(doc, dir, { png = true } = {}) {
   const m = await loadCharts();
   const document = m.createDocument();
   const written = [];
-  fs.mkdirSync(dir, { recursive: true });
+  makeOutputDir(dir);
   // The fix search's path (ours, CLI only): fix_path.png.
   const fixPath = doc.fix ? [{ kind: 'fix', file_name: 'fix_path.png', data: doc.fix }] : [];
   for (const fig of [...chartsOf(doc), ...fixPath]) {
     const svgText = m.renderToString(m.render[fig.kind], fig.data, {}, document);
     const base = path.join(dir, safeName(fig.file_name).replace(/\.png$/, ''));
-    fs.writeFileSync(`${base}.svg`, svgText);
+    writeOutput(`${base}.svg`, svgText);
     written.push(`${base}.svg`);
     if (png) {
-      fs.writeFileSync(`${base}.png`, m.svgToPng(svgText));
+      writeOutput(`${base}.png`, m.svgToPng(svgText));
       written.push(`${base}.png`);
     }
   }

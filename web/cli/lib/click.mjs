@@ -74,11 +74,12 @@ export function label(opt) {
 }
 
 // spec: { positionals: ['MODEL_OR_FILE', ...], options: [{ name, flags: ['-m', '--metrics'],
-//   type: 'str'|'bool'|'int'|'float', choices?, default?, required?, flag? (no value), parse?, help }] }
+//   type: 'str'|'bool'|'int'|'float', choices?, default?, required?, flag? (no value), parse?, help,
+//   aliases? (more flags, accepted and listed in the usage; messages name `flags` as click would) }] }
 // Returns { options: {name: value}, positionals: [...] }; defaults are applied (and parsed).
 export function parseClick(argv, spec) {
   const byFlag = new Map();
-  for (const opt of spec.options) for (const f of opt.flags) byFlag.set(f, opt);
+  for (const opt of spec.options) for (const f of [...opt.flags, ...(opt.aliases ?? [])]) byFlag.set(f, opt);
   const raw = new Map();
   const positionals = [];
   let i = 0;
@@ -144,7 +145,7 @@ export function parseClick(argv, spec) {
 export function clickUsage(command, spec, description) {
   const lines = [`usage: ptqscope ${command} [OPTIONS] ${spec.positionals.join(' ')}`, '', description, '', 'options:'];
   for (const opt of spec.options) {
-    const flags = opt.flags.join(', ') + (opt.flag ? '' : ` ${opt.metavar ?? (opt.choices ? `[${opt.choices.join('|')}]` : (opt.type ?? 'str').toUpperCase())}`);
+    const flags = [...opt.flags, ...(opt.aliases ?? [])].join(', ') + (opt.flag ? '' : ` ${opt.metavar ?? (opt.choices ? `[${opt.choices.join('|')}]` : (opt.type ?? 'str').toUpperCase())}`);
     const def = opt.required ? ' (required)' : opt.default !== undefined && opt.default !== null && !opt.flag ? ` (default: ${opt.default})` : '';
     lines.push(`  ${flags.padEnd(34)} ${opt.help ?? ''}${def}`);
   }
