@@ -160,11 +160,21 @@ TEST(CalibrationData, WrongDtypeUsesOriginalMessage) {
   Tensor t(DType::Double, {1, 3, 2, 2});
   for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<double>()[i] = 0.5;
   f.add("images/0.npy", t);
-  EXPECT_EQ(error_of(single_input_graph(), f), "Unexpected data type for input: images , Expected: FLOAT32, Actual: FLOAT64 .");
+  EXPECT_EQ(error_of(single_input_graph(), f), "Unexpected data type for input: images , Expected: FLOAT32, Actual: FLOAT64 . (in images/0.npy)");
   const ir::Graph g = make_graph({input_info("ids", DType::Int64, {2})});
   Folder i;
   i.add("ids/0.npy", Tensor(DType::Int32, {2}));
-  EXPECT_EQ(error_of(g, i), "Unexpected data type for input: ids , Expected: INT64, Actual: INT32 .");
+  EXPECT_EQ(error_of(g, i), "Unexpected data type for input: ids , Expected: INT64, Actual: INT32 . (in ids/0.npy)");
+}
+
+TEST(CalibrationData, SampleFilesNameEveryInput) {
+  const ir::Graph g = make_graph({input_info("a", DType::Float, {2}), input_info("b", DType::Float, {2})});
+  Folder f;
+  for (const char* n : {"a/x0.npy", "a/x1.npy", "b/y0.npy", "b/y1.npy"}) f.add(n, Tensor(DType::Float, {2}));
+  const CalibrationData d = CalibrationData::from_files(g, f.files);
+  EXPECT_EQ(d.sample_files(0), "a/x0.npy, b/y0.npy");
+  EXPECT_EQ(d.sample_files(1), "a/x1.npy, b/y1.npy");
+  EXPECT_THROW(d.sample_files(2), Error);
 }
 
 TEST(CalibrationData, FolderLayoutErrors) {

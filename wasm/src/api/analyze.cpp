@@ -346,6 +346,24 @@ void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
   w.end_array().end_object();
 }
 
+// A kernel's error during an analysis ("node '<name>' (<op>): ..." raised by the data, e.g. an
+// out-of-range Gather index) also names the calibration sample: each sample is re-run alone (float,
+// then as stored) until one raises the same message. Other errors are returned as they are.
+[[noreturn]] void rethrow_naming_sample(const Context& c, const Error& e) {
+  const std::string message = e.what();
+  if (c.data != nullptr && message.rfind("node '", 0) == 0) {
+    for (size_t k = 0; k < c.data->sample_count(); ++k)
+      for (const exec::QuantConfig& config : {c.executor.uniform_config(false), c.executor.stored_config()}) {
+        try {
+          c.executor.run(c.data->samples()[k], config);
+        } catch (const Error& again) {
+          if (message == again.what()) throw Error(message + " (calibration sample " + c.data->sample_files(k) + ")");
+        }
+      }
+  }
+  throw e;
+}
+
 }  // namespace
 
 std::string analyze(const Context& c, const std::string& request_json, const EventFn& on_event) {
@@ -370,17 +388,23 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   }
   Sweep sweep;
   bool cancelled = false;
-  switch (r.analysis) {
-    case Analysis::Sensitivity:
-    case Analysis::LeaveOneOut: cancelled = run_sensitivity(c, r, q, w, on_event, sweep); break;
-    case Analysis::Distribution: cancelled = run_distribution(c, r, q, w, on_event, sweep); break;
-    case Analysis::Channelwise: cancelled = run_channelwise(c, r, q, w, on_event, sweep); break;
-    case Analysis::AccError: cancelled = run_acc_error(c, r, q, w, on_event, sweep); break;
-    case Analysis::StatInfo: cancelled = run_stat_info(c, r, w, on_event); break;
-    case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, q, w, on_event); break;
-    case Analysis::WhatIf: cancelled = run_what_if(c, r, q, w, on_event); break;
-    case Analysis::NodeErrors: cancelled = run_node_errors(c, r, q, w, on_event); break;
-    case Analysis::Fix: cancelled = run_fix(c, r, resolved, w, on_event); break;
+  try {
+    switch (r.analysis) {
+      case Analysis::Sensitivity:
+      case Analysis::LeaveOneOut: cancelled = run_sensitivity(c, r, q, w, on_event, sweep); break;
+      case Analysis::Distribution: cancelled = run_distribution(c, r, q, w, on_event, sweep); break;
+      case Analysis::Channelwise: cancelled = run_channelwise(c, r, q, w, on_event, sweep); break;
+      case Analysis::AccError: cancelled = run_acc_error(c, r, q, w, on_event, sweep); break;
+      case Analysis::StatInfo: cancelled = run_stat_info(c, r, w, on_event); break;
+      case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, q, w, on_event); break;
+      case Analysis::WhatIf: cancelled = run_what_if(c, r, q, w, on_event); break;
+      case Analysis::NodeErrors: cancelled = run_node_errors(c, r, q, w, on_event); break;
+      case Analysis::Fix: cancelled = run_fix(c, r, resolved, w, on_event); break;
+    }
+  } catch (const FormatError&) {
+    throw;
+  } catch (const Error& e) {
+    rethrow_naming_sample(c, e);
   }
   if (is_splittable(r.analysis)) write_sweep(w, r, sweep);
   const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

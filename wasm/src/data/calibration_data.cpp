@@ -48,7 +48,7 @@ int64_t find_non_finite(const Tensor& t) {
 void check_sample(const ir::ValueInfo& info, const Tensor& t, const std::string& path) {
   if (info.dtype != DType::Undefined && t.dtype() != info.dtype)
     fail("Unexpected data type for input: " + info.name + " , Expected: " + horizon_dtype_name(info.dtype) +
-         ", Actual: " + horizon_dtype_name(t.dtype()) + " .");
+         ", Actual: " + horizon_dtype_name(t.dtype()) + " . (in " + path + ")");
   if (info.has_shape) {
     bool match = info.dims.size() == t.rank();
     for (size_t d = 0; match && d < t.rank(); ++d) match = info.dims[d] < 0 || info.dims[d] == t.dim(d);
@@ -111,6 +111,7 @@ CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::v
 
   CalibrationData out;
   out.samples_.assign(count, std::vector<Tensor>(input_names.size()));
+  out.sample_files_.assign(count, "");
   for (size_t i = 0; i < input_names.size(); ++i) {
     const ir::ValueInfo& info = graph.value(graph.inputs[i]).info;
     size_t k = 0;
@@ -118,10 +119,16 @@ CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::v
       check_sample(info, per_input[i][k], entry->path);
       out.samples_[k][i] = per_input[i][k];
       if (i == 0) out.sample_names_.push_back(file);
+      out.sample_files_[k] += (i ? ", " : "") + entry->path;
       ++k;
     }
   }
   return out;
+}
+
+std::string CalibrationData::sample_files(size_t k) const {
+  check(k < sample_files_.size(), "calibration sample " + std::to_string(k) + " out of range");
+  return sample_files_[k];
 }
 
 std::vector<size_t> CalibrationData::select(size_t data_num, SampleSelection mode) const {

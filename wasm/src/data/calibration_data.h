@@ -32,6 +32,9 @@ class CalibrationData {
   // samples()[k][i] = tensor of graph input i (graph.inputs order) for sample k.
   const std::vector<std::vector<Tensor>>& samples() const { return samples_; }
   const std::vector<std::string>& sample_names() const { return sample_names_; }  // file names, sorted
+  // The files of sample k as given ("<input>/<file>", one per graph input, comma-separated): how
+  // errors about a sample name it.
+  std::string sample_files(size_t k) const;
 
   // The sample indices used for `data_num` (0 = all). Throws "There are only T data, but data_num is
   // set to N!" when N exceeds the sample count.
@@ -40,6 +43,7 @@ class CalibrationData {
  private:
   std::vector<std::vector<Tensor>> samples_;
   std::vector<std::string> sample_names_;
+  std::vector<std::string> sample_files_;
 };
 
 }  // namespace ptq::data

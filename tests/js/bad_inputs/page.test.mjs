@@ -1,0 +1,69 @@
+// The catalogue's page subset in Chromium (dist/ptqscope.html from file://): a bad model or
+// calibration folder opened on the page shows the error banner naming the same culprit as the CLI,
+// raises no page error, and the page stays usable (the example opens and an analysis runs after).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixture } from '../helpers.mjs';
+import { openApp, openPanel } from '../e2e/browser.mjs';
+import { generateCatalogue } from './generate.mjs';
+
+const { model, data } = fixture('digits_cnn_calibrated');
+const floatModel = fixture('digits_cnn').model;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-bad-page-'));
+const cases = generateCatalogue(tmp, { model, data, floatModel }).filter((c) => c.page);
+
+let context;
+let page;
+let pageErrors = [];
+
+const exampleLoaded = () => page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
+
+beforeAll(async () => {
+  ({ context, page, pageErrors } = await openApp());
+  await page.click('#open-example');
+  await exampleLoaded();
+});
+
+afterAll(async () => {
+  await context?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('bad inputs on the page', () => {
+  it('the subset covers models and calibration folders', () => {
+    expect(cases.filter((c) => c.page.model).length).toBeGreaterThanOrEqual(3);
+    expect(cases.filter((c) => c.page.data).length).toBeGreaterThanOrEqual(3);
+  });
+
+  for (const c of cases) {
+    const culprit = c.page.culprit ?? c.culprit;
+    it(`${c.id}: the banner names ${culprit}`, async () => {
+      if (c.page.model) await page.setInputFiles('#open-model', c.page.model);
+      else await page.setInputFiles('#open-data-folder', c.page.data);
+      await page.waitForSelector('#error-banner:not([hidden])');
+      const shown = await page.textContent('#error-banner .error-text');
+      await page.click('#error-banner .error-close');
+      expect(shown).toContain(culprit);
+      expect(await page.isHidden('#error-banner')).toBe(true);
+      expect(pageErrors).toEqual([]);
+    });
+  }
+
+  it('stays usable: a good model and folder open and an analysis runs', async () => {
+    await page.setInputFiles('#open-model', model);
+    await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
+    await page.setInputFiles('#open-data-folder', data);
+    await exampleLoaded();
+    await page.waitForSelector('#graph[data-state="ready"]');
+    await openPanel(page, 'analyses');
+    const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
+    await form.locator('select[name="node_type"]').selectOption('activation');
+    await page.click('.ptq-run');
+    await page.waitForFunction(() => /done in/.test(document.querySelector('.ptq-progress-text')?.textContent ?? ''));
+    expect(await page.locator('.ptq-analysis-output table.sensitivity-table tbody tr').count()).toBeGreaterThan(0);
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
+});
