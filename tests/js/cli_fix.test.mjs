@@ -1,20 +1,26 @@
-// `ptqscope fix` through the real CLI on the calibrated digits model: the as-calibrated model's mean
-// output cosine (computed here in JavaScript from the stored and the float runs of the last sample)
-// gives a target halfway to 1 that it misses; fix reaches it, prints the path and writes the chart.
-// An unknown metric in the target is bad input (exit code 2).
+// `ptqscope fix` and `ptqscope export-config` end to end on the YOLO-like and the PP-OCR fixtures,
+// through the real CLI:
+//  - the as-calibrated model's mean output cosine (computed here in JavaScript from the stored and the
+//    float runs of the last sample) gives a target halfway to 1 that it misses; fix reaches it and
+//    writes the path chart and the configuration;
+//  - export-config calibrated-onnx, reopened, computes exactly what the original model computes under
+//    the found configuration (bit-identical outputs of the last sample);
+//  - the Horizon YAML, onnxruntime JSON / Python and RKNN exports, read back here line by line, name
+//    exactly the nodes fix chose (float ones in run_on_cpu / nodes_to_exclude);
+//  - bad input: an unknown metric in the target, an unknown export format (exit code 2).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPtqModule, readCalibrationFolder } from './helpers.mjs';
-import { calibratedDigits, cli } from './cli_fixture.mjs';
+import { fixture, loadPtqModule, readCalibrationFolder } from './helpers.mjs';
+import { cli } from './cli_fixture.mjs';
 
-const { model, data } = calibratedDigits();
 const readJson = (f) => JSON.parse(fs.readFileSync(f, 'utf8'));
 
+// Copies of every output of `sample` under `config` ('stored', 'off' or {on, qtype}).
 function outputs(session, sample, config) {
   session.run(sample, config);
-  return Array.from({ length: session.outputCount() }, (_, i) => Float64Array.from(session.output(i).data));
+  return Array.from({ length: session.outputCount() }, (_, i) => Float32Array.from(session.output(i).data));
 }
 
 function cosine(a, b) {
@@ -29,48 +35,165 @@ function cosine(a, b) {
   return dot / Math.sqrt(na * nb);
 }
 
+const mean = (v) => v.reduce((s, x) => s + x, 0) / v.length;
+
+// A session on `modelBytes` with the fixture's data.
+async function open(modelBytes, dataDir) {
+  const ptq = await loadPtqModule();
+  const session = new ptq.Session();
+  const summary = session.loadModel(modelBytes);
+  const { sampleCount } = session.loadCalibrationData(readCalibrationFolder(dataDir));
+  return { session, summary, last: sampleCount - 1 };
+}
+
+// Session.run's configuration object from a configuration document's calibrations map.
+function runConfig(summary, doc) {
+  const on = [];
+  const qtype = [];
+  for (const c of summary.calibrations) {
+    const entry = doc.calibrations[c.name];
+    on.push(entry.on ? 1 : 0);
+    qtype.push(entry.qtype);
+  }
+  return { on, qtype, round: doc.round };
+}
+
+// The non-comment lines of a text export.
+const codeLines = (text) => text.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+const sorted = (v) => [...v].sort();
+
 let tmp;
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-cli-fix-'));
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-describe('ptqscope fix', () => {
-  it('reaches a target the as-calibrated model misses, prints the path and draws it', async () => {
-    const ptq = await loadPtqModule();
-    const session = new ptq.Session();
-    session.loadModel(fs.readFileSync(model));
-    const { sampleCount } = session.loadCalibrationData(readCalibrationFolder(data));
-    const ref = outputs(session, sampleCount - 1, 'off');
-    const got = outputs(session, sampleCount - 1, 'stored');
-    session.delete();
-    const start = ref.reduce((s, r, i) => s + cosine(r, got[i]), 0) / ref.length;
-    expect(start).toBeLessThan(0.99999);
-    const bound = Number((1 - (1 - start) / 2).toPrecision(8));
-    const target = `cosine-similarity>=${bound}`;
-    const json = path.join(tmp, 'fix.json');
-    const r = await cli(['fix', model, data, '--target', target, '--json', json, '-s', tmp, '--quiet', '--workers', '1']);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    const { fix, fix_samples: samples } = readJson(json);
-    expect(samples.length).toBe(1);
-    expect(fix.target.text).toBe(target);
-    expect(Math.abs(fix.start - start)).toBeLessThan(1e-5); // the core's float32 metric vs the one above
-    expect(fix.start).toBeLessThan(bound);
-    expect(fix.reached).toBe(true);
-    expect(fix.final).toBeGreaterThanOrEqual(bound);
-    expect(fix.steps.at(-1).value).toBe(fix.final);
-    expect(fix.nodes.length).toBeGreaterThan(0);
-    expect(r.stdout).toContain(`fix: target ${target}; start `);
-    expect(r.stdout).toContain('fix: target reached: ');
-    for (const n of fix.nodes) expect(r.stdout).toContain(`${n.node} ${n.action}`);
-    expect(fs.readFileSync(path.join(tmp, 'fix_path.svg'), 'utf8')).toContain('<svg');
-    expect(fs.existsSync(path.join(tmp, 'fix_path.png'))).toBe(true);
-  });
+for (const name of ['yolov8n_like_calibrated', 'ppocr_det_calibrated']) {
+  describe(`fix and export-config on ${name}`, () => {
+    const { model, data } = fixture(name);
+    const dir = () => path.join(tmp, name);
+    let doc;
+    let target;
 
-  it('names a bad target (exit code 2)', async () => {
-    const r = await cli(['fix', model, data, '--target', 'cosine>=0.9', '--quiet', '--workers', '1']);
+    it('fix reaches a target the as-calibrated model misses', async () => {
+      fs.mkdirSync(dir(), { recursive: true });
+      const { session, last } = await open(fs.readFileSync(model), data);
+      const ref = outputs(session, last, 'off');
+      const got = outputs(session, last, 'stored');
+      session.delete();
+      const start = mean(ref.map((r, i) => cosine(r, got[i])));
+      expect(start).toBeLessThan(0.99999);
+      const bound = Number((1 - (1 - start) / 2).toPrecision(8));
+      target = `cosine-similarity>=${bound}`;
+      const json = path.join(dir(), 'fix.json');
+      const config = path.join(dir(), 'fix.config.json');
+      const r = await cli(['fix', model, data, '--target', target, '--json', json, '--config-out', config, '-s', dir(), '--quiet']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      doc = readJson(json);
+      const fix = doc.fix;
+      expect(fix.target.text).toBe(target);
+      expect(fix.start).toBeLessThan(bound);
+      expect(Math.abs(fix.start - start)).toBeLessThan(1e-5);  // the core's float32 metric vs the one above
+      expect(fix.reached).toBe(true);
+      expect(fix.final).toBeGreaterThanOrEqual(bound);
+      expect(fix.nodes.length).toBeGreaterThan(0);
+      expect(fix.steps.at(-1).value).toBe(fix.final);
+      expect(r.stdout).toContain(`fix: target reached: `);
+      for (const n of fix.nodes) expect(r.stdout).toContain(n.node);
+      expect(readJson(config)).toEqual(doc.config);
+      expect(doc.config.provenance).toMatchObject({ analysis: 'fix', target, met: true });
+      expect(doc.config.intents.map((i) => i.node)).toEqual(fix.nodes.map((n) => n.node));
+      expect(fs.readFileSync(path.join(dir(), 'fix_path.svg'), 'utf8')).toContain('<svg');
+      expect(fs.existsSync(path.join(dir(), 'fix_path.png'))).toBe(true);
+    });
+
+    it('the exported calibrated model, reopened, computes the configuration exactly', async () => {
+      const out = path.join(dir(), 'fixed.onnx');
+      const r = await cli(['export-config', path.join(dir(), 'fix.config.json'), '--model', model, '--format', 'calibrated-onnx', '--out', out]);
+      expect(r.code).toBe(0);
+      const original = await open(fs.readFileSync(model), data);
+      const configured = outputs(original.session, original.last, runConfig(original.summary, doc.config));
+      const ref = outputs(original.session, original.last, 'off');
+      original.session.delete();
+      const reopened = await open(fs.readFileSync(out), data);
+      const stored = outputs(reopened.session, reopened.last, 'stored');
+      reopened.session.delete();
+      expect(stored.length).toBe(configured.length);
+      stored.forEach((o, i) => expect(Buffer.from(o.buffer).equals(Buffer.from(configured[i].buffer))).toBe(true));
+      // ... and so meets the target on its own.
+      expect(mean(ref.map((x, i) => cosine(x, stored[i])))).toBeGreaterThan(doc.fix.start + (doc.fix.final - doc.fix.start) / 2);
+    });
+
+    it('the toolchain exports name exactly the nodes fix chose', async () => {
+      const config = path.join(dir(), 'fix.config.json');
+      const chosen = doc.fix.nodes.map((n) => n.node);
+      const floats = doc.fix.nodes.filter((n) => n.action === 'float').map((n) => n.node);
+      const text = async (format) => {
+        const r = await cli(['export-config', config, '--model', model, '--format', format]);
+        expect(r.code).toBe(0);
+        return r.stdout;
+      };
+      // Horizon: one node_info entry per node, in the flow mapping's fixed layout; run_on_cpu = float nodes.
+      const yaml = await text('horizon-yaml');
+      expect(yaml.split('\n')[0]).toMatch(/^# Written by ptqscope \d+\.\d+\.\d+ .*Metric reached: cosine-similarity /);
+      const lines = codeLines(yaml);
+      expect(lines.slice(0, 2)).toEqual(['model_parameters:', '  node_info: {']);
+      const entries = [];
+      let i = 2;
+      for (; lines[i] !== '  }'; i++) {
+        const m = lines[i].match(/^ {4}("(?:[^"\\]|\\.)*"): (\{.*\}),?$/);
+        expect(m, lines[i]).not.toBeNull();
+        const info = JSON.parse(m[2]);
+        entries.push([JSON.parse(m[1]), info]);
+        const action = doc.fix.nodes.find((n) => n.node === JSON.parse(m[1]))?.action;
+        expect(info).toEqual(action === 'float' ? { ON: 'CPU' } : { ON: 'BPU', InputType: action, OutputType: action });
+      }
+      expect(sorted(entries.map((e) => e[0]))).toEqual(sorted(chosen));
+      const cpu = lines.slice(i + 1);
+      if (floats.length) {
+        expect(cpu[0]).toBe('calibration_parameters:');
+        expect(sorted(JSON.parse(cpu[1].replace(/^ {2}run_on_cpu: /, '')).split(';'))).toEqual(sorted(floats));
+      } else {
+        expect(cpu).toEqual([]);
+      }
+      // onnxruntime JSON: excluded = float nodes; every override belongs to a chosen int16 node.
+      const ort = JSON.parse(await text('ort-json'));
+      expect(sorted(ort.nodes_to_exclude)).toEqual(sorted(floats));
+      expect(sorted(Object.keys(ort.ptqscope.nodes))).toEqual(sorted(chosen));
+      const tensors = Object.values(ort.ptqscope.nodes).flatMap((n) => n.tensors);
+      expect(sorted(Object.keys(ort.extra_options.TensorQuantOverrides))).toEqual(sorted(new Set(tensors)));
+      for (const [node, n] of Object.entries(ort.ptqscope.nodes)) expect(n.tensors.length > 0).toBe(!floats.includes(node));
+      // The Python snippet: the same exclusions.
+      const py = codeLines(await text('ort-python'));
+      const start = py.indexOf('nodes_to_exclude = [');
+      const end = py.indexOf(']', start);
+      expect(sorted(py.slice(start + 1, end).map((l) => JSON.parse(l.trim().replace(/,$/, ''))))).toEqual(sorted(floats));
+      // RKNN: one entry per output tensor of each chosen node, the comment naming the node.
+      const rknn = codeLines(await text('rknn-cfg'));
+      expect(rknn[0]).toBe('custom_quantize_layers:');
+      const named = new Set();
+      for (const l of rknn.slice(1)) {
+        const m = l.match(/^ {4}("(?:[^"\\]|\\.)*"): (int16|float16) {2}# (.*) \((\w+)\)$/);
+        expect(m, l).not.toBeNull();
+        named.add(m[3]);
+        expect(m[2]).toBe(m[4] === 'float' ? 'float16' : 'int16');
+      }
+      expect(sorted(named)).toEqual(sorted(chosen));
+    });
+  });
+}
+
+describe('bad input', () => {
+  it('an unknown metric in the target and an unknown export format exit with code 2', async () => {
+    const { model, data } = fixture('digits_cnn_calibrated');
+    const r = await cli(['fix', model, data, '--target', 'cosine>=0.9', '--quiet']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("options.target 'cosine>=0.9': unknown metric 'cosine'");
+    const config = path.join(tmp, 'empty.config.json');
+    fs.writeFileSync(config, JSON.stringify({ schema: 'ptqscope.config', version: 1 }));
+    const e = await cli(['export-config', config, '--model', model, '--format', 'tflite']);
+    expect(e.code).toBe(2);
+    expect(e.stderr).toContain("--format: unknown format 'tflite' (known: horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg)");
   });
 });
