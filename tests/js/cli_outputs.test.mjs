@@ -181,6 +181,34 @@ describe('through the CLI', () => {
     expect(listing(dir)).toEqual(['out', 'out/accumulate_error']);
   });
 
+  it('fix: a run that fails while writing its chart leaves neither --json nor --config-out', async () => {
+    // fix_path.svg is a folder in the chart folder: the search runs, then writing the chart fails.
+    const dir = fs.mkdtempSync(path.join(tmp, 'cli-fix-fail-'));
+    fs.mkdirSync(path.join(dir, 'charts', 'fix_path.svg'), { recursive: true });
+    const r = await cli(['fix', model, data, '--target', 'cosine-similarity>=0.99999', '-s', path.join(dir, 'charts'),
+      '--json', path.join(dir, 'fix.json'), '--config-out', path.join(dir, 'found', 'fix.config.json'), '--quiet', '--workers', '1']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(path.join(dir, 'charts', 'fix_path.svg'));
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).not.toContain('configuration written');
+    expect(listing(dir)).toEqual(['charts', 'charts/fix_path.svg']);
+  });
+
+  it('fix and export-config write their files when the run succeeds', async () => {
+    const dir = fs.mkdtempSync(path.join(tmp, 'cli-fix-ok-'));
+    const config = path.join(dir, 'found', 'fix.config.json');
+    const fix = await cli(['fix', model, data, '--target', 'cosine-similarity>=0.99999', '-s', path.join(dir, 'charts'),
+      '--json', path.join(dir, 'fix.json'), '--config-out', config, '--quiet', '--workers', '1']);
+    expect(fix.code, fix.stderr).toBe(0);
+    expect(fix.stdout).toContain(`fix: configuration written to ${config}`);
+    const out = path.join(dir, 'yaml', 'node_info.yaml');
+    const exp = await cli(['export-config', config, '--model', model, '--format', 'horizon-yaml', '--out', out]);
+    expect(exp.code, exp.stderr).toBe(0);
+    expect(listing(dir)).toEqual(['charts', 'charts/fix_path.png', 'charts/fix_path.svg', 'fix.json', 'found', 'found/fix.config.json',
+      'yaml', 'yaml/node_info.yaml']);
+    expect(JSON.parse(fs.readFileSync(config, 'utf8'))).toEqual(JSON.parse(fs.readFileSync(path.join(dir, 'fix.json'), 'utf8')).config);
+  });
+
   it('bad output paths are refused before any work, naming the path', async () => {
     const dir = fs.mkdtempSync(path.join(tmp, 'cli-early-'));
     fs.writeFileSync(path.join(dir, 'f'), 'x');

@@ -242,6 +242,31 @@ export function generateCatalogue(dir, { model, data, floatModel }) {
   add('options', 'calibrate-percentile', ['calibrate', floatModel, data, '--out', `${WORK}/c.onnx`, '--method', 'percentile', '--percentile', '0'], '--percentile');
   add('options', 'run-quant', ['run', model, data, '--quant', 'maybe', '--out', `${WORK}/run`], '--quant');
 
+  // fix and export-config: configuration documents (docs/config-schema.md) and their options.
+  const configDoc = (name, intents) => write(`configs/${name}.json`, JSON.stringify({ schema: 'ptqscope.config', version: 1, intents }));
+  const keepConfig = configDoc('keep', [{ node: convName, action: 'int16' }]);
+  const unknownNodeConfig = configDoc('unknown-node', [{ node: 'NoSuchNode', action: 'int16' }]);
+  const badActionConfig = configDoc('bad-action', [{ node: convName, action: 'int8x' }]);
+  const notJson = write('configs/not-json.json', '{"schema": "ptqscope.config", ');
+  execFileSync('mkfifo', [at('configs/fifo.json')]);
+  const exportOf = (config, ...rest) => ['export-config', config, '--model', model, '--format', 'horizon-yaml', '--out', `${WORK}/node_info.yaml`, ...rest];
+  add('options', 'export-unknown-node', exportOf(unknownNodeConfig), 'NoSuchNode');
+  add('options', 'export-bad-action', exportOf(badActionConfig), 'int8x');
+  add('options', 'export-not-json', exportOf(notJson), 'not-json.json');
+  add('options', 'export-config-missing', exportOf(at('configs/missing.json')), 'missing.json');
+  add('options', 'export-config-fifo', exportOf(at('configs/fifo.json')), 'fifo.json');
+  add('options', 'export-config-directory', exportOf(at('configs')), 'configs');
+  add('options', 'export-format', ['export-config', keepConfig, '--model', model, '--format', 'yaml', '--out', `${WORK}/x`], "'yaml'");
+  add('options', 'export-model-truncated', exportOf(keepConfig).map((a) => (a === model ? truncated : a)), 'truncated.onnx');
+  add('options', 'export-calibrated-onnx-stdout', ['export-config', keepConfig, '--model', model, '--format', 'calibrated-onnx'], '--out');
+  const fixOf = (...rest) => ['fix', model, data, '--quiet', '--workers', '1', '-s', `${WORK}/charts`, '--json', `${WORK}/fix.json`, ...rest];
+  add('options', 'fix-config-fifo', fixOf('--config', at('configs/fifo.json')), 'fifo.json');
+  add('options', 'fix-config-unknown-node', fixOf('--config', unknownNodeConfig), 'NoSuchNode');
+  add('options', 'fix-target-metric', fixOf('--target', 'cosine>=0.99'), 'cosine');
+  add('options', 'fix-max-nodes', fixOf('--max-nodes', '0'), '--max-nodes');
+  add('options', 'fix-candidates-unknown', fixOf('--candidates', 'NoSuchNode'), 'NoSuchNode');
+  add('options', 'fix-prefer', fixOf('--prefer', 'int3x'), 'int3x');
+
   // ---- output paths ----------------------------------------------------------------------------
   const aFile = write('outputs/a-file.txt', 'x');
   fs.mkdirSync(at('outputs/a-dir'), { recursive: true });
@@ -267,6 +292,29 @@ export function generateCatalogue(dir, { model, data, floatModel }) {
   outCase('calibrate-out-below-file', ['calibrate', floatModel, data, '--out', path.join(aFile, 'c.onnx')], 'a-file.txt');
   outCase('calibrate-same-file', ['calibrate', floatModel, data, '--out', `${WORK}/c.onnx`, '--qdq', `${WORK}/c.onnx`], '--qdq');
   outCase('calibrate-qdq-proc', ['calibrate', floatModel, data, '--out', `${WORK}/c.onnx`, '--qdq', '/proc/version'], '/proc/version');
+  // fix: --json, --config-out (files) and -s (the path chart's folder).
+  const fix = (...rest) => ['fix', model, data, '--quiet', '--workers', '1', '-s', `${WORK}/charts`, ...rest];
+  outCase('fix-json-is-dir', fix('--json', at('outputs/a-dir')), 'a-dir');
+  outCase('fix-json-fifo', fix('--json', at('outputs/fifo.json')), 'fifo.json');
+  outCase('fix-config-out-is-dir', fix('--config-out', at('outputs/a-dir')), '--config-out');
+  outCase('fix-config-out-fifo', fix('--config-out', at('outputs/fifo.json')), 'fifo.json');
+  outCase('fix-config-out-below-file', fix('--config-out', path.join(aFile, 'c.json')), 'a-file.txt');
+  outCase('fix-config-out-proc', fix('--config-out', '/proc/self/ptqscope.config.json'), '/proc/self/ptqscope.config.json');
+  outCase('fix-config-out-trailing-slash', fix('--config-out', `${WORK}/new/`), `${WORK}/new/`);
+  outCase('fix-config-out-empty', fix('--config-out', ''), '--config-out');
+  outCase('fix-same-file', fix('--json', `${WORK}/r.json`, '--config-out', `${WORK}/r.json`), 'the same file as --json');
+  outCase('fix-save-dir-is-file', ['fix', model, data, '--quiet', '--workers', '1', '-s', aFile], 'a-file.txt');
+  outCase('fix-save-dir-device', ['fix', model, data, '--quiet', '--workers', '1', '-s', '/dev/null'], '/dev/null');
+  outCase('fix-save-dir-proc', ['fix', model, data, '--quiet', '--workers', '1', '-s', '/proc/self/ptqscope-charts'], '/proc/self/ptqscope-charts');
+  // export-config --out.
+  const exportTo = (out, format = 'horizon-yaml') => ['export-config', keepConfig, '--model', model, '--format', format, '--out', out];
+  outCase('export-out-is-dir', exportTo(at('outputs/a-dir')), 'a-dir');
+  outCase('export-out-fifo', exportTo(at('outputs/fifo.json')), 'fifo.json');
+  outCase('export-out-below-file', exportTo(path.join(aFile, 'node_info.yaml')), 'a-file.txt');
+  outCase('export-out-proc', exportTo('/proc/self/node_info.yaml', 'ort-json'), '/proc/self/node_info.yaml');
+  outCase('export-out-device', exportTo('/dev/null/model.onnx', 'calibrated-onnx'), '/dev/null');
+  outCase('export-out-trailing-slash', exportTo(`${WORK}/new/`, 'calibrated-onnx'), `${WORK}/new/`);
+  outCase('export-out-empty', exportTo(''), '--out');
   return cases;
 }
 

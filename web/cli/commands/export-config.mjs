@@ -3,11 +3,10 @@
 // Horizon YAML entries, the calibrated model with the configuration written in, onnxruntime's
 // quantizer settings (JSON or Python), or rknn-toolkit2's custom_quantize_layers (docs/config-export.md).
 // The core writes every format; this command only loads the model and saves what it returns.
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from '../lib/args.mjs';
 import { UsageError, withContext } from '../lib/errors.mjs';
-import { readModelFile } from '../lib/files.mjs';
+import { readModelFile, readTextInput } from '../lib/files.mjs';
+import { checkOutputs, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 
 export const summary = 'write a configuration for the toolchain: horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg';
@@ -28,18 +27,12 @@ const SPEC = {
   options: { model: { required: true }, format: { required: true }, out: {} },
 };
 
-function readConfigText(file) {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`${file}: cannot read the configuration: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
-  }
-}
-
 export async function main(argv, { stdout = process.stdout } = {}) {
   const { options, positionals } = parseArgs(argv, SPEC);
   const [configPath] = positionals;
-  const configText = readConfigText(configPath);
+  // --out is checked before any work and written under a temporary name renamed at the end.
+  checkOutputs([{ path: options.out, kind: 'file', option: '--out' }]);
+  const configText = readTextInput(configPath, 'the configuration');
   const modelBytes = readModelFile(options.model);
   const ptq = await loadPtqModule();
   const formats = ptq.exportFormats();
@@ -51,11 +44,11 @@ export async function main(argv, { stdout = process.stdout } = {}) {
   }
   const session = new ptq.Session();
   try {
-    withContext(options.model, () => session.loadModel(modelBytes));
+    const summary = withContext(options.model, () => session.loadModel(modelBytes));
+    for (const w of summary.warnings ?? []) process.stderr.write(`${options.model}: warning: ${w}\n`);
     const out = withContext(configPath, () => session.exportConfig(configText, options.format));
     if (options.out) {
-      fs.mkdirSync(path.dirname(path.resolve(options.out)), { recursive: true });
-      fs.writeFileSync(options.out, out);
+      await withOutputs(() => writeOutput(options.out, out));
       console.error(`ptqscope export-config: ${options.format} written to ${options.out}`);
     } else {
       stdout.write(out);

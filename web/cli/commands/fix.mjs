@@ -3,12 +3,10 @@
 // — ours: the automatic fix search (analysis `fix`, docs/fix-workflow.md). Finds a small set of nodes
 // to raise (int16 first, then float) so that the model outputs meet the target, prints the path and
 // the result, writes the found configuration (docs/config-schema.md) and the path chart fix_path.svg/.png.
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, runWithProgress } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
-import { UsageError } from '../lib/errors.mjs';
+import { writeOutput } from '../lib/outputs.mjs';
 import { formatValue } from '../../charts/format.mjs';
 import { stepLabel } from '../../charts/fix_path.mjs';
 
@@ -75,21 +73,17 @@ export function formatFix(fix) {
 
 export async function main(argv, { log = console.log } = {}) {
   const { options: o, positionals } = parseClick(argv, SPEC);
-  if (o.config_out && fs.existsSync(o.config_out) && fs.statSync(o.config_out).isDirectory()) {
-    throw new UsageError(`--config-out ${o.config_out} is a directory; give a file name`);
-  }
+  // Every output (--json, --config-out, the chart folder) is checked before the search and written
+  // only when the whole run succeeded (lib/outputs.mjs).
   await analysisMain(o, positionals, async (ctx) => {
-    const doc = await runWithProgress(ctx, 'fix', requestOptions(o), {
+    const result = await runWithProgress(ctx, 'fix', requestOptions(o), {
       progress: ctx.progress, label: 'Searching for a fix...',
     });
-    log(formatFix(doc.fix));
-    if (o.config_out) {
-      fs.mkdirSync(path.dirname(path.resolve(o.config_out)), { recursive: true });
-      fs.writeFileSync(o.config_out, `${JSON.stringify(doc.config, null, 1)}\n`);
-      log(`fix: configuration written to ${o.config_out}`);
-    }
-    if (!doc.cancelled) await writeCharts(doc, o.save_dir);
-    return doc;
-  });
+    log(formatFix(result.fix));
+    if (o.config_out) writeOutput(o.config_out, `${JSON.stringify(result.config, null, 1)}\n`);
+    if (!result.cancelled) await writeCharts(result, o.save_dir);
+    return result;
+  }, { dirs: ['save_dir'], files: [['config_out', '--config-out']] });
+  if (o.config_out) log(`fix: configuration written to ${o.config_out}`);
   return 0;
 }

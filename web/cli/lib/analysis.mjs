@@ -11,7 +11,7 @@ import { runAnalysis } from '../../pipeline/sweep.mjs';
 import { withoutNone } from '../../pipeline/runall.mjs';
 import { parseClickInt } from './click.mjs';
 import { UsageError, SetupError } from './errors.mjs';
-import { readCalibrationFolder, readModelFile } from './files.mjs';
+import { readCalibrationFolder, readModelFile, readTextInput } from './files.mjs';
 import { keepListFormat } from './keep_list.mjs';
 import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
@@ -43,12 +43,7 @@ export const COMMON_OPTIONS = [
 
 // The --config document (docs/config-schema.md), read as JSON; the core checks it against the model.
 export function readConfigFile(file) {
-  let text;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`${file}: cannot read the configuration: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
-  }
+  const text = readTextInput(file, 'the configuration');
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -104,14 +99,16 @@ export function writeJson(file, doc) {
   writeOutput(file, `${JSON.stringify(doc, null, 1)}\n`);
 }
 
-// The common skeleton of an analysis subcommand: check the output paths (--json and the folder
-// options named in `dirs`, e.g. ['save_dir']), parse, open, run `body(ctx)` -> document, --json.
-// Files are written through lib/outputs.mjs: all or nothing.
-export async function analysisMain(opts, positionals, body, { dirs = [] } = {}) {
+// The common skeleton of an analysis subcommand: check the output paths (--json, the folder
+// options named in `dirs`, e.g. ['save_dir'], and the file options in `files`, e.g.
+// [['config_out', '--config-out']]), parse, open, run `body(ctx)` -> document, --json.
+// Files are written through lib/outputs.mjs (writeOutput inside body): all or nothing.
+export async function analysisMain(opts, positionals, body, { dirs = [], files = [] } = {}) {
   const [modelPath, dataDir] = positionals;
   checkOutputs([
     ...dirs.map((name) => ({ path: opts[name], kind: 'dir', option: optionFlag(name) })),
     { path: opts.json, kind: 'file', option: '--json' },
+    ...files.map(([name, option]) => ({ path: opts[name], kind: 'file', option })),
   ]);
   const config = opts.config ? readConfigFile(opts.config) : null;
   const progress = createProgress({ quiet: opts.quiet });

@@ -67,6 +67,26 @@ export function readModelFile(file) {
   return readBytes(file, 'model file'); // a Buffer is a Uint8Array: no extra copy
 }
 
+// A small text input (a configuration document) as UTF-8, `what` naming it in messages ("the
+// configuration"). Anything but a regular file is refused without opening it (a FIFO would block).
+export function readTextInput(file, what) {
+  const fail = (reason) => new UsageError(`${file}: cannot read ${what}: ${reason}`);
+  let st;
+  try {
+    st = fs.statSync(file);
+  } catch (err) {
+    if (err.code === 'ENOENT' && isBrokenLink(file)) throw fail('a broken symbolic link');
+    throw fail(err.code === 'ENOENT' ? 'no such file' : reasonOf(err));
+  }
+  if (st.isDirectory()) throw fail('it is a directory');
+  if (!st.isFile()) throw fail(`it is ${describe(st)}, not a file`);
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw fail(reasonOf(err));
+  }
+}
+
 function isBrokenLink(file) {
   try {
     return fs.lstatSync(file).isSymbolicLink();
