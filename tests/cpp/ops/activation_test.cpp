@@ -151,5 +151,18 @@ TEST(Activation, HorizonSwishRsqrt) {
   expect_tensor_near(run_op("HzSwish", {kM101}, {}, 1, 1, "")[0], {3}, {-0.26894142f, 0, 0.73105858f});
 }
 
+TEST(Activation, SoftsignShrinkThresholdedReluCelu) {
+  expect_tensor_near(run_op("Softsign", {f({3}, {-3, 0, 1})})[0], {3}, {-0.75f, 0, 0.5f});
+  // Shrink lambd 1.5, bias 1: x < -1.5 -> x + 1, x > 1.5 -> x - 1, else 0.
+  expect_tensor_near(run_op("Shrink", {f({5}, {-2, -1.5f, 0, 1.5f, 2})}, {attr_float("lambd", 1.5f), attr_float("bias", 1)})[0],
+                     {5}, {-1, 0, 0, 0, 1});
+  expect_tensor_near(run_op("ThresholdedRelu", {f({3}, {0.5f, 1, 2})})[0], {3}, {0, 0, 2});
+  expect_tensor_near(run_op("ThresholdedRelu", {f({3}, {0.5f, 1, 2})}, {attr_float("alpha", 0.25f)})[0], {3},
+                     {0.5f, 1, 2});
+  // Celu alpha 2: x <= 0 -> 2 * (exp(x / 2) - 1); celu(-2) = 2 * (e^-1 - 1) = -1.26424112.
+  expect_tensor_near(run_op("Celu", {f({3}, {-2, 0, 3})}, {attr_float("alpha", 2)})[0], {3}, {-1.26424112f, 0, 3});
+  EXPECT_THROW(run_op("Celu", {f({1}, {1})}, {attr_float("alpha", 0)}), Error);
+}
+
 }  // namespace
 }  // namespace ptq

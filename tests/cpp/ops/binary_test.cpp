@@ -226,5 +226,27 @@ TEST(Binary, BroadcastSweepMatchesNaiveIndexing) {
   }
 }
 
+TEST(Binary, ModSignRules) {
+  // fmod = 0 (integers): the sign of the divisor, as Python's %.
+  const Tensor a = Tensor::from_int64s({4}, {7, -7, 7, -7}), b = Tensor::from_int64s({4}, {3, 3, -3, -3});
+  EXPECT_EQ(run_op("Mod", {a, b})[0].to_int64_vector(), (std::vector<int64_t>{1, 2, -2, -1}));
+  // fmod = 1: the sign of the dividend, as C fmod.
+  EXPECT_EQ(run_op("Mod", {a, b}, {test::attr_int("fmod", 1)})[0].to_int64_vector(),
+            (std::vector<int64_t>{1, -1, 1, -1}));
+  expect_tensor_near(run_op("Mod", {Tensor::from_floats({2}, {5.5f, -5.5f}), Tensor::from_floats({1}, {2})},
+                            {test::attr_int("fmod", 1)})[0],
+                     {2}, {1.5f, -1.5f});
+  // Floats need fmod = 1 (ONNX spec); the error names the node.
+  try {
+    run_op("Mod", {Tensor::from_floats({1}, {1}), Tensor::from_floats({1}, {1})});
+    ADD_FAILURE() << "fmod = 0 on floats was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Mod_test"), std::string::npos) << e.what();
+  }
+  // int32 broadcast and the INT_MIN % -1 corner (0, no trap).
+  EXPECT_EQ(run_op("Mod", {int32s({2}, {-2147483647 - 1, 9}), int32s({1}, {-1})})[0].to_int64_vector(),
+            (std::vector<int64_t>{0, 0}));
+}
+
 }  // namespace
 }  // namespace ptq

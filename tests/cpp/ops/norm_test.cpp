@@ -98,5 +98,26 @@ TEST(LpNorm, P2P1AndZeroVector) {
   EXPECT_THROW(run_op("LpNormalization", {f({2}, {1, 2})}, {attr_int("p", 3)}, 1, 1), Error);
 }
 
+TEST(Norm, LrnHandWorked) {
+  // size 3 over C = 3 at one pixel: channel 0 sums x0^2 + x1^2, channel 1 all three, channel 2
+  // x1^2 + x2^2. alpha 3, beta 1, bias 1: y = x / (1 + 3 / 3 * sum).
+  const Tensor x = f({1, 3, 1, 1}, {1, 2, 3});
+  expect_tensor_near(run_op("LRN", {x}, {attr_int("size", 3), attr_float("alpha", 3), attr_float("beta", 1),
+                                         attr_float("bias", 1)})[0],
+                     {1, 3, 1, 1}, {1.0f / 6, 2.0f / 15, 3.0f / 14});
+  EXPECT_THROW(run_op("LRN", {x}), Error);  // size is required
+}
+
+TEST(Norm, MeanVarianceNormalization) {
+  // axes [1]: each row normalised; row [1, 3] has mean 2 and std 1 -> [-1, 1].
+  const Tensor x = f({2, 2}, {1, 3, 10, 10});
+  expect_tensor_near(run_op("MeanVarianceNormalization", {x}, {test::attr_ints("axes", {-1})})[0], {2, 2},
+                     {-1, 1, 0, 0});
+  // Default axes [0, 2, 3]: per channel over N, H, W.
+  const Tensor y = f({2, 2, 1, 1}, {0, 5, 4, 5});
+  expect_tensor_near(run_op("MeanVarianceNormalization", {y})[0], {2, 2, 1, 1}, {-1, 0, 1, 0});
+  EXPECT_THROW(run_op("MeanVarianceNormalization", {x}), Error);  // default axes need rank 4
+}
+
 }  // namespace
 }  // namespace ptq

@@ -1,5 +1,6 @@
 // Reductions and ArgMax/ArgMin, using the ONNX operator examples' data and hand sums.
 #include <cmath>
+#include <limits>
 
 #include "ops/op_test_util.h"
 
@@ -118,6 +119,20 @@ TEST(ArgMax, MiddleAxisOfInt64) {
             (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(run_op("ArgMin", {x}, {attr_int("axis", 1), attr_int("keepdims", 0)}, 1, 13)[0].to_int64_vector(),
             (std::vector<int64_t>{0, 1}));
+}
+
+TEST(Reduce, L1LogSumLogSumExp) {
+  const Tensor x = Tensor::from_floats({2, 2}, {1, -2, 3, -4});
+  expect_tensor_near(run_op("ReduceL1", {x}, {attr_ints("axes", {1})}, 1, 13)[0], {2, 1}, {3, 7});
+  expect_tensor_near(run_op("ReduceLogSum", {Tensor::from_floats({3}, {1, 2, 4})}, {}, 1, 13)[0], {1},
+                     {std::log(7.0f)});
+  // log(e^1000 + e^1000) = 1000 + log 2 without overflow; log(e^0 + e^-inf) = 0.
+  const float inf = std::numeric_limits<float>::infinity();
+  expect_tensor_near(run_op("ReduceLogSumExp", {Tensor::from_floats({2, 2}, {1000, 1000, 0, -inf})},
+                            {attr_ints("axes", {1}), attr_int("keepdims", 0)}, 1, 13)[0],
+                     {2}, {1000.6931472f, 0});
+  expect_tensor_near(run_op("ReduceLogSumExp", {Tensor::from_floats({3}, {1, 2, 3})}, {}, 1, 18)[0], {1},
+                     {3.40760596f});  // log(e + e^2 + e^3)
 }
 
 }  // namespace

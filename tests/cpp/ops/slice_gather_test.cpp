@@ -106,5 +106,31 @@ TEST(SliceGather, ScatterND) {
   EXPECT_THROW(run_op("ScatterND", {data, Tensor::from_int64s({1, 1}, {8}), Tensor::from_floats({1}, {0})}), Error);
 }
 
+TEST(SliceGather, Compress) {
+  const Tensor x = Tensor::from_floats({3, 2}, {1, 2, 3, 4, 5, 6});
+  const auto cond = [](std::vector<int64_t> v) {
+    return cast_tensor(Tensor::from_int64s({static_cast<int64_t>(v.size())}, v), DType::Bool);
+  };
+  expect_tensor_near(run_op("Compress", {x, cond({0, 1, 1})}, {attr_int("axis", 0)})[0], {2, 2}, {3, 4, 5, 6});
+  expect_tensor_near(run_op("Compress", {x, cond({1, 0})}, {attr_int("axis", -1)})[0], {3, 1}, {1, 3, 5});
+  // No axis: the flattened input; a shorter condition leaves out the rest.
+  expect_tensor_near(run_op("Compress", {x, cond({0, 1, 0, 1})})[0], {2}, {2, 4});
+  EXPECT_EQ(run_op("Compress", {x, cond({0, 0, 0})}, {attr_int("axis", 0)})[0].shape(), (Shape{0, 2}));
+  EXPECT_THROW(run_op("Compress", {x, cond({0, 0, 0, 1})}, {attr_int("axis", 0)}), Error);
+  EXPECT_THROW(run_op("Compress", {x, ints({0, 1})}, {attr_int("axis", 0)}), Error);  // not bool
+}
+
+TEST(SliceGather, ReverseSequence) {
+  // time_axis 0, batch_axis 1: x[t, b]; lengths [3, 1]: column 0 reversed in full, column 1 kept.
+  const Tensor x = Tensor::from_floats({3, 2}, {1, 10, 2, 20, 3, 30});
+  expect_tensor_near(run_op("ReverseSequence", {x, ints({3, 1})})[0], {3, 2}, {3, 10, 2, 20, 1, 30});
+  // time_axis 1: x[b, t]; row 0 reverses its first 2 steps.
+  const Tensor y = Tensor::from_floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_tensor_near(run_op("ReverseSequence", {y, ints({2, 0})}, {attr_int("time_axis", 1), attr_int("batch_axis", 0)})[0],
+                     {2, 3}, {2, 1, 3, 4, 5, 6});
+  EXPECT_THROW(run_op("ReverseSequence", {x, ints({4, 1})}), Error);  // longer than the time axis
+  EXPECT_THROW(run_op("ReverseSequence", {x, ints({1})}), Error);     // not one per batch entry
+}
+
 }  // namespace
 }  // namespace ptq::test

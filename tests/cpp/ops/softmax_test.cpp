@@ -51,5 +51,15 @@ TEST(Softmax, MiddleAxisAndNegativeAxis) {
   EXPECT_THROW(run_op("Softmax", {x}, {attr_int("axis", 3)}, 1, 13), Error);
 }
 
+TEST(Softmax, HardmaxFirstMaximum) {
+  // Ties pick the first maximum; axis -1 (opset 13).
+  const Tensor x = Tensor::from_floats({2, 3}, {1, 3, 3, -1, -2, -3});
+  expect_tensor_near(run_op("Hardmax", {x})[0], {2, 3}, {0, 1, 0, 1, 0, 0});
+  expect_tensor_near(run_op("Hardmax", {x}, {attr_int("axis", 0)})[0], {2, 3}, {1, 1, 1, 0, 0, 0});
+  // Before opset 13 the input is coerced to 2-D at axis (default 1): one hot over all trailing dims.
+  expect_tensor_near(run_op("Hardmax", {Tensor::from_floats({1, 2, 2}, {1, 4, 2, 3})}, {}, 1, 11)[0], {1, 2, 2},
+                     {0, 1, 0, 0});
+}
+
 }  // namespace
 }  // namespace ptq

@@ -80,5 +80,37 @@ TEST(Unary, EmptyTensor) {
   EXPECT_EQ(y[0].shape(), (Shape{0, 3}));
 }
 
+TEST(Unary, TrigonometricAndHyperbolic) {
+  // Standard values: tan(pi/4) = 1, asin(0.5) = pi/6, acos(0.5) = pi/3, atan(1) = pi/4,
+  // sinh(1) = 1.17520119, cosh(1) = 1.54308063, asinh(1) = 0.88137359, acosh(2) = 1.31695790,
+  // atanh(0.5) = 0.54930614.
+  expect_tensor_near(run_op("Tan", {f({2}, {0, 0.78539816f})})[0], {2}, {0, 1});
+  expect_tensor_near(run_op("Asin", {f({2}, {0.5f, -1})})[0], {2}, {0.52359878f, -1.57079633f});
+  expect_tensor_near(run_op("Acos", {f({2}, {0.5f, 1})})[0], {2}, {1.04719755f, 0});
+  expect_tensor_near(run_op("Atan", {f({2}, {1, -1})})[0], {2}, {0.78539816f, -0.78539816f});
+  expect_tensor_near(run_op("Sinh", {f({2}, {1, 0})})[0], {2}, {1.17520119f, 0});
+  expect_tensor_near(run_op("Cosh", {f({2}, {1, 0})})[0], {2}, {1.54308063f, 1});
+  expect_tensor_near(run_op("Asinh", {f({1}, {1})})[0], {1}, {0.88137359f});
+  expect_tensor_near(run_op("Acosh", {f({1}, {2})})[0], {1}, {1.3169579f});
+  expect_tensor_near(run_op("Atanh", {f({1}, {0.5f})})[0], {1}, {0.54930614f});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  expect_tensor_near(run_op("Asin", {f({1}, {2})})[0], {1}, {nan});  // outside the domain
+  EXPECT_THROW(run_op("Tan", {Tensor::from_int64s({1}, {1})}), Error);
+}
+
+TEST(Unary, IsNaNIsInf) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = f({4}, {1, inf, -inf, nan});
+  const Tensor n = run_op("IsNaN", {x})[0];
+  EXPECT_EQ(n.dtype(), DType::Bool);
+  EXPECT_EQ(n.to_int64_vector(), (std::vector<int64_t>{0, 0, 0, 1}));
+  EXPECT_EQ(run_op("IsInf", {x})[0].to_int64_vector(), (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(run_op("IsInf", {x}, {test::attr_int("detect_negative", 0)})[0].to_int64_vector(),
+            (std::vector<int64_t>{0, 1, 0, 0}));
+  EXPECT_EQ(run_op("IsInf", {x}, {test::attr_int("detect_positive", 0)})[0].to_int64_vector(),
+            (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_THROW(run_op("IsInf", {x}, {test::attr_int("detect_positive", 2)}), Error);
+}
+
 }  // namespace
 }  // namespace ptq

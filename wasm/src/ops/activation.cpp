@@ -1,7 +1,8 @@
 // Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Clip, Sigmoid, Tanh, HardSigmoid, HardSwish,
-// Softplus, Mish, Gelu, and the Horizon fused activations (HzSwish, HzHardSwish, HzMish, HzGelu,
-// HzRsqrt). Each op is a small functor built once per call from the node's attributes, then mapped
-// over the tensor in its own float type (half types widened to float32).
+// Softplus, Softsign, Mish, Gelu, Shrink, ThresholdedRelu, Celu, and the Horizon fused activations
+// (HzSwish, HzHardSwish, HzMish, HzGelu, HzRsqrt). Each op is a small functor built once per call
+// from the node's attributes, then mapped over the tensor in its own float type (half types
+// widened to float32).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -89,6 +90,37 @@ struct HardSwishOp : NoParams {
 struct SoftplusOp : NoParams {
   using NoParams::NoParams;
   template <class T> T operator()(T v) const { return softplus(v); }
+};
+struct SoftsignOp : NoParams {
+  using NoParams::NoParams;
+  template <class T> T operator()(T v) const { return v / (T(1) + std::fabs(v)); }
+};
+// Shrink: x < -lambd -> x + bias, x > lambd -> x - bias, else 0.
+struct ShrinkOp {
+  float lambd, bias;
+  explicit ShrinkOp(const KernelContext& c) : lambd(c.node.attr_float("lambd", 0.5f)), bias(c.node.attr_float("bias", 0.0f)) {}
+  template <class T>
+  T operator()(T v) const {
+    const T l = static_cast<T>(lambd), b = static_cast<T>(bias);
+    return v < -l ? v + b : (v > l ? v - b : T(0));
+  }
+};
+struct ThresholdedReluOp {
+  float alpha;
+  explicit ThresholdedReluOp(const KernelContext& c) : alpha(c.node.attr_float("alpha", 1.0f)) {}
+  template <class T> T operator()(T v) const { return v > static_cast<T>(alpha) ? v : T(0); }
+};
+// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha must not be 0.
+struct CeluOp {
+  float alpha;
+  explicit CeluOp(const KernelContext& c) : alpha(c.node.attr_float("alpha", 1.0f)) {
+    c.check(alpha != 0.0f, "attribute 'alpha' must not be 0");
+  }
+  template <class T>
+  T operator()(T v) const {
+    const T a = static_cast<T>(alpha);
+    return v > T(0) ? v : a * std::expm1(v / a);
+  }
 };
 struct MishOp : NoParams {
   using NoParams::NoParams;
@@ -193,6 +225,10 @@ void register_activation(OpRegistry& r) {
   r.add("", "HardSwish", &activation_kernel<HardSwishOp>);
   r.add("", "Softplus", &activation_kernel<SoftplusOp>);
   r.add("", "Mish", &activation_kernel<MishOp>);
+  r.add("", "Softsign", &activation_kernel<SoftsignOp>);
+  r.add("", "Shrink", &activation_kernel<ShrinkOp>);
+  r.add("", "ThresholdedRelu", &activation_kernel<ThresholdedReluOp>);
+  r.add("", "Celu", &activation_kernel<CeluOp>);
   r.add("", "Gelu", &activation_kernel<GeluOp>);
   r.add("horizon", "HzSwish", &activation_kernel<SwishOp>);
   r.add("horizon", "HzHardSwish", &activation_kernel<HardSwishOp>);

@@ -1,4 +1,4 @@
-// Elementwise arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Pow and the variadic
+// Elementwise arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow and the variadic
 // Min, Max, Sum, Mean. Computed in the inputs' own type (float32 for the model path, integers for
 // shape arithmetic); half types are widened to float32.
 #include <cmath>
@@ -50,6 +50,40 @@ struct DivOp {
     }
   }
 };
+// Mod with fmod = 0: the remainder takes the divisor's sign (Python %, integers only); fmod = 1:
+// the dividend's sign (C fmod). x mod 0 has no defined result in ONNX; integers give 0 as Div does.
+template <bool Fmod>
+struct ModOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::fmod(a, b);
+    } else {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;  // MIN % -1 would trap
+        const T r = static_cast<T>(a % b);
+        if constexpr (!Fmod) {
+          if (r != 0 && ((r < 0) != (b < 0))) return static_cast<T>(r + b);
+        }
+        return r;
+      } else {
+        return static_cast<T>(a % b);
+      }
+    }
+  }
+};
+
+void mod_kernel(KernelContext& ctx) {
+  const int64_t fmod = ctx.node.attr_int("fmod", 0);
+  ctx.check(fmod == 0 || fmod == 1, "attribute 'fmod' must be 0 or 1, got " + std::to_string(fmod));
+  const Tensor& a = ctx.required(0);
+  const bool floats = a.dtype() == DType::Float || a.dtype() == DType::Double || ops::is_half(a.dtype());
+  ctx.check(!floats || fmod == 1, "attribute 'fmod' must be 1 for floating-point inputs");
+  ctx.outputs[0] = fmod ? ops::map_binary<kNumeric>(ctx, a, ctx.required(1), ModOp<true>{})
+                        : ops::map_binary<ops::kInts>(ctx, a, ctx.required(1), ModOp<false>{});
+}
+
 // numpy.maximum/minimum semantics: a NaN in either operand propagates.
 struct MaxOp {
   template <class T>
@@ -123,6 +157,7 @@ void register_binary(OpRegistry& r) {
   r.add("", "Sub", &binary_kernel<SubOp, kNumeric>);
   r.add("", "Mul", &binary_kernel<MulOp, kNumeric>);
   r.add("", "Div", &binary_kernel<DivOp, kNumeric>);
+  r.add("", "Mod", &mod_kernel);
   r.add("", "Pow", &pow_kernel);
   r.add("", "Max", &variadic_kernel<MaxOp, kNumeric>);
   r.add("", "Min", &variadic_kernel<MinOp, kNumeric>);

@@ -29,6 +29,14 @@ std::vector<int64_t> int_input(const KernelContext& ctx, size_t index) {
   return t->to_int64_vector();
 }
 
+std::vector<int64_t> checked_indices(const KernelContext& ctx, const Tensor& indices, int64_t dim) {
+  ctx.check(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
+            "indices must be int64 or int32, got " + dtype_name(indices.dtype()));
+  std::vector<int64_t> idx = indices.to_int64_vector();
+  for (int64_t& v : idx) v = checked_index(ctx, v, dim);
+  return idx;
+}
+
 namespace {
 
 struct Layout {

@@ -15,6 +15,18 @@ namespace ptq::exec::movement {
 // Maps a possibly negative axis into [0, rank); fails naming `what` (e.g. "axis") when out of range.
 int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank, const char* what = "axis");
 
+// An index into a dim of size `dim` with a negative value counted from the end; fails naming the
+// value and the dim when it is outside [-dim, dim).
+inline int64_t checked_index(const KernelContext& ctx, int64_t v, int64_t dim) {
+  if (v < -dim || v >= dim) {
+    ctx.fail("index " + std::to_string(v) + " is out of range for a dim of " + std::to_string(dim));
+  }
+  return v < 0 ? v + dim : v;
+}
+
+// The values of an int64/int32 index tensor, each checked and wrapped by checked_index.
+std::vector<int64_t> checked_indices(const KernelContext& ctx, const Tensor& indices, int64_t dim);
+
 // Row-major element strides of a dense tensor of `shape`.
 std::vector<int64_t> dense_strides(const Shape& shape);
 

@@ -1,6 +1,7 @@
 // Normalisations: BatchNormalization (inference, plus opset 14+ training_mode), InstanceNormalization,
-// LayerNormalization and LpNormalization. Computed in float32 with statistics accumulated in double;
+// LayerNormalization, LpNormalization, MeanVarianceNormalization and LRN. Computed in float32 with statistics accumulated in double;
 // half/double inputs are converted and the result cast back to the input dtype.
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <vector>
@@ -243,6 +244,83 @@ void lp_norm_kernel(KernelContext& ctx) {
   ctx.outputs[0] = to_dtype(y, dt);
 }
 
+// MeanVarianceNormalization: (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9) with the statistics over
+// `axes` (default [0, 2, 3]), as the ONNX function body defines it.
+void mvn_kernel(KernelContext& ctx) {
+  const DType dt = ctx.required(0).dtype();
+  const Tensor x = float_input(ctx, 0);
+  const auto rank = static_cast<int64_t>(x.rank());
+  std::vector<bool> reduced(x.rank(), false);
+  for (int64_t a : ctx.node.attr_ints("axes", {0, 2, 3})) {
+    ctx.check(a >= -rank && a < rank, "axes entry " + std::to_string(a) + " is out of range for rank " +
+                                          std::to_string(rank));
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  }
+  // Group of each element: its index in the shape with the reduced dims collapsed to 1.
+  Shape group_shape = x.shape();
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (reduced[d]) group_shape[d] = 1;
+  const int64_t groups = shape_numel(group_shape);
+  const int64_t count = groups ? x.numel() / groups : 0;
+  std::vector<int64_t> group_of(static_cast<size_t>(x.numel()));
+  ops::BroadcastPlan<1> plan = ops::make_broadcast_plan<1>({&group_shape}, x.shape());
+  ops::for_each_run(plan, [&](int64_t o, const std::array<int64_t, 1>& off, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) group_of[static_cast<size_t>(o + i)] = off[0] + (plan.inner_advances[0] ? i : 0);
+  });
+  std::vector<double> sum(static_cast<size_t>(groups), 0.0), sum_sq(static_cast<size_t>(groups), 0.0);
+  const float* xs = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = xs[i];
+    sum[static_cast<size_t>(group_of[static_cast<size_t>(i)])] += v;
+    sum_sq[static_cast<size_t>(group_of[static_cast<size_t>(i)])] += v * v;
+  }
+  std::vector<float> mean(static_cast<size_t>(groups)), denom(static_cast<size_t>(groups));
+  for (size_t g = 0; g < mean.size(); ++g) {
+    const double mu = sum[g] / static_cast<double>(count);
+    mean[g] = static_cast<float>(mu);
+    denom[g] = static_cast<float>(std::sqrt(std::max(0.0, sum_sq[g] / static_cast<double>(count) - mu * mu)) + 1e-9);
+  }
+  Tensor y(DType::Float, x.shape());
+  float* ys = y.mutable_data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const auto g = static_cast<size_t>(group_of[static_cast<size_t>(i)]);
+    ys[i] = (xs[i] - mean[g]) / denom[g];
+  }
+  ctx.outputs[0] = to_dtype(y, dt);
+}
+
+// LRN across channels of [N, C, D1, ...]: y = x / (bias + alpha / size * Σ x^2)^beta, the sum over
+// channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] clipped to [0, C).
+void lrn_kernel(KernelContext& ctx) {
+  const DType dt = ctx.required(0).dtype();
+  const Tensor x = float_input(ctx, 0);
+  const NcLayout l = nc_layout(ctx, x.shape());
+  ctx.check(ctx.node.has_attr("size"), "attribute 'size' is required");
+  const int64_t size = ctx.node.attr_int("size", 0);
+  ctx.check(size >= 1, "attribute 'size' must be >= 1, got " + std::to_string(size));
+  const float alpha = ctx.node.attr_float("alpha", 1e-4f), beta = ctx.node.attr_float("beta", 0.75f);
+  const float bias = ctx.node.attr_float("bias", 1.0f);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const float* xs = x.data<float>();
+  Tensor y(DType::Float, x.shape());
+  float* ys = y.mutable_data<float>();
+  for (int64_t n = 0; n < l.n; ++n) {
+    for (int64_t c = 0; c < l.c; ++c) {
+      const int64_t lo = std::max<int64_t>(0, c - before), hi = std::min<int64_t>(l.c - 1, c + after);
+      for (int64_t i = 0; i < l.inner; ++i) {
+        float sq = 0.0f;
+        for (int64_t k = lo; k <= hi; ++k) {
+          const float v = xs[(n * l.c + k) * l.inner + i];
+          sq += v * v;
+        }
+        const int64_t at = (n * l.c + c) * l.inner + i;
+        ys[at] = xs[at] / std::pow(bias + alpha / static_cast<float>(size) * sq, beta);
+      }
+    }
+  }
+  ctx.outputs[0] = to_dtype(y, dt);
+}
+
 }  // namespace
 
 void register_norm(OpRegistry& r) {
@@ -250,6 +328,8 @@ void register_norm(OpRegistry& r) {
   r.add("", "InstanceNormalization", &instance_norm_kernel);
   r.add("", "LayerNormalization", &layer_norm_kernel);
   r.add("", "LpNormalization", &lp_norm_kernel);
+  r.add("", "MeanVarianceNormalization", &mvn_kernel);
+  r.add("", "LRN", &lrn_kernel);
 }
 
 }  // namespace ptq::exec

@@ -1,5 +1,5 @@
-// Reductions: ReduceMean, ReduceMax, ReduceMin, ReduceSum, ReduceL2, ReduceProd, ReduceSumSquare,
-// and ArgMax / ArgMin.
+// Reductions: ReduceMean, ReduceMax, ReduceMin, ReduceSum, ReduceL1, ReduceL2, ReduceProd,
+// ReduceSumSquare, ReduceLogSum, ReduceLogSumExp, and ArgMax / ArgMin.
 //
 // The reduction reuses the broadcast planner backwards: the accumulator (the output in keepdims
 // form) is "broadcast" over the input shape, so each innermost run is either a contiguous row
@@ -58,6 +58,43 @@ template <class T>
 struct L2R : SumSquareR<T> {
   using A = SumType<T>;
   static T finish(A a, int64_t) { return static_cast<T>(std::sqrt(static_cast<double>(a))); }
+};
+template <class T>
+struct L1R : SumR<T> {
+  using A = SumType<T>;
+  static A add(A a, T v) {
+    if constexpr (std::is_unsigned_v<T>) return plus(a, static_cast<A>(v));
+    else return plus(a, static_cast<A>(v < T(0) ? T(0) - v : v));
+  }
+};
+template <class T>
+struct LogSumR : SumR<T> {
+  using A = SumType<T>;
+  static T finish(A a, int64_t) { return static_cast<T>(std::log(static_cast<double>(a))); }
+};
+// log(sum(exp(x))) accumulated as (running max m, sum of exp(x - m)), so large inputs do not
+// overflow exp (onnxruntime subtracts the max too).
+template <class T>
+struct LogSumExpR {
+  struct A {
+    double m = -std::numeric_limits<double>::infinity();
+    double s = 0;
+  };
+  static A init() { return A{}; }
+  static A merge(A a, A b) {
+    if (b.s == 0 && !std::isnan(b.m)) return a;
+    if (a.s == 0 && !std::isnan(a.m)) return b;
+    if (std::isnan(a.m) || std::isnan(b.m)) return A{std::numeric_limits<double>::quiet_NaN(), 1};
+    if (b.m > a.m) std::swap(a, b);
+    if (a.m == std::numeric_limits<double>::infinity()) return A{a.m, 1};
+    return A{a.m, a.s + b.s * std::exp(b.m - a.m)};
+  }
+  static A add(A a, T v) {
+    const auto x = static_cast<double>(v);
+    if (x == -std::numeric_limits<double>::infinity()) return a;  // exp(-inf) adds nothing
+    return merge(a, A{x, 1});
+  }
+  static T finish(A a, int64_t) { return static_cast<T>(a.m + std::log(a.s)); }
 };
 template <class T>
 struct ProdR {
@@ -246,7 +283,10 @@ void register_reduce(OpRegistry& r) {
   r.add("", "ReduceMax", &reduce_kernel<MaxR, 18>);
   r.add("", "ReduceMin", &reduce_kernel<MinR, 18>);
   r.add("", "ReduceProd", &reduce_kernel<ProdR, 18>);
+  r.add("", "ReduceL1", &reduce_kernel<L1R, 18>);
   r.add("", "ReduceL2", &reduce_kernel<L2R, 18>);
+  r.add("", "ReduceLogSum", &reduce_kernel<LogSumR, 18>);
+  r.add("", "ReduceLogSumExp", &reduce_kernel<LogSumExpR, 18>);
   r.add("", "ReduceSumSquare", &reduce_kernel<SumSquareR, 18>);
   r.add("", "ArgMax", &arg_kernel<true>);
   r.add("", "ArgMin", &arg_kernel<false>);

@@ -1,5 +1,5 @@
-// Slice, Gather, GatherElements and ScatterND. All index arithmetic is in elements and every copy is
-// by element size, so any dtype moves unchanged; only ScatterND's reductions look at values.
+// Slice, Gather, Compress and ReverseSequence. All index arithmetic is in elements and every copy is by element
+// size, so any dtype moves unchanged. (GatherElements, GatherND and the scatters: scatter_gather.cpp.)
 #include <algorithm>
 
 #include "exec/registry.h"
@@ -79,27 +79,11 @@ void slice(KernelContext& ctx) {
   ctx.outputs[0] = movement::strided_view_or_copy(data, shape_numel(shape) ? offset : 0, shape, strides);
 }
 
-// Index tensor values with negative entries wrapped; fails on out-of-range entries.
-std::vector<int64_t> checked_indices(const KernelContext& ctx, const Tensor& indices, int64_t dim) {
-  ctx.check(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
-            "indices must be int64 or int32, got " + dtype_name(indices.dtype()));
-  std::vector<int64_t> idx = indices.to_int64_vector();
-  for (int64_t& v : idx) {
-    ctx.check(v >= -dim && v < dim, "index " + std::to_string(v) + " is out of range for a dim of " +
-                                        std::to_string(dim));
-    if (v < 0) v += dim;
-  }
-  return idx;
-}
-
-void gather(KernelContext& ctx) {
-  const Tensor& data = ctx.required(0);
-  const Tensor& indices = ctx.required(1);
-  const size_t axis = static_cast<size_t>(
-      normalize_axis(ctx, ctx.node.attr_int("axis", 0), static_cast<int64_t>(data.rank())));
-  const std::vector<int64_t> idx = checked_indices(ctx, indices, data.dim(axis));
+// data[..., idx, ...] along `axis` (idx already checked and wrapped), the taken positions laid out
+// as `idx_shape`.
+Tensor take(const Tensor& data, size_t axis, const std::vector<int64_t>& idx, const Shape& idx_shape) {
   Shape shape(data.shape().begin(), data.shape().begin() + axis);
-  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
+  shape.insert(shape.end(), idx_shape.begin(), idx_shape.end());
   shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
 
   int64_t outer = 1, inner = 1;
@@ -110,10 +94,7 @@ void gather(KernelContext& ctx) {
   const size_t esize = dtype_size(data.dtype());
   const size_t block = static_cast<size_t>(inner) * esize;
   // One index into the leading axis (e.g. x[3]) is a contiguous block: return a view.
-  if (outer == 1 && idx.size() == 1) {
-    ctx.outputs[0] = Tensor::alias(data, shape, static_cast<size_t>(idx[0]) * block);
-    return;
-  }
+  if (outer == 1 && idx.size() == 1) return Tensor::alias(data, shape, static_cast<size_t>(idx[0]) * block);
   Tensor out(data.dtype(), shape);
   const uint8_t* src = static_cast<const uint8_t*>(data.raw());
   uint8_t* dst = static_cast<uint8_t*>(out.mutable_raw());
@@ -124,103 +105,67 @@ void gather(KernelContext& ctx) {
       dst += block;
     }
   }
-  ctx.outputs[0] = out;
+  return out;
 }
 
-void gather_elements(KernelContext& ctx) {
+void gather(KernelContext& ctx) {
   const Tensor& data = ctx.required(0);
   const Tensor& indices = ctx.required(1);
-  const int64_t rank = static_cast<int64_t>(data.rank());
-  ctx.check(indices.rank() == data.rank(), "indices rank " + std::to_string(indices.rank()) +
-                                               " differs from data rank " + std::to_string(rank));
-  const size_t axis = static_cast<size_t>(normalize_axis(ctx, ctx.node.attr_int("axis", 0), rank));
-  for (size_t d = 0; d < data.rank(); ++d) {
-    ctx.check(d == axis || indices.dim(d) <= data.dim(d),
-              "indices shape " + shape_str(indices.shape()) + " exceeds data shape " + shape_str(data.shape()));
-  }
-  const std::vector<int64_t> idx = checked_indices(ctx, indices, data.dim(axis));
-  const std::vector<int64_t> strides = dense_strides(data.shape());
-  Tensor out(data.dtype(), indices.shape());
-  movement::with_element_type(dtype_size(data.dtype()), [&](auto tag) {
-    using T = decltype(tag);
-    const T* src = data.data<T>();
-    T* dst = out.mutable_data<T>();
-    std::vector<int64_t> pos(data.rank(), 0);
-    int64_t base = 0;  // offset of pos with the axis coordinate zeroed
-    for (size_t k = 0; k < idx.size(); ++k) {
-      dst[k] = src[base + idx[k] * strides[axis]];
-      for (size_t d = data.rank(); d-- > 0;) {
-        if (++pos[d] < indices.dim(d)) {
-          if (d != axis) base += strides[d];
-          break;
-        }
-        if (d != axis) base -= strides[d] * (pos[d] - 1);
-        pos[d] = 0;
-      }
-    }
-  });
-  ctx.outputs[0] = out;
+  const size_t axis = static_cast<size_t>(
+      normalize_axis(ctx, ctx.node.attr_int("axis", 0), static_cast<int64_t>(data.rank())));
+  ctx.outputs[0] = take(data, axis, movement::checked_indices(ctx, indices, data.dim(axis)), indices.shape());
 }
 
-// ScatterND reduction applied elementwise to one updated block.
-template <class T>
-void reduce_block(const std::string& reduction, T* dst, const T* upd, int64_t n) {
-  if (reduction == "add") {
-    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(dst[i] + upd[i]);
-  } else if (reduction == "mul") {
-    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(dst[i] * upd[i]);
-  } else if (reduction == "max") {
-    for (int64_t i = 0; i < n; ++i) dst[i] = std::max(dst[i], upd[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) dst[i] = std::min(dst[i], upd[i]);
+// Compress: the slices along `axis` whose condition entry is true (without `axis`, of the flattened
+// input). A condition shorter than the axis leaves the rest out; a longer one may only be false there.
+void compress(KernelContext& ctx) {
+  const Tensor& input = ctx.required(0);
+  const Tensor& condition = ctx.required(1);
+  ctx.check(condition.dtype() == DType::Bool && condition.rank() == 1,
+            "condition must be a 1-D bool tensor, got " + dtype_name(condition.dtype()) + " " +
+                shape_str(condition.shape()));
+  const bool has_axis = ctx.node.has_attr("axis");
+  const Tensor data = has_axis ? input : Tensor::alias(input, Shape{input.numel()});
+  const size_t axis = has_axis ? static_cast<size_t>(normalize_axis(ctx, ctx.node.attr_int("axis", 0),
+                                                                     static_cast<int64_t>(data.rank())))
+                               : 0;
+  const uint8_t* c = condition.data<uint8_t>();
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < condition.numel(); ++i) {
+    if (!c[i]) continue;
+    ctx.check(i < data.dim(axis), "condition is true at " + std::to_string(i) + ", beyond the axis length " +
+                                      std::to_string(data.dim(axis)));
+    idx.push_back(i);
   }
+  ctx.outputs[0] = take(data, axis, idx, Shape{static_cast<int64_t>(idx.size())});
 }
 
-void scatter_nd(KernelContext& ctx) {
-  const Tensor& data = ctx.required(0);
-  const Tensor& indices = ctx.required(1);
-  const Tensor& updates = ctx.required(2);
-  const std::string reduction = ctx.node.attr_string("reduction", "none");
-  ctx.check(reduction == "none" || reduction == "add" || reduction == "mul" || reduction == "max" ||
-                reduction == "min",
-            "unsupported reduction '" + reduction + "'");
-  ctx.check(updates.dtype() == data.dtype(), "updates dtype differs from data dtype");
-  ctx.check(indices.rank() >= 1, "indices must have rank >= 1");
-  const size_t k = static_cast<size_t>(indices.dim(indices.rank() - 1));
-  ctx.check(k <= data.rank(), "indices last dim " + std::to_string(k) + " exceeds data rank");
-  Shape expect(indices.shape().begin(), indices.shape().end() - 1);
-  expect.insert(expect.end(), data.shape().begin() + k, data.shape().end());
-  ctx.check(updates.shape() == expect, "updates shape " + shape_str(updates.shape()) + " should be " +
-                                           shape_str(expect));
-  const std::vector<int64_t> idx = movement::int_input(ctx, 1);
-  const std::vector<int64_t> strides = dense_strides(data.shape());
-  const int64_t block = shape_numel(Shape(data.shape().begin() + k, data.shape().end()));
-  const int64_t n_updates = shape_numel(Shape(indices.shape().begin(), indices.shape().end() - 1));
-  Tensor out = data.clone();
-  const size_t esize = dtype_size(data.dtype());
+// ReverseSequence: for each batch entry b, the first sequence_lens[b] steps along time_axis are
+// reversed and the rest copied. time_axis and batch_axis are 0 and 1 (either way round).
+void reverse_sequence(KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& lens_t = ctx.required(1);
+  ctx.check(x.rank() >= 2, "input must have rank >= 2, got " + shape_str(x.shape()));
+  const int64_t time_axis = ctx.node.attr_int("time_axis", 0), batch_axis = ctx.node.attr_int("batch_axis", 1);
+  ctx.check((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0),
+            "attributes 'time_axis' and 'batch_axis' must be 0 and 1 (in either order), got " +
+                std::to_string(time_axis) + " and " + std::to_string(batch_axis));
+  const int64_t steps = x.dim(static_cast<size_t>(time_axis)), batch = x.dim(static_cast<size_t>(batch_axis));
+  ctx.check(lens_t.dtype() == DType::Int64 && lens_t.rank() == 1 && lens_t.dim(0) == batch,
+            "sequence_lens must be a 1-D int64 tensor of the batch size " + std::to_string(batch));
+  const int64_t* lens = lens_t.data<int64_t>();
+  for (int64_t b = 0; b < batch; ++b)
+    ctx.check(lens[b] >= 0 && lens[b] <= steps, "sequence_lens[" + std::to_string(b) + "] = " +
+                                                    std::to_string(lens[b]) + " is outside [0, " +
+                                                    std::to_string(steps) + "]");
+  const int64_t inner = shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
+  const size_t block = static_cast<size_t>(inner) * dtype_size(x.dtype());
+  auto at = [&](int64_t t, int64_t b) { return static_cast<size_t>(time_axis == 0 ? t * batch + b : b * steps + t) * block; };
+  Tensor out(x.dtype(), x.shape());
+  const auto* src = static_cast<const uint8_t*>(x.raw());
   auto* dst = static_cast<uint8_t*>(out.mutable_raw());
-  const auto* upd = static_cast<const uint8_t*>(updates.raw());
-  for (int64_t u = 0; u < n_updates; ++u) {
-    int64_t offset = 0;
-    for (size_t j = 0; j < k; ++j) {
-      int64_t v = idx[static_cast<size_t>(u) * k + j];
-      const int64_t dim = data.dim(j);
-      ctx.check(v >= -dim && v < dim, "index " + std::to_string(v) + " is out of range for a dim of " +
-                                          std::to_string(dim));
-      offset += (v < 0 ? v + dim : v) * strides[j];
-    }
-    uint8_t* d = dst + static_cast<size_t>(offset) * esize;
-    const uint8_t* s = upd + static_cast<size_t>(u * block) * esize;
-    if (reduction == "none") {
-      std::memcpy(d, s, static_cast<size_t>(block) * esize);
-      continue;
-    }
-    const bool ok = movement::with_numeric_type(data.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      reduce_block(reduction, reinterpret_cast<T*>(d), reinterpret_cast<const T*>(s), block);
-    });
-    ctx.check(ok, "reduction '" + reduction + "' is not supported for " + dtype_name(data.dtype()));
-  }
+  for (int64_t b = 0; b < batch && block; ++b)
+    for (int64_t t = 0; t < steps; ++t) std::memcpy(dst + at(t, b), src + at(t < lens[b] ? lens[b] - 1 - t : t, b), block);
   ctx.outputs[0] = out;
 }
 
@@ -229,8 +174,8 @@ void scatter_nd(KernelContext& ctx) {
 void register_slice_gather(OpRegistry& r) {
   r.add("", "Slice", &slice);
   r.add("", "Gather", &gather);
-  r.add("", "GatherElements", &gather_elements);
-  r.add("", "ScatterND", &scatter_nd);
+  r.add("", "Compress", &compress);
+  r.add("", "ReverseSequence", &reverse_sequence);
 }
 
 }  // namespace ptq::exec

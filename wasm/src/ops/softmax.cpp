@@ -1,4 +1,4 @@
-// Softmax and LogSoftmax, computed in float32 with the row max subtracted first so large logits do
+// Softmax, LogSoftmax and Hardmax. Softmax and LogSoftmax are computed in float32 with the row max subtracted first so large logits do
 // not overflow. Before opset 13 the input is coerced to 2-D at `axis` (default 1) and normalised
 // over all trailing dims; from opset 13 on only the single `axis` (default -1) is normalised.
 #include <algorithm>
@@ -103,11 +103,37 @@ void softmax_kernel(KernelContext& ctx) {
   ctx.outputs[0] = dt == DType::Float ? y : cast_tensor(y, dt);
 }
 
+// Hardmax: 1 at the first maximum along the normalised axis (the same layout as Softmax), 0
+// elsewhere. Compared in double, which holds every supported input type exactly.
+void hardmax_kernel(KernelContext& ctx) {
+  const Tensor& x0 = ctx.required(0);
+  const DType dt = x0.dtype();
+  ctx.check(dt == DType::Float || dt == DType::Double || dt == DType::Float16 || dt == DType::BFloat16,
+            "unsupported input dtype " + dtype_name(dt));
+  const Tensor x = cast_tensor(x0, DType::Double);
+  const SoftmaxLayout l = softmax_layout(ctx, x.shape());
+  Tensor y = Tensor::zeros(DType::Double, x.shape());
+  const double* src = x.data<double>();
+  double* dst = y.mutable_data<double>();
+  const int64_t block = l.n * l.inner;
+  for (int64_t o = 0; o < l.outer && x.numel() > 0; ++o) {
+    for (int64_t j = 0; j < l.inner; ++j) {
+      const double* col = src + o * block + j;
+      int64_t best = 0;
+      for (int64_t r = 1; r < l.n; ++r)
+        if (col[r * l.inner] > col[best * l.inner]) best = r;
+      dst[o * block + best * l.inner + j] = 1.0;
+    }
+  }
+  ctx.outputs[0] = cast_tensor(y, dt);
+}
+
 }  // namespace
 
 void register_softmax(OpRegistry& r) {
   r.add("", "Softmax", &softmax_kernel<false>);
   r.add("", "LogSoftmax", &softmax_kernel<true>);
+  r.add("", "Hardmax", &hardmax_kernel);
 }
 
 }  // namespace ptq::exec

@@ -1,4 +1,6 @@
-// Elementwise math: Exp, Log, Sqrt, Reciprocal, Neg, Abs, Erf, Floor, Ceil, Round, Sin, Cos, Sign.
+// Elementwise math: Exp, Log, Sqrt, Reciprocal, Neg, Abs, Erf, Floor, Ceil, Round, Sign, the
+// trigonometric and hyperbolic functions (Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+// Acosh, Atanh) and the float predicates IsNaN, IsInf.
 // Float ops run in the input's float type (half types widened to float32); Neg/Abs/Sign also take
 // integers, as their ONNX type constraints allow.
 #include <cmath>
@@ -23,6 +25,15 @@ struct CeilOp { template <class T> T operator()(T v) const { return std::ceil(v)
 struct RoundOp { template <class T> T operator()(T v) const { return std::nearbyint(v); } };
 struct SinOp { template <class T> T operator()(T v) const { return std::sin(v); } };
 struct CosOp { template <class T> T operator()(T v) const { return std::cos(v); } };
+struct TanOp { template <class T> T operator()(T v) const { return std::tan(v); } };
+struct AsinOp { template <class T> T operator()(T v) const { return std::asin(v); } };
+struct AcosOp { template <class T> T operator()(T v) const { return std::acos(v); } };
+struct AtanOp { template <class T> T operator()(T v) const { return std::atan(v); } };
+struct SinhOp { template <class T> T operator()(T v) const { return std::sinh(v); } };
+struct CoshOp { template <class T> T operator()(T v) const { return std::cosh(v); } };
+struct AsinhOp { template <class T> T operator()(T v) const { return std::asinh(v); } };
+struct AcoshOp { template <class T> T operator()(T v) const { return std::acosh(v); } };
+struct AtanhOp { template <class T> T operator()(T v) const { return std::atanh(v); } };
 
 struct NegOp {
   template <class T>
@@ -54,6 +65,35 @@ void unary_kernel(KernelContext& ctx) {
   ctx.outputs[0] = ops::map_unary<Set>(ctx, ctx.required(0), Op{});
 }
 
+// IsNaN / IsInf: a bool tensor of x's shape. IsInf's detect_negative / detect_positive (default 1)
+// select which infinities count.
+template <class Pred>
+Tensor map_predicate(const KernelContext& ctx, const Tensor& x0, Pred pred) {
+  const Tensor x = ops::widen_for<kFloats>(x0);
+  Tensor out(DType::Bool, x.shape());
+  uint8_t* y = out.mutable_data<uint8_t>();
+  const bool ok = ops::visit_dtype<kFloats>(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* v = x.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i) y[i] = pred(v[i]) ? 1 : 0;
+  });
+  if (!ok) ops::fail_dtype(ctx, x0.dtype());
+  return out;
+}
+
+void isnan_kernel(KernelContext& ctx) {
+  ctx.outputs[0] = map_predicate(ctx, ctx.required(0), [](auto v) { return v != v; });
+}
+
+void isinf_kernel(KernelContext& ctx) {
+  const int64_t neg = ctx.node.attr_int("detect_negative", 1), pos = ctx.node.attr_int("detect_positive", 1);
+  ctx.check((neg == 0 || neg == 1) && (pos == 0 || pos == 1),
+            "attributes 'detect_negative' and 'detect_positive' must be 0 or 1");
+  ctx.outputs[0] = map_predicate(ctx, ctx.required(0), [neg, pos](auto v) {
+    return std::isinf(v) && (v < 0 ? neg != 0 : pos != 0);
+  });
+}
+
 }  // namespace
 
 void register_unary(OpRegistry& r) {
@@ -67,6 +107,17 @@ void register_unary(OpRegistry& r) {
   r.add("", "Round", &unary_kernel<RoundOp, kFloats>);
   r.add("", "Sin", &unary_kernel<SinOp, kFloats>);
   r.add("", "Cos", &unary_kernel<CosOp, kFloats>);
+  r.add("", "Tan", &unary_kernel<TanOp, kFloats>);
+  r.add("", "Asin", &unary_kernel<AsinOp, kFloats>);
+  r.add("", "Acos", &unary_kernel<AcosOp, kFloats>);
+  r.add("", "Atan", &unary_kernel<AtanOp, kFloats>);
+  r.add("", "Sinh", &unary_kernel<SinhOp, kFloats>);
+  r.add("", "Cosh", &unary_kernel<CoshOp, kFloats>);
+  r.add("", "Asinh", &unary_kernel<AsinhOp, kFloats>);
+  r.add("", "Acosh", &unary_kernel<AcoshOp, kFloats>);
+  r.add("", "Atanh", &unary_kernel<AtanhOp, kFloats>);
+  r.add("", "IsNaN", &isnan_kernel);
+  r.add("", "IsInf", &isinf_kernel);
   r.add("", "Neg", &unary_kernel<NegOp, ops::kSigned>);
   r.add("", "Abs", &unary_kernel<AbsOp, ops::kNumeric>);
   r.add("", "Sign", &unary_kernel<SignOp, ops::kNumeric>);
