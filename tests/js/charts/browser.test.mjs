@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers.mjs';
+import { wasmModulePath } from '../../../web/cli/lib/wasm.mjs';
 import { renderAccError } from '../../../web/charts/acc_error.mjs';
 import { renderBoxplot } from '../../../web/charts/boxplot.mjs';
 import { renderIn } from './util.mjs';
@@ -29,12 +30,15 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('charts in Chromium', () => {
   const errors = [];
   beforeAll(async () => {
     const { build } = await import('vite');
+    const { describePlugin } = await import('../../../web/pipeline/describe_vite.mjs');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-charts-'));
     const entry = path.join(dir, 'entry.mjs');
     fs.writeFileSync(entry, `export * from ${JSON.stringify(path.join(REPO_ROOT, 'web/charts/index.mjs'))};\n`
       + `export { svgToPngBlob } from ${JSON.stringify(path.join(REPO_ROOT, 'web/charts/png_browser.mjs'))};\n`);
     await build({
       configFile: false, logLevel: 'silent', root: dir,
+      // as the page's bundle: the core's self-description is inlined at build time (no top-level await)
+      plugins: [describePlugin(wasmModulePath())],
       build: { outDir: path.join(dir, 'dist'), emptyOutDir: true, minify: false,
         lib: { entry, formats: ['iife'], name: 'PtqCharts', fileName: () => 'charts.js' } },
     });
