@@ -3,6 +3,7 @@
 // own / accumulated errors along a path → fix search applied to what-if → toolchain export →
 // comparison of the errors before and after (tests/js/e2e/loop.mjs; every number against the wasm
 // core run in Node on the same files). One browser for the file.
+import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { fixture } from '../helpers.mjs';
 import { openApp, openPanel } from './browser.mjs';
@@ -28,8 +29,10 @@ describe.skipIf(MISSING.length)(TITLE, () => {
   it.each(FIXTURES)('%s: sweep, what-if, node errors, fix, export, compare', async (name) => {
     const { page } = app;
     const entry = fixture(name);
+    // The page still shows the previous fixture: wait for this model's name before giving it data.
     await page.setInputFiles('#open-model', entry.model);
-    await page.waitForSelector('#graph[data-state="ready"]');
+    await page.waitForFunction((name) => document.querySelector('#model-info').textContent.startsWith(`${name} · `)
+      && document.querySelector('#graph').dataset.state === 'ready', path.basename(entry.model));
     await page.setInputFiles('#open-data-folder', entry.data);
     await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
     const scope = page.locator('body');
