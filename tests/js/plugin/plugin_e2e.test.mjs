@@ -233,7 +233,8 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'plugin-runall.png') });
 
     const save = async (id) => {
-      const [d] = await Promise.all([page.waitForEvent('download'), page.locator(`#ptqscope-panel .ptq-export button[data-export="${id}"]`).click()]);
+      // The PNG zip converts every chart of the Run all (dozens) in the page: more than the 20 s default on a loaded CI host.
+      const [d] = await Promise.all([page.waitForEvent('download', { timeout: 90_000 }), page.locator(`#ptqscope-panel .ptq-export button[data-export="${id}"]`).click()]);
       return fs.readFileSync(await d.path());
     };
     const pngs = Object.entries(unzipSync(await save('png')));

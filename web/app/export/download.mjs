@@ -16,9 +16,9 @@ export function download(doc, name, data, type = 'application/octet-stream') {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-// [{name, text | bytes}] → one .zip (paths kept).
-export function zipFiles(files) {
+// [{name, text | bytes}] → one .zip (paths kept). `level` 0 stores: for files already compressed (PNG).
+export function zipFiles(files, { level = 6 } = {}) {
   const tree = {};
   for (const f of files) tree[f.name] = f.bytes ?? strToU8(f.text);
-  return zipSync(tree, { level: 6 });
+  return zipSync(tree, { level });
 }

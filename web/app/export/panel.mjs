@@ -37,7 +37,7 @@ export const EXPORTS = [
     },
   },
   { id: 'svg', label: 'Charts SVG (.zip)', file: (doc, st, r) => ({ name: `${baseName(st)}.charts-svg.zip`, data: zipFiles(chartSvgFiles(doc, r, st.get('graph'))), type: ZIP_TYPE }) },
-  { id: 'png', label: 'Charts PNG (.zip)', file: async (doc, st, r) => ({ name: `${baseName(st)}.charts-png.zip`, data: zipFiles(await chartPngFiles(doc, r, st.get('graph'))), type: ZIP_TYPE }) },
+  { id: 'png', label: 'Charts PNG (.zip)', file: async (doc, st, r) => ({ name: `${baseName(st)}.charts-png.zip`, data: zipFiles(await chartPngFiles(doc, r, st.get('graph')), { level: 0 }), type: ZIP_TYPE }) },
   {
     id: 'report', label: 'HTML report',
     file: (doc, st, r) => ({
