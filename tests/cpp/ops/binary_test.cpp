@@ -248,5 +248,29 @@ TEST(Binary, ModSignRules) {
             (std::vector<int64_t>{0, 0}));
 }
 
+TEST(Binary, BitShift) {
+  const auto shift = [](const char* dir, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    return run_op("BitShift", {uint8s({static_cast<int64_t>(a.size())}, a), uint8s({static_cast<int64_t>(b.size())}, b)},
+                  {test::attr_string("direction", dir)})[0]
+        .to_int64_vector();
+  };
+  // uint8 wraps on the left; shifts of 8 or more give 0.
+  EXPECT_EQ(shift("LEFT", {1, 3, 255, 1}, {2, 7, 1, 8}), (std::vector<int64_t>{4, 128, 254, 0}));
+  EXPECT_EQ(shift("RIGHT", {16, 255, 200}, {2, 7, 9}), (std::vector<int64_t>{4, 1, 0}));
+  // uint16 (computed widened) keeps its own width.
+  Tensor a(DType::UInt16, {2}), b(DType::UInt16, {2});
+  a.mutable_data<uint16_t>()[0] = 0x8001;
+  a.mutable_data<uint16_t>()[1] = 3;
+  b.mutable_data<uint16_t>()[0] = 1;
+  b.mutable_data<uint16_t>()[1] = 16;
+  const Tensor y = run_op("BitShift", {a, b}, {test::attr_string("direction", "LEFT")})[0];
+  EXPECT_EQ(y.dtype(), DType::UInt16);
+  EXPECT_EQ(y.to_int64_vector(), (std::vector<int64_t>{2, 0}));
+  EXPECT_THROW(run_op("BitShift", {a, b}, {test::attr_string("direction", "left")}), Error);
+  EXPECT_THROW(run_op("BitShift", {Tensor::from_int64s({1}, {1}), Tensor::from_int64s({1}, {1})},
+                      {test::attr_string("direction", "LEFT")}),
+               Error);
+}
+
 }  // namespace
 }  // namespace ptq

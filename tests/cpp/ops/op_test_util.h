@@ -30,6 +30,10 @@ inline ir::Attribute attr_strings(const std::string& name, std::vector<std::stri
   ir::Attribute a; a.name = name; a.type = ir::AttrType::Strings; a.strings = std::move(v); return a;
 }
 
+// Small float32 / int64 tensors for hand-worked cases.
+inline Tensor floats(Shape shape, const std::vector<float>& v) { return Tensor::from_floats(std::move(shape), v); }
+inline Tensor int64s(Shape shape, const std::vector<int64_t>& v) { return Tensor::from_int64s(std::move(shape), v); }
+
 // Inputs: an undefined Tensor() stands for an absent optional input.
 inline std::vector<Tensor> run_op(const std::string& op_type, const std::vector<Tensor>& inputs,
                                   std::vector<ir::Attribute> attrs = {}, size_t output_count = 1,

@@ -252,3 +252,28 @@ TEST(Pool, OnnxNodeTestData) {
       "test_globalaveragepool", "test_globalaveragepool_precomputed", "test_globalmaxpool",
       "test_globalmaxpool_precomputed"});
 }
+
+TEST(Pool, MaxUnpoolScattersAtIndices) {
+  // 1x1x2x2 input pooled from 4x4 with kernel 2, stride 2: values go to the flat indices of the
+  // 4x4 result, the rest is zero; a larger output_shape holds that 4x4 in its leading corner.
+  const Tensor x = Tensor::from_floats({1, 1, 2, 2}, {5, 6, 7, 8});
+  const Tensor i = Tensor::from_int64s({1, 1, 2, 2}, {5, 2, 8, 15});
+  const std::vector<ir::Attribute> attrs = {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2})};
+  std::vector<float> expect(16, 0.0f);
+  expect[5] = 5;
+  expect[2] = 6;
+  expect[8] = 7;
+  expect[15] = 8;
+  expect_tensor_near(run_op("MaxUnpool", {x, i}, attrs)[0], {1, 1, 4, 4}, expect);
+  const Tensor big = run_op("MaxUnpool", {x, i, Tensor::from_int64s({4}, {1, 1, 5, 5})}, attrs)[0];
+  EXPECT_EQ(big.shape(), (Shape{1, 1, 5, 5}));
+  std::vector<float> corner(25, 0.0f);
+  corner[6] = 5;   // (1, 1)
+  corner[2] = 6;   // (0, 2)
+  corner[10] = 7;  // (2, 0)
+  corner[18] = 8;  // (3, 3)
+  expect_tensor_near(big, {1, 1, 5, 5}, corner);
+  EXPECT_THROW(run_op("MaxUnpool", {x, i, Tensor::from_int64s({4}, {1, 1, 3, 5})}, attrs), Error);  // too small
+  EXPECT_THROW(run_op("MaxUnpool", {x, Tensor::from_int64s({1, 1, 2, 2}, {5, 2, 8, 16})}, attrs), Error);
+  EXPECT_THROW(run_op("MaxUnpool", {x, i}), Error);  // kernel_shape is required
+}

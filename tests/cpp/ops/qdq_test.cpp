@@ -121,3 +121,24 @@ TEST(DequantizeLinear, Int32AndScaleDtypeOutput) {
   const auto c = run_op("DequantizeLinear", {q, Tensor::from_floats({}, {0.25f}), make<uint8_t>(DType::UInt8, {}, {10})}, {}, 1, 13);
   EXPECT_EQ(c[0].dtype(), DType::Float);
 }
+
+TEST(Qdq, DynamicQuantizeLinear) {
+  // x in [-1, 2.5]: range widened to include 0 is [-1, 2.5], scale 3.5 / 255, zero point
+  // round(1 / scale) = round(72.857) = 73; y = round(x / scale) + 73, saturated to [0, 255].
+  const Tensor x = Tensor::from_floats({4}, {-1, 0, 1, 2.5f});
+  const auto out = run_op("DynamicQuantizeLinear", {x}, {}, 3);
+  const float scale = 3.5f / 255.0f;
+  EXPECT_FLOAT_EQ(out[1].data<float>()[0], scale);
+  EXPECT_EQ(ints_of(out[2]), (std::vector<int64_t>{73}));
+  EXPECT_EQ(out[0].dtype(), DType::UInt8);
+  EXPECT_EQ(ints_of(out[0]), (std::vector<int64_t>{0, 73, 146, 255}));
+  // All positive: min is taken as 0, zero point 0.
+  const auto pos = run_op("DynamicQuantizeLinear", {Tensor::from_floats({2}, {0.2f, 1})}, {}, 3);
+  EXPECT_EQ(ints_of(pos[2]), (std::vector<int64_t>{0}));
+  EXPECT_EQ(ints_of(pos[0]), (std::vector<int64_t>{51, 255}));
+  // All zero: scale 0 and zeros, no division by zero.
+  const auto zero = run_op("DynamicQuantizeLinear", {Tensor::from_floats({2}, {0, 0})}, {}, 3);
+  EXPECT_EQ(zero[1].data<float>()[0], 0.0f);
+  EXPECT_EQ(ints_of(zero[0]), (std::vector<int64_t>{0, 0}));
+  EXPECT_THROW(run_op("DynamicQuantizeLinear", {Tensor::from_floats({1}, {std::nanf("")})}, {}, 3), Error);
+}

@@ -11,9 +11,8 @@ using test::attr_int;
 using test::attr_string;
 using test::expect_tensor_near;
 using test::run_op;
-
-Tensor f(Shape s, std::vector<float> v) { return Tensor::from_floats(std::move(s), v); }
-Tensor i64(Shape s, std::vector<int64_t> v) { return Tensor::from_int64s(std::move(s), v); }
+using test::floats;
+using test::int64s;
 
 // Expects the op to throw an Error naming the node and containing `part`.
 void expect_node_error(const std::string& op, const std::vector<Tensor>& in, std::vector<ir::Attribute> attrs,
@@ -30,58 +29,58 @@ void expect_node_error(const std::string& op, const std::vector<Tensor>& in, std
 
 TEST(ScatterGather, GatherNDSpecExamples) {
   // Example 1: data [[0,1],[2,3]], indices [[0,0],[1,1]] -> [0, 3].
-  const Tensor d = f({2, 2}, {0, 1, 2, 3});
-  expect_tensor_near(run_op("GatherND", {d, i64({2, 2}, {0, 0, 1, 1})})[0], {2}, {0, 3});
+  const Tensor d = floats({2, 2}, {0, 1, 2, 3});
+  expect_tensor_near(run_op("GatherND", {d, int64s({2, 2}, {0, 0, 1, 1})})[0], {2}, {0, 3});
   // Example 2: indices [[1],[0]] take whole rows -> [[2,3],[0,1]].
-  expect_tensor_near(run_op("GatherND", {d, i64({2, 1}, {1, 0})})[0], {2, 2}, {2, 3, 0, 1});
+  expect_tensor_near(run_op("GatherND", {d, int64s({2, 1}, {1, 0})})[0], {2, 2}, {2, 3, 0, 1});
   // Negative indices count from the end: [[-1,-2]] is [1, 0] -> 2.
-  expect_tensor_near(run_op("GatherND", {d, i64({1, 2}, {-1, -2})})[0], {1}, {2});
+  expect_tensor_near(run_op("GatherND", {d, int64s({1, 2}, {-1, -2})})[0], {1}, {2});
 }
 
 TEST(ScatterGather, GatherNDBatchDims) {
   // Example 5: data [2,2,2] = [[[0,1],[2,3]],[[4,5],[6,7]]], indices [[1],[0]], batch_dims 1
   // -> [[2,3],[4,5]].
-  const Tensor d = f({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
-  expect_tensor_near(run_op("GatherND", {d, i64({2, 1}, {1, 0})}, {attr_int("batch_dims", 1)})[0], {2, 2},
+  const Tensor d = floats({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  expect_tensor_near(run_op("GatherND", {d, int64s({2, 1}, {1, 0})}, {attr_int("batch_dims", 1)})[0], {2, 2},
                      {2, 3, 4, 5});
 }
 
 TEST(ScatterGather, GatherNDErrorsNameTheNode) {
-  const Tensor d = f({2, 2}, {0, 1, 2, 3});
-  expect_node_error("GatherND", {d, i64({1, 2}, {0, 2})}, {}, "index 2 is out of range for a dim of 2");
-  expect_node_error("GatherND", {d, i64({1, 3}, {0, 0, 0})}, {}, "indices last dim 3");
-  expect_node_error("GatherND", {d, i64({1, 1}, {0})}, {attr_int("batch_dims", 2)}, "batch_dims");
+  const Tensor d = floats({2, 2}, {0, 1, 2, 3});
+  expect_node_error("GatherND", {d, int64s({1, 2}, {0, 2})}, {}, "index 2 is out of range for a dim of 2");
+  expect_node_error("GatherND", {d, int64s({1, 3}, {0, 0, 0})}, {}, "indices last dim 3");
+  expect_node_error("GatherND", {d, int64s({1, 1}, {0})}, {attr_int("batch_dims", 2)}, "batch_dims");
 }
 
 TEST(ScatterGather, GatherNDEmptyIndices) {
-  const Tensor d = f({2, 3}, {0, 1, 2, 3, 4, 5});
-  const Tensor y = run_op("GatherND", {d, i64({0, 1}, {})})[0];
+  const Tensor d = floats({2, 3}, {0, 1, 2, 3, 4, 5});
+  const Tensor y = run_op("GatherND", {d, int64s({0, 1}, {})})[0];
   EXPECT_EQ(y.shape(), (Shape{0, 3}));
 }
 
 TEST(ScatterGather, ScatterElementsSpecExamples) {
   // Example 1 (axis 0).
-  const Tensor data = f({3, 3}, {0, 0, 0, 0, 0, 0, 0, 0, 0});
-  const Tensor idx = i64({2, 3}, {1, 0, 2, 0, 2, 1});
-  const Tensor upd = f({2, 3}, {1.0f, 1.1f, 1.2f, 2.0f, 2.1f, 2.2f});
+  const Tensor data = floats({3, 3}, {0, 0, 0, 0, 0, 0, 0, 0, 0});
+  const Tensor idx = int64s({2, 3}, {1, 0, 2, 0, 2, 1});
+  const Tensor upd = floats({2, 3}, {1.0f, 1.1f, 1.2f, 2.0f, 2.1f, 2.2f});
   expect_tensor_near(run_op("ScatterElements", {data, idx, upd})[0], {3, 3},
                      {2.0f, 1.1f, 0, 1.0f, 0, 2.2f, 0, 2.1f, 1.2f});
   // Example 2 (axis 1) with a negative index: -2 is position 3 of 5.
-  const Tensor row = f({1, 5}, {1, 2, 3, 4, 5});
-  expect_tensor_near(run_op("ScatterElements", {row, i64({1, 2}, {1, -2}), f({1, 2}, {1.1f, 2.1f})},
+  const Tensor row = floats({1, 5}, {1, 2, 3, 4, 5});
+  expect_tensor_near(run_op("ScatterElements", {row, int64s({1, 2}, {1, -2}), floats({1, 2}, {1.1f, 2.1f})},
                             {attr_int("axis", 1)})[0],
                      {1, 5}, {1, 1.1f, 3, 2.1f, 5});
   // The opset 10 name behaves the same.
-  expect_tensor_near(run_op("Scatter", {row, i64({1, 2}, {1, 3}), f({1, 2}, {1.1f, 2.1f})}, {attr_int("axis", 1)}, 1,
+  expect_tensor_near(run_op("Scatter", {row, int64s({1, 2}, {1, 3}), floats({1, 2}, {1.1f, 2.1f})}, {attr_int("axis", 1)}, 1,
                             10)[0],
                      {1, 5}, {1, 1.1f, 3, 2.1f, 5});
 }
 
 TEST(ScatterGather, ScatterElementsDuplicateIndicesReduce) {
   // Both updates land on element 1: add gives 2 + 1.1 + 2.1, mul 2 * 1.1 * 2.1 (opset 16).
-  const Tensor row = f({1, 3}, {1, 2, 3});
-  const Tensor idx = i64({1, 2}, {1, 1});
-  const Tensor upd = f({1, 2}, {1.1f, 2.1f});
+  const Tensor row = floats({1, 3}, {1, 2, 3});
+  const Tensor idx = int64s({1, 2}, {1, 1});
+  const Tensor upd = floats({1, 2}, {1.1f, 2.1f});
   expect_tensor_near(run_op("ScatterElements", {row, idx, upd}, {attr_int("axis", 1), attr_string("reduction", "add")},
                             1, 16)[0],
                      {1, 3}, {1, 2 + 1.1f + 2.1f, 3});
@@ -97,14 +96,14 @@ TEST(ScatterGather, ScatterElementsDuplicateIndicesReduce) {
 }
 
 TEST(ScatterGather, ScatterElementsInt64AndErrors) {
-  const Tensor data = i64({4}, {10, 20, 30, 40});
-  const Tensor y = run_op("ScatterElements", {data, i64({2}, {-1, 0}), i64({2}, {7, 8})})[0];
+  const Tensor data = int64s({4}, {10, 20, 30, 40});
+  const Tensor y = run_op("ScatterElements", {data, int64s({2}, {-1, 0}), int64s({2}, {7, 8})})[0];
   EXPECT_EQ(y.to_int64_vector(), (std::vector<int64_t>{8, 20, 30, 7}));
-  expect_node_error("ScatterElements", {data, i64({1}, {4}), i64({1}, {1})}, {}, "index 4 is out of range");
-  expect_node_error("ScatterElements", {data, i64({1}, {-5}), i64({1}, {1})}, {}, "index -5 is out of range");
-  expect_node_error("ScatterElements", {data, i64({2}, {0, 1}), i64({1}, {1})}, {}, "updates shape");
+  expect_node_error("ScatterElements", {data, int64s({1}, {4}), int64s({1}, {1})}, {}, "index 4 is out of range");
+  expect_node_error("ScatterElements", {data, int64s({1}, {-5}), int64s({1}, {1})}, {}, "index -5 is out of range");
+  expect_node_error("ScatterElements", {data, int64s({2}, {0, 1}), int64s({1}, {1})}, {}, "updates shape");
   // No indices: the data comes back unchanged.
-  EXPECT_EQ(run_op("ScatterElements", {data, i64({0}, {}), i64({0}, {})})[0].to_int64_vector(),
+  EXPECT_EQ(run_op("ScatterElements", {data, int64s({0}, {}), int64s({0}, {})})[0].to_int64_vector(),
             (std::vector<int64_t>{10, 20, 30, 40}));
 }
 

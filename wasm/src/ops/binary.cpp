@@ -1,7 +1,8 @@
-// Elementwise arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow and the variadic
+// Elementwise arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, BitShift, Pow and the variadic
 // Min, Max, Sum, Mean. Computed in the inputs' own type (float32 for the model path, integers for
 // shape arithmetic); half types are widened to float32.
 #include <cmath>
+#include <string>
 #include <type_traits>
 
 #include "exec/registry.h"
@@ -84,6 +85,35 @@ void mod_kernel(KernelContext& ctx) {
                         : ops::map_binary<ops::kInts>(ctx, a, ctx.required(1), ModOp<false>{});
 }
 
+// BitShift on unsigned integers; a shift by the type's width or more gives 0 (numpy). uint16 and
+// uint32 are computed in int64 (ops::widen_for) and cut back to their width, which leaves exactly
+// the bits the narrow shift keeps.
+template <bool Left>
+struct BitShiftOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_signed_v<T>) {
+      if (b < 0) return T(0);
+    }
+    if (b >= static_cast<T>(sizeof(T) * 8)) return T(0);
+    const auto u = static_cast<uint64_t>(a);  // int64 holds a widened uint16/uint32: never negative
+    return static_cast<T>(Left ? u << b : u >> b);
+  }
+};
+
+void bit_shift_kernel(KernelContext& ctx) {
+  ctx.check(ctx.node.has_attr("direction"), "attribute 'direction' is required");
+  const std::string dir = ctx.node.attr_string("direction", "");
+  ctx.check(dir == "LEFT" || dir == "RIGHT", "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
+  const Tensor& a = ctx.required(0);
+  const Tensor& b = ctx.required(1);
+  const DType t = a.dtype();
+  ctx.check(t == DType::UInt8 || t == DType::UInt16 || t == DType::UInt32 || t == DType::UInt64,
+            "unsupported input dtype " + dtype_name(t) + " (BitShift takes unsigned integers)");
+  ctx.outputs[0] = dir == "LEFT" ? ops::map_binary<ops::kInts>(ctx, a, b, BitShiftOp<true>{})
+                                 : ops::map_binary<ops::kInts>(ctx, a, b, BitShiftOp<false>{});
+}
+
 // numpy.maximum/minimum semantics: a NaN in either operand propagates.
 struct MaxOp {
   template <class T>
@@ -158,6 +188,7 @@ void register_binary(OpRegistry& r) {
   r.add("", "Mul", &binary_kernel<MulOp, kNumeric>);
   r.add("", "Div", &binary_kernel<DivOp, kNumeric>);
   r.add("", "Mod", &mod_kernel);
+  r.add("", "BitShift", &bit_shift_kernel);
   r.add("", "Pow", &pow_kernel);
   r.add("", "Max", &variadic_kernel<MaxOp, kNumeric>);
   r.add("", "Min", &variadic_kernel<MinOp, kNumeric>);

@@ -11,12 +11,14 @@
 // divides by the kernel size); for opset >= 19 it follows PyTorch and excludes the ceil_mode overhang
 // from the divisor (onnxruntime PR #16752), so outputs differ there for such edge windows only.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "core/half.h"
 #include "exec/registry.h"
 #include "ops/conv_common.h"
+#include "ops/movement_util.h"
 #include "ops/simd.h"
 
 namespace ptq::exec {
@@ -307,9 +309,60 @@ void global_max_pool(KernelContext& ctx) { global_pool(ctx, PoolKind::Max); }
 void global_average_pool(KernelContext& ctx) { global_pool(ctx, PoolKind::Average); }
 void global_lp_pool(KernelContext& ctx) { global_pool(ctx, PoolKind::Lp); }
 
+// MaxUnpool: scatters X into zeros at the flat indices I (MaxPool's Indices output) of the
+// unpooled shape [N, C, (in - 1) * stride + kernel - pad_begin - pad_end, ...]. A larger
+// output_shape (input 2) holds that result in its leading corner, zeros elsewhere (ONNX reference).
+void max_unpool(KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  const Tensor& idx_t = ctx.required(1);
+  ctx.check(x.rank() >= 3, "X must be [N, C, D1, ...], got " + shape_str(x.shape()));
+  ctx.check(idx_t.dtype() == DType::Int64 && idx_t.shape() == x.shape(),
+            "I must be an int64 tensor of X's shape " + shape_str(x.shape()));
+  const size_t spatial = x.rank() - 2;
+  ctx.check(ctx.node.has_attr("kernel_shape"), "attribute 'kernel_shape' is required");
+  const std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
+  const std::vector<int64_t> strides = ctx.node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
+  const std::vector<int64_t> pads = ctx.node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  ctx.check(kernel.size() == spatial && strides.size() == spatial && pads.size() == 2 * spatial,
+            "kernel_shape, strides and pads must match the " + std::to_string(spatial) + " spatial dims");
+  Shape unpooled = x.shape();
+  for (size_t d = 0; d < spatial; ++d) {
+    ctx.check(kernel[d] >= 1 && strides[d] >= 1 && pads[d] >= 0 && pads[d + spatial] >= 0,
+              "kernel_shape and strides must be >= 1, pads >= 0");
+    unpooled[d + 2] = (x.dim(d + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + spatial];
+    ctx.check(unpooled[d + 2] >= 0, "kernel_shape, strides and pads give a negative size");
+  }
+  Tensor y = Tensor::zeros(x.dtype(), unpooled);
+  const int64_t total = y.numel();
+  const size_t esize = dtype_size(x.dtype());
+  const int64_t* idx = idx_t.data<int64_t>();
+  const auto* src = static_cast<const uint8_t*>(x.raw());
+  auto* dst = static_cast<uint8_t*>(y.mutable_raw());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    ctx.check(idx[i] >= 0 && idx[i] < total, "index " + std::to_string(idx[i]) + " is outside the unpooled " +
+                                                 shape_str(unpooled));
+    std::memcpy(dst + static_cast<size_t>(idx[i]) * esize, src + static_cast<size_t>(i) * esize, esize);
+  }
+  if (const Tensor* os = ctx.input(2)) {
+    const std::vector<int64_t> given = os->to_int64_vector();
+    const Shape out(given.begin(), given.end());
+    bool fits = out.size() == x.rank();
+    for (size_t d = 0; fits && d < out.size(); ++d) fits = d < 2 ? out[d] == x.dim(d) : out[d] >= unpooled[d];
+    ctx.check(fits, "output_shape " + shape_str(out) + " cannot hold the unpooled " + shape_str(unpooled));
+    if (out != unpooled) {
+      Tensor padded = Tensor::zeros(x.dtype(), out);
+      movement::strided_copy(y.raw(), 0, movement::dense_strides(unpooled), padded.mutable_raw(), 0,
+                             movement::dense_strides(out), unpooled, esize);
+      y = padded;
+    }
+  }
+  ctx.outputs[0] = y;
+}
+
 }  // namespace
 
 void register_pool(OpRegistry& r) {
+  r.add("", "MaxUnpool", &max_unpool);
   r.add("", "MaxPool", &max_pool);
   r.add("", "AveragePool", &average_pool);
   r.add("", "LpPool", &lp_pool);

@@ -172,9 +172,38 @@ void dequantize_linear(KernelContext& ctx) {
   ctx.outputs[0] = out == DType::Float ? y : cast_tensor(y, out);
 }
 
+// DynamicQuantizeLinear: uint8 quantization of x with its own range (widened to include 0):
+// scale = (max - min) / 255, zero_point = saturate(round(-min / scale)), y as QuantizeLinear. An
+// all-zero x gives scale 0, zero point 0 and y 0.
+void dynamic_quantize_linear(KernelContext& ctx) {
+  const Tensor& x = ctx.required(0);
+  ctx.check(x.dtype() == DType::Float, "unsupported input dtype " + dtype_name(x.dtype()) + " (float32 only)");
+  const float* xs = x.data<float>();
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    ctx.check(std::isfinite(xs[i]), "input holds a non-finite value at element " + std::to_string(i));
+    lo = std::min(lo, xs[i]);
+    hi = std::max(hi, xs[i]);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  const float zp = scale > 0 ? std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f) : 0.0f;
+  Tensor y(DType::UInt8, x.shape());
+  uint8_t* q = y.mutable_data<uint8_t>();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    q[i] = scale > 0 ? static_cast<uint8_t>(std::clamp(std::nearbyint(xs[i] / scale) + zp, 0.0f, 255.0f)) : 0;
+  ctx.outputs[0] = y;
+  if (ctx.has_output(1)) ctx.outputs[1] = Tensor::from_floats({}, {scale});
+  if (ctx.has_output(2)) {
+    Tensor z(DType::UInt8, {});
+    z.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+    ctx.outputs[2] = z;
+  }
+}
+
 }  // namespace
 
 void register_qdq(OpRegistry& r) {
+  r.add("", "DynamicQuantizeLinear", &dynamic_quantize_linear);
   r.add("", "QuantizeLinear", &quantize_linear);
   r.add("", "DequantizeLinear", &dequantize_linear);
 }

@@ -137,40 +137,44 @@ T reduce_value(Reduction r, T a, T b) {
   }
 }
 
-// Calls scatter(T{}) with the element type: any dtype by size without a reduction, numeric dtypes
-// with one.
+// The scatter driver shared by ScatterElements and ScatterND: checks the reduction and the
+// updates' dtype, copies data (input 0) and calls scatter(reduction, dst, updates) with typed
+// pointers: any dtype by element size without a reduction, numeric dtypes with one.
 template <class F>
-void with_scatter_type(const KernelContext& ctx, Reduction r, DType dtype, F&& scatter) {
-  if (r == Reduction::None) {
-    movement::with_element_type(dtype_size(dtype), scatter);
-    return;
+void run_scatter(KernelContext& ctx, F&& scatter) {
+  const Tensor& data = ctx.required(0);
+  const Tensor& updates = ctx.required(2);
+  const Reduction reduction = reduction_attr(ctx);
+  ctx.check(updates.dtype() == data.dtype(), "updates dtype differs from data dtype");
+  Tensor out = data.clone();
+  auto typed = [&](auto tag) {
+    using T = decltype(tag);
+    scatter(reduction, out.mutable_data<T>(), updates.data<T>());
+  };
+  if (reduction == Reduction::None) {
+    movement::with_element_type(dtype_size(data.dtype()), typed);
+  } else {
+    ctx.check(movement::with_numeric_type(data.dtype(), typed), "reduction '" + ctx.node.attr_string("reduction", "none") +
+                                                                    "' is not supported for " + dtype_name(data.dtype()));
   }
-  ctx.check(movement::with_numeric_type(dtype, scatter),
-            "reduction '" + ctx.node.attr_string("reduction", "none") + "' is not supported for " + dtype_name(dtype));
+  ctx.outputs[0] = out;
 }
 
 void scatter_elements(KernelContext& ctx) {
   const Tensor& data = ctx.required(0);
   const Tensor& indices = ctx.required(1);
   const Tensor& updates = ctx.required(2);
-  const Reduction reduction = reduction_attr(ctx);
-  ctx.check(updates.dtype() == data.dtype(), "updates dtype differs from data dtype");
   ctx.check(updates.shape() == indices.shape(), "updates shape " + shape_str(updates.shape()) +
                                                     " differs from indices shape " + shape_str(indices.shape()));
   const size_t axis = elements_axis(ctx, data, indices);
   const std::vector<int64_t> idx = movement::checked_indices(ctx, indices, data.dim(axis));
   const std::vector<int64_t> strides = dense_strides(data.shape());
-  Tensor out = data.clone();
-  with_scatter_type(ctx, reduction, data.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* upd = updates.data<T>();
-    T* dst = out.mutable_data<T>();
+  run_scatter(ctx, [&](Reduction reduction, auto* dst, const auto* upd) {
     for_each_index_position(indices.shape(), strides, axis, [&](int64_t k, int64_t base) {
-      T& d = dst[base + idx[static_cast<size_t>(k)] * strides[axis]];
+      auto& d = dst[base + idx[static_cast<size_t>(k)] * strides[axis]];
       d = reduce_value(reduction, d, upd[k]);
     });
   });
-  ctx.outputs[0] = out;
 }
 
 // ScatterND: indices [..., k] address data's first k dims; each addresses a block of updates.
@@ -178,8 +182,6 @@ void scatter_nd(KernelContext& ctx) {
   const Tensor& data = ctx.required(0);
   const Tensor& indices = ctx.required(1);
   const Tensor& updates = ctx.required(2);
-  const Reduction reduction = reduction_attr(ctx);
-  ctx.check(updates.dtype() == data.dtype(), "updates dtype differs from data dtype");
   ctx.check(indices.rank() >= 1, "indices must have rank >= 1");
   const size_t k = static_cast<size_t>(indices.dim(indices.rank() - 1));
   ctx.check(k <= data.rank(), "indices last dim " + std::to_string(k) + " exceeds data rank");
@@ -191,11 +193,7 @@ void scatter_nd(KernelContext& ctx) {
   const std::vector<int64_t> strides = dense_strides(data.shape());
   const int64_t block = shape_numel(Shape(data.shape().begin() + static_cast<std::ptrdiff_t>(k), data.shape().end()));
   const int64_t n_updates = shape_numel(Shape(indices.shape().begin(), indices.shape().end() - 1));
-  Tensor out = data.clone();
-  with_scatter_type(ctx, reduction, data.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* upd = updates.data<T>();
-    T* dst = out.mutable_data<T>();
+  run_scatter(ctx, [&](Reduction reduction, auto* dst, const auto* upd) {
     for (int64_t u = 0; u < n_updates; ++u) {
       int64_t offset = 0;
       for (size_t j = 0; j < k; ++j)
@@ -203,7 +201,6 @@ void scatter_nd(KernelContext& ctx) {
       for (int64_t i = 0; i < block; ++i) dst[offset + i] = reduce_value(reduction, dst[offset + i], upd[u * block + i]);
     }
   });
-  ctx.outputs[0] = out;
 }
 
 }  // namespace
