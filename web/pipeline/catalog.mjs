@@ -40,5 +40,15 @@ export function betterDirection(metric) {
   return m.better;
 }
 
+// The toolchain formats of Session.exportConfig ({name, suffix, media_type, binary, label}, core order).
+export const EXPORT_FORMATS = describe.export_formats;
+
+// One export format by name; throws naming the known ones.
+export function exportFormat(name) {
+  const f = byName(EXPORT_FORMATS, name);
+  if (!f) throw new Error(`unknown export format '${name}' (known: ${EXPORT_FORMATS.map((e) => e.name).join(', ')})`);
+  return f;
+}
+
 // Whether `column` is a metric (the table's numeric columns that have a direction).
 export const isMetric = (column) => METRICS.includes(column);

@@ -11,6 +11,7 @@
 #include "analysis/stat_info.h"
 #include "analysis/what_if.h"
 #include "core/error.h"
+#include "quant/config_export.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
@@ -212,6 +213,11 @@ std::string describe_json() {
   w.key("node_types").string_array(analysis::node_types());
   w.key("analyses").begin_array();
   for (const auto& a : analyses()) write_analysis(w, a);
+  w.end_array().key("export_formats").begin_array();
+  for (const auto& f : quant::export_formats()) {
+    w.begin_object().field("name", f.name).field("suffix", f.suffix).field("media_type", f.media_type);
+    w.field("binary", f.binary).field("label", f.label).end_object();
+  }
   w.end_array().end_object();
   return w.str();
 }

@@ -70,12 +70,8 @@ quant::ResolvedConfig fix_config(const exec::Executor& ex, const std::optional<q
 
 std::vector<uint8_t> export_config(const Context& c, const std::string& config_json, const std::string& format,
                                    const uint8_t* model, size_t model_size) {
-  const auto& formats = quant::export_formats();
-  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
-    std::string known;
-    for (const auto& f : formats) known += (known.empty() ? "" : ", ") + f;
-    fail("exportConfig: unknown format '" + format + "' (known: " + known + ")");
-  }
+  if (!quant::find_export_format(format))
+    fail("exportConfig: unknown format '" + format + "' (known: " + quant::export_format_names() + ")");
   const quant::ResolvedConfig resolved =
       quant::apply_config(c.executor, c.relations, quant::parse_config_document_text(config_json, "config"));
   quant::ExportInput in;

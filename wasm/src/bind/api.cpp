@@ -270,7 +270,7 @@ val calibrate(val model_bytes, val files, val options) {
 val export_formats() {
   return guarded([] {
     val a = val::array();
-    for (const auto& f : quant::export_formats()) a.call<void>("push", val(f));
+    for (const auto& f : quant::export_formats()) a.call<void>("push", val(f.name));
     return a;
   });
 }

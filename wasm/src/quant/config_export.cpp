@@ -319,12 +319,34 @@ void write_node(pb::Writer& w, pb::Bytes node, std::map<std::string, NodeChange>
 
 }  // namespace
 
-const std::vector<std::string>& export_formats() {
-  static const std::vector<std::string> formats = {"horizon-yaml", "calibrated-onnx", "ort-json", "ort-python", "rknn-cfg"};
+const std::vector<ExportFormat>& export_formats() {
+  static const std::vector<ExportFormat> formats = {
+      {"horizon-yaml", ".horizon.yaml", "text/yaml", false, "Horizon YAML (node_info, run_on_cpu)"},
+      {"calibrated-onnx", ".calibrated.onnx", "application/octet-stream", true,
+       "calibrated ONNX (HzCalibration switch / qtype attributes rewritten)"},
+      {"ort-json", ".ort.json", "application/json", false, "onnxruntime JSON (nodes_to_exclude, TensorQuantOverrides)"},
+      {"ort-python", ".ort.py", "text/x-python", false, "onnxruntime Python snippet (quantize_static settings)"},
+      {"rknn-cfg", ".rknn.cfg", "text/plain", false, "RKNN custom_quantize_layers (rknn-toolkit2 hybrid quantization)"},
+  };
   return formats;
 }
 
-bool export_is_binary(const std::string& format) { return format == "calibrated-onnx"; }
+const ExportFormat* find_export_format(const std::string& name) {
+  for (const auto& f : export_formats())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::string export_format_names() {
+  std::string known;
+  for (const auto& f : export_formats()) known += (known.empty() ? "" : ", ") + f.name;
+  return known;
+}
+
+bool export_is_binary(const std::string& format) {
+  const ExportFormat* f = find_export_format(format);
+  return f != nullptr && f->binary;
+}
 
 std::vector<RaisedNode> raised_nodes(const exec::Executor& ex, const CalibrationRelations& rel, const ExportInput& in) {
   const size_t count = ex.calibrations().size();
@@ -371,9 +393,7 @@ std::string export_config_text(const exec::Executor& ex, const CalibrationRelati
   if (format == "ort-python") return ort_python(ex, nodes, in);
   if (format == "rknn-cfg") return rknn_cfg(rel, nodes, in);
   check(!export_is_binary(format), "export: format '" + format + "' is a model file, not text");
-  std::string known;
-  for (const auto& f : export_formats()) known += (known.empty() ? "" : ", ") + f;
-  fail("export: unknown format '" + format + "' (known: " + known + ")");
+  fail("export: unknown format '" + format + "' (known: " + export_format_names() + ")");
 }
 
 std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& ex, const ExportInput& in, const uint8_t* model, size_t size) {

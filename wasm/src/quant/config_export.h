@@ -21,7 +21,17 @@
 
 namespace ptq::quant {
 
-const std::vector<std::string>& export_formats();  // horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg
+// One export format: what the faces need to offer it and save it (describe()'s export_formats).
+struct ExportFormat {
+  std::string name;        // the format argument: "horizon-yaml", ...
+  std::string suffix;      // appended to the model's base name for the file saved: ".horizon.yaml"
+  std::string media_type;  // of the file saved: "text/yaml"
+  bool binary = false;     // a model file (bytes), not text
+  std::string label;       // one line for menus and help texts
+};
+const std::vector<ExportFormat>& export_formats();  // horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg
+const ExportFormat* find_export_format(const std::string& name);  // nullptr when unknown
+std::string export_format_names();                  // "horizon-yaml, calibrated-onnx, ..." for messages
 bool export_is_binary(const std::string& format);   // calibrated-onnx
 
 // A configuration as the exports need it (from a configuration document: quant/config_doc.h).

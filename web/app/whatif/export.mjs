@@ -1,16 +1,9 @@
 // "Export for the toolchain": a configuration document written by the core in a toolchain's format
 // (session.exportConfig in a worker, docs/config-export.md: the page, the plugin and the CLI give the
-// same bytes). Mounted under the what-if and the fix panels.
+// same bytes). The formats, their file name suffixes, media types and labels are the core's
+// (describe().export_formats, via catalog.mjs). Mounted under the what-if and the fix panels.
 import { el } from '../analysis/forms.mjs';
-
-// Format -> file name suffix and MIME type (the formats the core writes).
-export const EXPORT_FORMATS = {
-  'horizon-yaml': { suffix: '.horizon.yaml', type: 'text/yaml', label: 'Horizon YAML (node_info, run_on_cpu)' },
-  'calibrated-onnx': { suffix: '.calibrated.onnx', type: 'application/octet-stream', label: 'calibrated ONNX (switches and qtypes rewritten)' },
-  'ort-json': { suffix: '.ort.json', type: 'application/json', label: 'onnxruntime JSON (nodes_to_exclude, TensorQuantOverrides)' },
-  'ort-python': { suffix: '.ort.py', type: 'text/x-python', label: 'onnxruntime Python snippet' },
-  'rknn-cfg': { suffix: '.rknn.cfg', type: 'text/plain', label: 'RKNN custom_quantize_layers' },
-};
+import { EXPORT_FORMATS, exportFormat } from '../../pipeline/catalog.mjs';
 
 const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\.onnx$/i, '') || 'model';
 
@@ -21,18 +14,17 @@ const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\
 export function mountConfigExport(root, state, runner, { getConfig, save, label = 'Export' }) {
   const doc = root.ownerDocument;
   const format = el(doc, 'select', { class: 'ptq-config-format', 'aria-label': 'toolchain format' },
-    ...Object.entries(EXPORT_FORMATS).map(([id, f]) => el(doc, 'option', { value: id, text: f.label })));
+    ...EXPORT_FORMATS.map((f) => el(doc, 'option', { value: f.name, text: f.label })));
   const button = el(doc, 'button', { type: 'button', class: 'ptq-config-export', text: label });
   const note = el(doc, 'span', { class: 'ptq-config-export-note', 'aria-live': 'polite' });
 
   async function exportAs(id) {
-    const f = EXPORT_FORMATS[id];
-    if (!f) throw new Error(`export: unknown format '${id}'`);
+    const f = exportFormat(id);
     const config = getConfig();
     if (!config) throw new Error('export: there is no configuration yet');
     const { data } = await runner.call('exportConfig', { config, format: id });
     const name = `${baseName(state)}${f.suffix}`;
-    await save(name, data, f.type);
+    await save(name, data, f.media_type);
     note.textContent = `saved ${name}`;
     return { name, data };
   }

@@ -8,18 +8,18 @@ import { UsageError, withContext } from '../lib/errors.mjs';
 import { readModelFile, readTextInput } from '../lib/files.mjs';
 import { checkOutputs, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
+import { EXPORT_FORMATS, exportFormat } from '../../pipeline/catalog.mjs';
 
-export const summary = 'write a configuration for the toolchain: horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg';
+const FORMAT_NAMES = EXPORT_FORMATS.map((f) => f.name);
+export const summary = `write a configuration for the toolchain: ${FORMAT_NAMES.join(', ')}`;
+// The formats and their one-line descriptions are the core's (describe().export_formats).
+const formatLines = EXPORT_FORMATS.map((f, k) => `${k ? ' '.repeat(19) : ''}${f.name.padEnd(17)}${f.label}`).join('\n');
 export const usage = `usage: ptqscope export-config CONFIG --model MODEL --format FORMAT [--out FILE]
 
   CONFIG           a configuration document (docs/config-schema.md), e.g. from ptqscope fix --config-out
   --model MODEL    the calibrated model the configuration was made for
-  --format FORMAT  horizon-yaml     hb_mapper / hb_compile node_info and run_on_cpu entries
-                   calibrated-onnx  the model with the HzCalibration switch / qtype attributes rewritten
-                   ort-json         onnxruntime quantize_static nodes_to_exclude + TensorQuantOverrides
-                   ort-python       the same as a Python snippet
-                   rknn-cfg         rknn-toolkit2 hybrid quantization custom_quantize_layers
-  --out FILE       where to write (default: standard output; required for calibrated-onnx)
+  --format FORMAT  ${formatLines}
+  --out FILE       where to write (default: standard output; required for a model file: ${EXPORT_FORMATS.filter((f) => f.binary).map((f) => f.name).join(', ')})
   (docs/config-export.md describes each format)`;
 
 const SPEC = {
@@ -34,14 +34,13 @@ export async function main(argv, { stdout = process.stdout } = {}) {
   checkOutputs([{ path: options.out, kind: 'file', option: '--out' }]);
   const configText = readTextInput(configPath, 'the configuration');
   const modelBytes = readModelFile(options.model);
+  if (!FORMAT_NAMES.includes(options.format)) {
+    throw new UsageError(`--format: unknown format '${options.format}' (known: ${FORMAT_NAMES.join(', ')})`);
+  }
+  if (exportFormat(options.format).binary && !options.out) {
+    throw new UsageError(`--format ${options.format} writes a model file: give --out FILE`);
+  }
   const ptq = await loadPtqModule();
-  const formats = ptq.exportFormats();
-  if (!formats.includes(options.format)) {
-    throw new UsageError(`--format: unknown format '${options.format}' (known: ${formats.join(', ')})`);
-  }
-  if (options.format === 'calibrated-onnx' && !options.out) {
-    throw new UsageError('--format calibrated-onnx writes a model file: give --out FILE');
-  }
   const session = new ptq.Session();
   try {
     const summary = withContext(options.model, () => session.loadModel(modelBytes));
