@@ -283,6 +283,42 @@ TEST(FixSearch, EventsAndCancel) {
   expect_path_matches_oracle(f, r);
 }
 
+TEST(FixSearch, CancelStopsBetweenEvaluations) {
+  Fixture f;
+  analysis::FixOptions o;
+  o.target = analysis::parse_fix_target("cosine-similarity>=0.999");
+  const auto whole = f.fix(o);
+  ASSERT_TRUE(whole.reached);
+  ASSERT_GT(whole.evaluations, 3u);
+  // The cancel hook is asked before every evaluation: answering true once k evaluations are done stops
+  // the search with exactly k, for every k the whole search passes through.
+  for (size_t k = 0; k < whole.evaluations; ++k) {
+    size_t evaluations = 0, asked = 0;
+    o.progress = [&](const analysis::FixOptions::Event& e) {
+      if (e.phase != "rank") ++evaluations;
+      return true;
+    };
+    o.cancel = [&] {
+      ++asked;
+      return evaluations >= k;
+    };
+    const auto r = f.fix(o);
+    EXPECT_TRUE(r.cancelled) << k;
+    EXPECT_EQ(r.evaluations, k);
+    EXPECT_EQ(evaluations, k);
+    EXPECT_TRUE(r.message.empty()) << r.message;
+    EXPECT_GT(asked, k);  // also asked after every ranking item
+  }
+  // The executor is left usable: the next search gives the same answer as the first.
+  o.cancel = nullptr;
+  o.progress = nullptr;
+  const auto again = f.fix(o);
+  EXPECT_FALSE(again.cancelled);
+  EXPECT_EQ(as_map(again.nodes), as_map(whole.nodes));
+  EXPECT_EQ(again.final_value, whole.final_value);
+  EXPECT_EQ(again.evaluations, whole.evaluations);
+}
+
 TEST(FixSearch, TargetsAndPreferencesAreChecked) {
   const auto t = analysis::parse_fix_target(" mse <= 1e-4 ");
   EXPECT_EQ(t.metric, analysis::Metric::Mse);

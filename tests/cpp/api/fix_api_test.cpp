@@ -117,3 +117,26 @@ TEST(FixApi, DescribedInTheCatalog) {
   EXPECT_TRUE(options.count("data_num"));
   EXPECT_TRUE(options.count("sample_selection"));
 }
+
+TEST(FixApi, CancelledSearchHasNoConfiguration) {
+  Fixture f;
+  const std::string request = R"({"analysis": "fix", "options": {"target": "cosine-similarity>=0.9999999", "data_num": null}})";
+  const Json whole = Json::parse(api::analyze(f.context(), request), "result");
+  ASSERT_FALSE(whole.find("cancelled")->as_bool());
+  ASSERT_GE(whole.find("fix")->find("evaluations")->as_number(), 2.0);
+  // Cancel once the first evaluation event arrived: one evaluation done, no configuration, and the
+  // session answers the same request in full afterwards.
+  size_t evaluated = 0;
+  const std::string text = api::analyze(
+      f.context(), request, [&](const std::string& e) { evaluated += Json::parse(e, "event").find("row")->is_null() ? 0 : 1; },
+      [&] { return evaluated >= 1; });
+  const Json doc = Json::parse(text, "result");
+  EXPECT_TRUE(doc.find("cancelled")->as_bool());
+  EXPECT_TRUE(doc.find("config")->is_null());
+  EXPECT_EQ(doc.find("fix")->find("evaluations")->as_number(), 1.0);
+  EXPECT_EQ(evaluated, 1u);
+  const Json again = Json::parse(api::analyze(f.context(), request), "result");
+  EXPECT_FALSE(again.find("cancelled")->as_bool());
+  EXPECT_EQ(again.find("fix")->dump(), whole.find("fix")->dump());
+  EXPECT_EQ(again.find("config")->dump(), whole.find("config")->dump());
+}

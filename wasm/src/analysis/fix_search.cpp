@@ -121,7 +121,7 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
   so.leave_one_out = o.candidates == "leave_one_out";
   so.config = base;  // leave-one-out restores each node in this configuration; qtypes as configured
   std::string last_item;
-  if (o.progress) {
+  if (o.progress || o.cancel) {
     so.on_row = [&](const SensitivityRow& row) { last_item = row.item; };
     so.progress = [&](size_t done, size_t total) {
       FixOptions::Event e;
@@ -130,7 +130,8 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
       e.value = std::nanf("");
       e.done = done;
       e.total = total;
-      return o.progress(e);
+      if (o.progress && !o.progress(e)) return false;
+      return !(o.cancel && o.cancel());
     };
   }
   SensitivityResult ranking = get_sensitivity_of_nodes(ex, rel, data, so);
@@ -268,6 +269,11 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
         out.push_back({candidates[k].node, o.prefer[static_cast<size_t>(levels[k])]});
     return out;
   };
+  // Asked before every evaluation: a cancelled search stops there.
+  auto stop = [&]() {
+    if (!r.cancelled && o.cancel && o.cancel()) r.cancelled = true;
+    return r.cancelled;
+  };
   auto emit = [&](const std::string& phase, const std::string& node, const std::string& action, float value, bool accepted,
                   size_t done, size_t total) {
     if (!o.progress) return true;
@@ -283,7 +289,9 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   if (!limited) {
     std::vector<int> all(n, static_cast<int>(o.prefer.size()) - 1);
     const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(all));
+    if (!same_state(c, r.config) && stop()) return r;
     const float v = same_state(c, r.config) ? r.start : eval.evaluate(c);
+    r.evaluations = eval.evaluations();
     if (!emit("check", "", o.prefer.back(), v, false, 1, 1)) return r;
     if (!o.target.holds(v)) {
       r.final_value = v;
@@ -302,8 +310,9 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   auto attempt = [&](const std::vector<int>& levels, const std::function<bool(float)>& keep, bool& changed) {
     const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(levels));
     changed = !same_state(c, r.config);
-    if (!changed) return current;
+    if (!changed || stop()) return current;
     const float v = eval.evaluate(c);
+    r.evaluations = eval.evaluations();
     if (keep(v)) {
       eval.accept();
       r.config = c;
@@ -324,6 +333,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
       trial[k] = static_cast<int>(l);
       bool changed = false;
       const float v = attempt(trial, always, changed);
+      if (r.cancelled) break;
       if (!changed) continue;  // nothing left to raise on this node at this action
       level = trial;
       if (fresh) order.push_back(k);
@@ -345,6 +355,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
       trial[k] = -1;
       bool changed = false;
       float v = attempt(trial, holds, changed);
+      if (r.cancelled) break;
       bool accepted = !changed || holds(v);
       if (!emit("prune", candidates[k].node, "removed", changed ? v : current, accepted, done, chosen.size())) break;
       if (accepted) {
@@ -357,6 +368,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
       for (int l = 0; l < level[k]; ++l) {
         trial[k] = l;
         v = attempt(trial, holds, changed);
+        if (r.cancelled) break;
         accepted = changed && holds(v);
         if (!changed) continue;
         if (!emit("prune", candidates[k].node, o.prefer[static_cast<size_t>(l)], v, accepted, done, chosen.size())) break;

@@ -55,6 +55,9 @@ struct FixOptions {
     size_t done = 0, total = 0;
   };
   std::function<bool(const Event&)> progress;
+  // Asked before every evaluation (and after every ranking item): true stops the search at once. The
+  // result is then marked `cancelled` and holds the evaluations done so far; it is not a fix.
+  std::function<bool()> cancel;
 };
 
 struct FixStep {

@@ -317,8 +317,9 @@ bool run_node_errors(const Context& c, const Request& r, const Quantized& q, Jso
 
 // The fix search from the request's configuration (else the model as stored): one event per ranking
 // item (row null) and per evaluation; the found configuration is the result's top-level config.
+// `cancel` is asked before every evaluation.
 bool run_fix(const Context& c, const Request& r, const std::optional<quant::ResolvedConfig>& start, JsonWriter& w,
-             const EventFn& fn) {
+             const EventFn& fn, const CancelFn& cancel) {
   analysis::FixOptions o = fix_options(r);
   w.key("options").begin_object().key("fix");
   write_fix_options(w, o);
@@ -330,11 +331,14 @@ bool run_fix(const Context& c, const Request& r, const std::optional<quant::Reso
       events.emit(e.node, -1, e.phase == "rank" ? std::function<void(JsonWriter&)>() : row, e.done, e.total);
       return true;
     };
+  o.cancel = cancel;
   const exec::QuantConfig base = start ? start->config : c.executor.stored_config();
   const analysis::FixResult result = analysis::find_fix(c.executor, c.relations, require_data(c), base, o);
   write_fix_section(w, result);
+  // A cancelled search found nothing to use: no configuration (its path so far stays in `fix`).
   w.key("config");
-  quant::write_config_document(w, c.executor, fix_config(c.executor, start, result, r.model_file));
+  if (result.cancelled) w.null();
+  else quant::write_config_document(w, c.executor, fix_config(c.executor, start, result, r.model_file));
   return result.cancelled;
 }
 
@@ -366,7 +370,7 @@ void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
 
 }  // namespace
 
-std::string analyze(const Context& c, const std::string& request_json, const EventFn& on_event) {
+std::string analyze(const Context& c, const std::string& request_json, const EventFn& on_event, const CancelFn& cancel) {
   const Request r = parse_request(request_json);
   const auto start = std::chrono::steady_clock::now();
   JsonWriter w;
@@ -399,7 +403,7 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
       case Analysis::SensitivityAnalysis: cancelled = run_sensitivity_analysis(c, r, q, w, on_event); break;
       case Analysis::WhatIf: cancelled = run_what_if(c, r, q, w, on_event); break;
       case Analysis::NodeErrors: cancelled = run_node_errors(c, r, q, w, on_event); break;
-      case Analysis::Fix: cancelled = run_fix(c, r, resolved, w, on_event); break;
+      case Analysis::Fix: cancelled = run_fix(c, r, resolved, w, on_event, cancel); break;
     }
   } catch (const FormatError&) {
     throw;

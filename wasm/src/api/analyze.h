@@ -19,8 +19,12 @@ struct Context {
 
 // One event JSON per finished item: {"type":"item","analysis","section","item","index","row","done","total"}.
 using EventFn = std::function<void(const std::string& event_json)>;
+// Asked between steps of the analyses that honour it (fix: before every evaluation); true stops the
+// analysis, whose result then has "cancelled": true and no answer to use (fix: no configuration).
+using CancelFn = std::function<bool()>;
 
-std::string analyze(const Context& context, const std::string& request_json, const EventFn& on_event = {});
+std::string analyze(const Context& context, const std::string& request_json, const EventFn& on_event = {},
+                    const CancelFn& cancel = {});
 
 // JSON array of the sweep's item names in run order ([] for analyses that are not split).
 std::string list_items(const Context& context, const std::string& request_json);

@@ -48,6 +48,17 @@ EM_JS(emscripten::EM_VAL, ptq_call_with_string, (emscripten::EM_VAL fn, const ch
   }
 });
 
+// Asks the JS function `fn` (no arguments) whether to cancel: 1 when it answers truthy, else 0; a JS
+// exception is caught (as above), stored in *error and counts as a cancel.
+EM_JS(int, ptq_ask_cancel, (emscripten::EM_VAL fn, emscripten::EM_VAL* error), {
+  try {
+    return Emval.toValue(fn)() ? 1 : 0;
+  } catch (e) {
+    HEAPU32[error >> 2] = Emval.toHandle(e);
+    return 1;
+  }
+});
+
 namespace ptq::bind {
 namespace {
 
@@ -390,14 +401,22 @@ class Session {
   // Runs one analysis request (docs/wasm-api.md); `on_event` (optional) gets one JSON string per
   // finished item. An exception thrown by `on_event` stops further events and is rethrown after the
   // analysis returns (a wasm call cannot be interrupted from JS).
-  std::string analyze(const std::string& request) { return analyze_with_events(request, val::undefined()); }
+  // `should_cancel` (optional): a function asked between steps of the analyses that honour it (fix:
+  // before every evaluation); a truthy answer stops the analysis, whose result says "cancelled": true.
+  std::string analyze(const std::string& request) { return analyze_cancellable(request, val::undefined(), val::undefined()); }
 
   std::string analyze_with_events(const std::string& request, val on_event) {
+    return analyze_cancellable(request, on_event, val::undefined());
+  }
+
+  std::string analyze_cancellable(const std::string& request, val on_event, val should_cancel) {
     std::optional<val> event_error;
     std::string result = guarded([&] {
       require_model();
       const bool has_callback = !on_event.isUndefined() && !on_event.isNull();
       check(!has_callback || on_event.typeOf().as<std::string>() == "function", "analyze: onEvent must be a function");
+      const bool has_cancel = !should_cancel.isUndefined() && !should_cancel.isNull();
+      check(!has_cancel || should_cancel.typeOf().as<std::string>() == "function", "analyze: shouldCancel must be a function");
       api::EventFn events;
       if (has_callback)
         events = [&](const std::string& event) {
@@ -405,7 +424,16 @@ class Session {
           if (emscripten::EM_VAL error = ptq_call_with_string(on_event.as_handle(), event.data(), event.size()))
             event_error = val::take_ownership(error);
         };
-      return api::analyze(context(), request, events);
+      api::CancelFn cancel;
+      if (has_cancel)
+        cancel = [&]() {
+          if (event_error) return true;
+          emscripten::EM_VAL error = nullptr;
+          const bool stop = ptq_ask_cancel(should_cancel.as_handle(), &error) != 0;
+          if (error) event_error = val::take_ownership(error);
+          return stop;
+        };
+      return api::analyze(context(), request, events, cancel);
     });
     if (event_error) event_error->throw_();
     return result;
@@ -539,6 +567,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("free", &Session::release)
       .function("analyze", &Session::analyze)
       .function("analyze", &Session::analyze_with_events)
+      .function("analyze", &Session::analyze_cancellable)
       .function("listItems", &Session::list_items)
       .function("resolveConfig", &Session::resolve_config)
       .function("graphJson", &Session::graph_json)
