@@ -37,6 +37,15 @@ Spatial read_spatial_attrs(const exec::KernelContext& ctx, const std::vector<int
 //   VALID:  pads 0, out = floor_or_ceil((in - span) / stride) + 1.
 void resolve_forward_output(const exec::KernelContext& ctx, Spatial& s, bool ceil_mode = false);
 
+// Conv geometry: X [batch, C, spatial...] and W [M, C / group, kernel...] with the group,
+// strides, dilations and pads attributes resolved (shared by Conv and the integer convolutions).
+struct ConvShape {
+  int64_t batch = 0, C = 0, M = 0, group = 1, Cg = 0, Mg = 0;
+  Spatial sp;
+  int64_t K() const { return Cg * sp.kernel_size(); }
+};
+ConvShape conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w);
+
 // Returns t as float32 (float16 / bfloat16 / double are converted); fails for other dtypes.
 Tensor float_input(const exec::KernelContext& ctx, const Tensor& t, const char* what);
 bool is_float_like(DType t);
