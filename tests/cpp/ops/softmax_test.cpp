@@ -61,5 +61,27 @@ TEST(Softmax, HardmaxFirstMaximum) {
                      {0, 1, 0, 0});
 }
 
+TEST(Softmax, NegativeLogLikelihoodAndCrossEntropyLoss) {
+  // Log-probabilities [[-1, -2], [-3, -4]], targets [1, 0]: losses [2, 3].
+  const Tensor lp = Tensor::from_floats({2, 2}, {-1, -2, -3, -4});
+  const Tensor target = Tensor::from_int64s({2}, {1, 0});
+  const auto reduce = [](const char* r) { return std::vector<ir::Attribute>{test::attr_string("reduction", r)}; };
+  expect_tensor_near(run_op("NegativeLogLikelihoodLoss", {lp, target}, reduce("none"))[0], {2}, {2, 3});
+  expect_tensor_near(run_op("NegativeLogLikelihoodLoss", {lp, target}, reduce("sum"))[0], {}, {5});
+  expect_tensor_near(run_op("NegativeLogLikelihoodLoss", {lp, target})[0], {}, {2.5f});
+  // Class weights [1, 3]: losses [6, 3], the mean divides by the weights 3 + 1.
+  expect_tensor_near(run_op("NegativeLogLikelihoodLoss", {lp, target, Tensor::from_floats({2}, {1, 3})})[0], {},
+                     {9.0f / 4});
+  // ignore_index 1 drops the first target from the sum and from the mean's count.
+  expect_tensor_near(run_op("NegativeLogLikelihoodLoss", {lp, target}, {attr_int("ignore_index", 1)})[0], {}, {3});
+  EXPECT_THROW(run_op("NegativeLogLikelihoodLoss", {lp, Tensor::from_int64s({2}, {2, 0})}), Error);
+  EXPECT_THROW(run_op("NegativeLogLikelihoodLoss", {lp, target}, reduce("max")), Error);
+  // Cross entropy of equal scores over 2 classes is log 2; log_prob is log(1/2) everywhere.
+  const auto sce = run_op("SoftmaxCrossEntropyLoss", {Tensor::from_floats({1, 2}, {5, 5}), Tensor::from_int64s({1}, {0})},
+                          {}, 2);
+  expect_tensor_near(sce[0], {}, {0.69314718f});
+  expect_tensor_near(sce[1], {1, 2}, {-0.69314718f, -0.69314718f});
+}
+
 }  // namespace
 }  // namespace ptq

@@ -1,8 +1,10 @@
-// Softmax, LogSoftmax and Hardmax. Softmax and LogSoftmax are computed in float32 with the row max subtracted first so large logits do
+// Softmax, LogSoftmax, Hardmax, and the losses on (log-)probabilities NegativeLogLikelihoodLoss and
+// SoftmaxCrossEntropyLoss. Softmax and LogSoftmax are computed in float32 with the row max subtracted first so large logits do
 // not overflow. Before opset 13 the input is coerced to 2-D at `axis` (default 1) and normalised
 // over all trailing dims; from opset 13 on only the single `axis` (default -1) is normalised.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "exec/registry.h"
@@ -128,12 +130,109 @@ void hardmax_kernel(KernelContext& ctx) {
   ctx.outputs[0] = cast_tensor(y, dt);
 }
 
+bool is_float_type(DType t) {
+  return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16;
+}
+
+// The loss of log-probabilities lp [N, C, inner] (double) at the target classes (input
+// `target_index`, [N, inner] int32/int64), optionally weighted per class (input `weight_index`),
+// with ignore_index and reduction none / sum / mean (mean divides by the summed weights of the
+// targets not ignored). Returned in `dtype`.
+Tensor nll_loss(const KernelContext& ctx, const std::vector<double>& lp, const Shape& shape, size_t target_index,
+                size_t weight_index, DType dtype) {
+  const int64_t n = shape[0], c = shape[1], inner = shape_numel(Shape(shape.begin() + 2, shape.end()));
+  const Tensor& target_t = ctx.required(target_index);
+  Shape target_shape = shape;
+  target_shape.erase(target_shape.begin() + 1);
+  ctx.check((target_t.dtype() == DType::Int64 || target_t.dtype() == DType::Int32) && target_t.shape() == target_shape,
+            "target must be an int32/int64 tensor of shape " + shape_str(target_shape) + ", got " +
+                dtype_name(target_t.dtype()) + " " + shape_str(target_t.shape()));
+  const std::vector<int64_t> target = target_t.to_int64_vector();
+  std::vector<double> weight(static_cast<size_t>(c), 1.0);
+  if (const Tensor* w = ctx.input(weight_index)) {
+    ctx.check(is_float_type(w->dtype()) && w->rank() == 1 && w->dim(0) == c,
+              "weight must be a 1-D float tensor of C = " + std::to_string(c) + " values");
+    const Tensor wd = cast_tensor(*w, DType::Double);
+    weight.assign(wd.data<double>(), wd.data<double>() + c);
+  }
+  const std::string reduction = ctx.node.attr_string("reduction", "mean");
+  ctx.check(reduction == "none" || reduction == "sum" || reduction == "mean",
+            "unsupported reduction '" + reduction + "'");
+  const bool has_ignore = ctx.node.has_attr("ignore_index");
+  const int64_t ignore = ctx.node.attr_int("ignore_index", 0);
+  Tensor loss(DType::Double, target_shape);
+  double* l = loss.mutable_data<double>();
+  double total = 0, weights = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t k = b * inner + i;
+      const int64_t t = target[static_cast<size_t>(k)];
+      if (has_ignore && t == ignore) {
+        l[k] = 0;
+        continue;
+      }
+      ctx.check(t >= 0 && t < c, "target " + std::to_string(t) + " is outside the " + std::to_string(c) + " classes");
+      const double w = weight[static_cast<size_t>(t)];
+      l[k] = -lp[static_cast<size_t>((b * c + t) * inner + i)] * w;
+      total += l[k];
+      weights += w;
+    }
+  }
+  if (reduction == "none") return cast_tensor(loss, dtype);
+  Tensor r(DType::Double, {});
+  r.mutable_data<double>()[0] = reduction == "sum" ? total : total / weights;
+  return cast_tensor(r, dtype);
+}
+
+Tensor loss_input(const KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& t = ctx.required(i);
+  ctx.check(is_float_type(t.dtype()), std::string(what) + " has unsupported dtype " + dtype_name(t.dtype()));
+  ctx.check(t.rank() >= 2, std::string(what) + " must be [N, C, ...], got " + shape_str(t.shape()));
+  return cast_tensor(t, DType::Double);
+}
+
+// NegativeLogLikelihoodLoss: input holds log-probabilities [N, C, d...].
+void nll_loss_kernel(KernelContext& ctx) {
+  const Tensor x = loss_input(ctx, 0, "input");
+  const std::vector<double> lp(x.data<double>(), x.data<double>() + x.numel());
+  ctx.outputs[0] = nll_loss(ctx, lp, x.shape(), 1, 2, ctx.required(0).dtype());
+}
+
+// SoftmaxCrossEntropyLoss: NegativeLogLikelihoodLoss of log_softmax(scores) over the class axis 1
+// (computed in double with the max subtracted); the optional second output is that log_prob.
+void softmax_cross_entropy_kernel(KernelContext& ctx) {
+  const Tensor x = loss_input(ctx, 0, "scores");
+  const int64_t n = x.dim(0), c = x.dim(1), inner = shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
+  const double* s = x.data<double>();
+  std::vector<double> lp(static_cast<size_t>(x.numel()));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t i = 0; i < inner && c > 0; ++i) {
+      const double* col = s + b * c * inner + i;
+      double m = col[0];
+      for (int64_t k = 1; k < c; ++k) m = std::max(m, col[k * inner]);
+      double sum = 0;
+      for (int64_t k = 0; k < c; ++k) sum += std::exp(col[k * inner] - m);
+      const double log_sum = std::log(sum);
+      for (int64_t k = 0; k < c; ++k) lp[static_cast<size_t>((b * c + k) * inner + i)] = (col[k * inner] - m) - log_sum;
+    }
+  }
+  const DType dt = ctx.required(0).dtype();
+  ctx.outputs[0] = nll_loss(ctx, lp, x.shape(), 1, 2, dt);
+  if (ctx.has_output(1)) {
+    Tensor log_prob(DType::Double, x.shape());
+    std::copy(lp.begin(), lp.end(), log_prob.mutable_data<double>());
+    ctx.outputs[1] = cast_tensor(log_prob, dt);
+  }
+}
+
 }  // namespace
 
 void register_softmax(OpRegistry& r) {
   r.add("", "Softmax", &softmax_kernel<false>);
   r.add("", "LogSoftmax", &softmax_kernel<true>);
   r.add("", "Hardmax", &hardmax_kernel);
+  r.add("", "NegativeLogLikelihoodLoss", &nll_loss_kernel);
+  r.add("", "SoftmaxCrossEntropyLoss", &softmax_cross_entropy_kernel);
 }
 
 }  // namespace ptq::exec
