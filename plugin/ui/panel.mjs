@@ -209,7 +209,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
   const heat = mountHeatPanel(heatHost, state, { legendWidth: 250 });
   const whatIf = createWhatIfController(state, runner);
   const whatIfPanel = mountWhatIfPanel(whatIfHost, state, whatIf, runner, { focus, save });
-  const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { save });
+  const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { focus, save });
   const comparePanel = mountComparePanel(compareHost, state, { focus });
 
   return {

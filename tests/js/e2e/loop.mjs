@@ -1,7 +1,8 @@
 // The diagnosis-to-fix loop driven through the panels, shared by the page's and the plugin's Chromium
 // tests: a node sweep, what-if toggles with undo (before / after numbers), each node's own and
-// accumulated error with the path chart and "go to the first node crossing X", the fix search applied
-// to the what-if view, the toolchain export, and the comparison of two results. Playwright locators
+// accumulated error with the path chart and "go to the first node crossing X", the fix search (once
+// cancelled, then run to the end) with its path chart, applied to the what-if view, the toolchain
+// export, and the comparison of two results. Playwright locators
 // and DOM attributes only (no page.evaluate): Netron replaces window.eval, so the same steps run in the
 // real Netron. Every number the page shows is checked against the wasm core run in Node on the same
 // files with the same configuration document (saved from the page).
@@ -9,11 +10,8 @@ import fs from 'node:fs';
 import { expect } from 'vitest';
 import { openSession } from '../helpers.mjs';
 import { findPath, pathSeries } from '../../../web/app/whatif/path.mjs';
-import { ANALYSES } from '../../../web/pipeline/catalog.mjs';
-
-// The core's analyses the loop drives; missingAnalyses() lists those the wasm build lacks.
-export const LOOP_ANALYSES = ['sensitivity', 'what_if', 'node_errors', 'fix'];
-export const missingAnalyses = () => LOOP_ANALYSES.filter((a) => !ANALYSES.includes(a));
+import { stepLabel } from '../../../web/charts/fix_path.mjs';
+import { ellipsize } from '../../../web/charts/format.mjs';
 
 const MEAN = 'mean over outputs';
 
@@ -118,10 +116,40 @@ export async function runLoop(page, { scope, show, entry, sweepDone }) {
     await show('fix');
     const fix = scope.locator('.ptq-fix');
     await fix.locator('input[name="bound"]').fill(String(target));
+    // Cancel as soon as the search reports its first step: it stops, says so, and offers nothing to
+    // apply or export; the next search runs to the end.
+    await fix.locator('.ptq-fix-run').click();
+    await fix.locator('.ptq-fix-steps li').first().waitFor({ timeout: 120_000 });
+    await fix.locator('.ptq-fix-cancel').click();
+    await scope.locator('.ptq-fix[data-state="cancelled"]').waitFor({ timeout: 60_000 });
+    await expect.poll(() => fix.locator('.ptq-fix-progress-text').textContent()).toBe('Fix: cancelled');
+    expect(await fix.locator('.ptq-fix-summary').count()).toBe(0);
+    expect(await fix.locator('.ptq-fix-chart svg').count()).toBe(0);
+    expect(await fix.locator('.ptq-fix-apply').isDisabled()).toBe(true);
+    expect(await fix.locator('.ptq-fix-cancel').isDisabled()).toBe(true);
+
     await fix.locator('.ptq-fix-run').click();
     await scope.locator('.ptq-fix:is([data-state="reached"], [data-state="not-reached"], [data-state="error"])').waitFor({ timeout: 300_000 });
     expect(await fix.getAttribute('data-state')).toBe('reached');
     expect(await fix.locator('.ptq-fix-steps li').count()).toBeGreaterThan(0);
+    // The path chart: one dot and one x label per point of the core's path (the start, then each step
+    // of the table the panel shows from the same result), labelled as the CLI's fix_path.svg.
+    const rows = fix.locator('.ptq-fix-table tbody tr');
+    const path = [];
+    for (let i = 0; i < await rows.count(); i++) path.push(await rows.nth(i).getAttribute('data-node'));
+    expect(path.length).toBeGreaterThan(0);
+    const svg = fix.locator('.ptq-fix-chart svg');
+    await svg.waitFor();
+    const dots = (await svg.locator('path.steps').getAttribute('d')).match(/M/g) ?? [];
+    expect(dots).toHaveLength(path.length + 1);
+    expect(await fix.locator('.ptq-fix-chart').getAttribute('data-points')).toBe(String(path.length + 1));
+    const ticks = await svg.locator('.axis-x .tick text').allTextContents();
+    expect(ticks).toHaveLength(path.length + 1);
+    expect(ticks[0]).toBe('start');
+    for (let i = 0; i < path.length; i++) {
+      const step = { phase: await rows.nth(i).getAttribute('data-phase'), node: path[i], action: await rows.nth(i).locator('td').nth(1).textContent() };
+      expect(ticks[i + 1]).toBe(ellipsize(stepLabel(step), 32));
+    }
     await fix.locator('.ptq-fix-apply').click();
     await show('whatif');
     await runs(4);

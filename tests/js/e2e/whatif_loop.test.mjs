@@ -1,31 +1,28 @@
 // End to end in Chromium (dist/ptqscope.html from file://): from diagnosis to fix on the calibrated
 // PP-OCR classifier and the YOLO-like detector (six outputs): node sweep → what-if toggles with undo →
-// own / accumulated errors along a path → fix search applied to what-if → toolchain export →
-// comparison of the errors before and after (tests/js/e2e/loop.mjs; every number against the wasm
-// core run in Node on the same files). One browser for the file.
+// own / accumulated errors along a path → fix search cancelled, then run with its path chart and
+// applied to what-if → toolchain export → comparison of the errors before and after
+// (tests/js/e2e/loop.mjs; every number against the wasm core run in Node on the same files). One
+// browser for the file.
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { fixture } from '../helpers.mjs';
 import { openApp, openPanel } from './browser.mjs';
-import { runLoop, LOOP_ANALYSES, missingAnalyses } from './loop.mjs';
+import { runLoop } from './loop.mjs';
 
 const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
 
 let app;
 
 beforeAll(async () => {
-  if (!MISSING.length) app = await openApp({ acceptDownloads: true });
+  app = await openApp({ acceptDownloads: true });
 });
 
 afterAll(async () => {
   await app?.context.close();
 });
 
-const MISSING = missingAnalyses();
-const TITLE = MISSING.length ? `diagnosis to fix in the page — skipped: the wasm core has no ${MISSING.join(', ')} analysis (needs ${LOOP_ANALYSES.join(', ')})`
-  : 'diagnosis to fix in the page (file://)';
-
-describe.skipIf(MISSING.length)(TITLE, () => {
+describe('diagnosis to fix in the page (file://)', () => {
   it.each(FIXTURES)('%s: sweep, what-if, node errors, fix, export, compare', async (name) => {
     const { page } = app;
     const entry = fixture(name);

@@ -18,14 +18,13 @@ import { build } from 'vite';
 import { chromium } from 'playwright-core';
 import { install } from '../../../scripts/plugin-install.mjs';
 import { REPO_ROOT, fixture } from '../helpers.mjs';
-import { runLoop, LOOP_ANALYSES, missingAnalyses } from '../e2e/loop.mjs';
+import { runLoop } from '../e2e/loop.mjs';
 
 const TARBALL = process.env.PTQ_NETRON_TARBALL || path.resolve(REPO_ROOT, '../shared/netron/netron-9.2.1-source.tar.xz');
 const AVAILABLE = fs.existsSync(TARBALL);
 const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1'
   : `plugin in the real Netron 9.2.1 — skipped: no Netron tarball at ${TARBALL} (set PTQ_NETRON_TARBALL to netron-9.2.1-source.tar.xz)`;
 const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
-const MISSING = missingAnalyses();
 const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png', '.ico': 'image/x-icon' };
 
 let tmp;
@@ -127,9 +126,7 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     expect(problems).toEqual([]);
   });
 
-  const loopTitle = MISSING.length ? `%s: the loop — skipped: the wasm core has no ${MISSING.join(', ')} analysis (needs ${LOOP_ANALYSES.join(', ')})`
-    : '%s: sweep, what-if, node errors, fix, export, compare in the dock';
-  it.skipIf(MISSING.length).each(FIXTURES)(loopTitle, async (name) => {
+  it.each(FIXTURES)('%s: sweep, what-if, node errors, fix (cancelled, then run), export, compare in the dock', async (name) => {
     const entry = fixture(name);
     const modelName = path.basename(entry.model);
     if (!await page.locator('#ptqscope-panel .ptq-model', { hasText: modelName }).count()) {

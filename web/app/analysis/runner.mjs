@@ -3,6 +3,10 @@
 // first run and dropped when state 'modelBytes' or 'calibrationFiles' change. Rows stream into state
 // 'results' as items finish (throttled), the merged document replaces them at the end.
 import { applyItemEvent, combineResults } from './results.mjs';
+import { describe } from '../../pipeline/catalog.mjs';
+
+// Whether the run's item events carry rows of its result (describe()'s streams_items; runall's stages do).
+const streamsRows = (kind, payload) => kind === 'runall' || describe.analyses.find((a) => a.name === payload?.analysis)?.streams_items !== false;
 
 const STREAM_INTERVAL_MS = 150;
 
@@ -67,7 +71,8 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     const controller = new AbortController();
     running = { controller, label };
     const base = state.get('results');
-    const stream = streamer(base);
+    // Events of analyses that do not stream rows (what_if, fix: progress only) never become a partial result.
+    const stream = streamsRows(kind, payload) ? streamer(base) : { item() {}, stop() {}, partial: null };
     const started = Date.now();
     emit({ type: 'start', label });
     try {

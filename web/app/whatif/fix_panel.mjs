@@ -1,9 +1,12 @@
 // The fix panel: the core's `fix` analysis (find a configuration that reaches a target on the model
-// outputs) from the page or the plugin, cancellable, with one progress line per step; the found
-// configuration is applied to the what-if view in one click and exported for the toolchain.
+// outputs) from the page or the plugin, cancellable, with one progress line per step; the path (the
+// metric after each step) drawn by the fix_path chart, as the CLI draws fix_path.svg; the found
+// configuration is applied to the what-if view in one click and exported for the toolchain. A
+// cancelled search shows no result: nothing to apply or export.
 import { el } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
 import { formatValue } from '../../charts/format.mjs';
+import { renderFixPath } from '../../charts/fix_path.mjs';
 import { betterDirection } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
 import { coreOption, parseTarget } from './defaults.mjs';
@@ -47,10 +50,13 @@ export function stepText(ev) {
 
 /**
  * mountFixPanel(root, state, runner, whatIf, hooks?) -> {element, dispose()}
+ * hooks.save(name, data, type): exports (default a browser download); hooks.focus(node): show a node
+ * on the host's graph (default: state 'focus'), from a click on a step of the path chart.
  */
 export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const doc = root.ownerDocument;
   const save = hooks.save ?? ((name, data, type) => download(doc, name, data, type));
+  const focus = hooks.focus ?? ((node) => state.set('focus', node));
   const offs = [];
   let last = null; // the last fix document
   let mine = false; // the runner's run in flight is ours
@@ -85,6 +91,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const progress = el(doc, 'span', { class: 'ptq-fix-progress-text', 'aria-live': 'polite' });
   const steps = el(doc, 'ol', { class: 'ptq-fix-steps' });
   const outcome = el(doc, 'div', { class: 'ptq-fix-outcome' });
+  const chart = el(doc, 'div', { class: 'ptq-fix-chart' });
   const applyBtn = el(doc, 'button', { type: 'button', class: 'ptq-fix-apply', text: 'Apply to what-if', disabled: true });
   const exportHost = el(doc, 'div', { class: 'ptq-fix-export' });
   const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => last?.config ?? null, save, label: 'Export the fix' });
@@ -96,11 +103,27 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     field('Candidates', candidates),
     field('data_num', dataNum),
     el(doc, 'div', { class: 'ptq-fix-run-row' }, runBtn, cancelBtn, bar, progress),
-    steps, outcome, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), exportHost);
+    steps, outcome, chart, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), exportHost);
   root.append(element);
+
+  // The path chart: one dot per point (the start, then each step of the core's path).
+  function drawPath(fix) {
+    chart.replaceChildren();
+    chart.removeAttribute('data-points');
+    if (!fix) return;
+    const width = Math.max(320, Math.min(900, chart.clientWidth || root.clientWidth || 640));
+    const { points } = renderFixPath(chart, fix, {
+      width, height: 360, onFocus: (node) => {
+        state.set('selection', node);
+        focus(node);
+      },
+    });
+    chart.setAttribute('data-points', String(points.length));
+  }
 
   function showOutcome(fix) {
     outcome.replaceChildren();
+    drawPath(fix);
     if (!fix) return;
     const t = fix.target ?? {};
     const targetText = typeof t === 'string' ? t : t.text ?? `${t.metric ?? ''}${t.op ?? t.comparison ?? ''}${t.bound ?? ''}`;
@@ -112,7 +135,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
         el(doc, 'th', { text: 'node' }), el(doc, 'th', { text: 'action' }), el(doc, 'th', { text: 'value after' }))));
       const body = el(doc, 'tbody');
       for (const s of fix.steps) {
-        body.append(el(doc, 'tr', { 'data-node': s.node }, el(doc, 'td', { class: 'ptq-name', title: s.node, text: s.node }),
+        body.append(el(doc, 'tr', { 'data-node': s.node, 'data-phase': s.phase }, el(doc, 'td', { class: 'ptq-name', title: s.node, text: s.node }),
           el(doc, 'td', { text: s.action }), el(doc, 'td', { class: 'num', text: formatValue(s.value) })));
       }
       table.append(body);
@@ -130,17 +153,23 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       state.set('error', err.message);
       return;
     }
+    // A new search replaces the last one's result, whatever its outcome.
     steps.replaceChildren();
+    last = null;
+    applyBtn.disabled = true;
+    showOutcome(null);
     mine = true;
     element.setAttribute('data-state', 'running');
     try {
       const doc2 = await runner.run('analysis', request, 'Fix');
-      if (doc2?.fix) {
+      // Cancelled (null: the worker was stopped; or the core's "cancelled": true): no result to show.
+      if (doc2?.fix && !doc2.cancelled) {
         last = { fix: doc2.fix, config: doc2.config ?? null };
         showOutcome(doc2.fix);
         applyBtn.disabled = !last.config;
         element.setAttribute('data-state', doc2.fix.reached ? 'reached' : 'not-reached');
       } else {
+        outcome.append(el(doc, 'p', { class: 'ptq-fix-message', text: 'Cancelled: no configuration was found. Press "Find a fix" to search again.' }));
         element.setAttribute('data-state', 'cancelled');
       }
     } catch {
