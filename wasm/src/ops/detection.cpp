@@ -6,13 +6,10 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/conv_common.h"  // is_float_like
 
 namespace ptq::exec {
 namespace {
-
-bool is_float_type(DType t) {
-  return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16;
-}
 
 // One bilinear sample of a [H, W] plane at (y, x): the four taps and their weights. Samples more
 // than one pixel outside the plane weigh nothing; closer ones are clamped to the edge.
@@ -58,7 +55,7 @@ void roi_align(KernelContext& ctx) {
   const Tensor& x0 = ctx.required(0);
   const Tensor& rois0 = ctx.required(1);
   const Tensor& batch_t = ctx.required(2);
-  ctx.check(is_float_type(x0.dtype()) && is_float_type(rois0.dtype()), "unsupported input dtype " +
+  ctx.check(ops::is_float_like(x0.dtype()) && ops::is_float_like(rois0.dtype()), "unsupported input dtype " +
                                                                            dtype_name(x0.dtype()));
   ctx.check(x0.rank() == 4, "X must be [N, C, H, W], got " + shape_str(x0.shape()));
   ctx.check(rois0.rank() == 2 && rois0.dim(1) == 4, "rois must be [num_rois, 4], got " + shape_str(rois0.shape()));
@@ -174,7 +171,7 @@ bool suppresses(const Box& a, const Box& b, float iou_threshold) {
 void non_max_suppression(KernelContext& ctx) {
   const Tensor& boxes0 = ctx.required(0);
   const Tensor& scores0 = ctx.required(1);
-  ctx.check(is_float_type(boxes0.dtype()) && is_float_type(scores0.dtype()),
+  ctx.check(ops::is_float_like(boxes0.dtype()) && ops::is_float_like(scores0.dtype()),
             "unsupported boxes/scores dtype " + dtype_name(boxes0.dtype()));
   ctx.check(boxes0.rank() == 3 && boxes0.dim(2) == 4, "boxes must be [batches, boxes, 4], got " +
                                                           shape_str(boxes0.shape()));

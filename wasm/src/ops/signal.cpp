@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/conv_common.h"  // is_float_like
 
 namespace ptq::exec {
 namespace {
@@ -69,13 +70,9 @@ void dft_1d(const double* in, int64_t in_stride, int64_t avail, int64_t n, bool 
   }
 }
 
-bool is_float_type(DType t) {
-  return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16;
-}
-
 // The input [..., 1 | 2] as complex doubles [..., 2].
 Tensor as_complex(const KernelContext& ctx, const Tensor& x) {
-  ctx.check(is_float_type(x.dtype()), "unsupported input dtype " + dtype_name(x.dtype()));
+  ctx.check(ops::is_float_like(x.dtype()), "unsupported input dtype " + dtype_name(x.dtype()));
   ctx.check(x.rank() >= 2 && (x.dim(x.rank() - 1) == 1 || x.dim(x.rank() - 1) == 2),
             "input must end in a dim of 1 (real) or 2 (complex), got " + shape_str(x.shape()));
   const Tensor d = cast_tensor(x, DType::Double);
@@ -131,7 +128,7 @@ void stft(KernelContext& ctx) {
   const Tensor* window = ctx.input(2);
   std::vector<double> win;
   if (window) {
-    ctx.check(window->rank() == 1 && is_float_type(window->dtype()), "window must be a 1-D float tensor");
+    ctx.check(window->rank() == 1 && ops::is_float_like(window->dtype()), "window must be a 1-D float tensor");
     const Tensor w = cast_tensor(*window, DType::Double);
     win.assign(w.data<double>(), w.data<double>() + w.numel());
   }
@@ -165,7 +162,7 @@ void stft(KernelContext& ctx) {
 // A scalar float input as double.
 double scalar_float(const KernelContext& ctx, size_t index, const char* what) {
   const Tensor& t = ctx.required(index);
-  ctx.check(is_float_type(t.dtype()) && t.numel() == 1,
+  ctx.check(ops::is_float_like(t.dtype()) && t.numel() == 1,
             std::string("input '") + what + "' must be a single float value, got " + dtype_name(t.dtype()) + " " +
                 shape_str(t.shape()));
   return t.get_as_double(0);

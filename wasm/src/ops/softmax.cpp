@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/conv_common.h"  // is_float_like
 
 namespace ptq::exec {
 namespace {
@@ -130,10 +131,6 @@ void hardmax_kernel(KernelContext& ctx) {
   ctx.outputs[0] = cast_tensor(y, dt);
 }
 
-bool is_float_type(DType t) {
-  return t == DType::Float || t == DType::Double || t == DType::Float16 || t == DType::BFloat16;
-}
-
 // The loss of log-probabilities lp [N, C, inner] (double) at the target classes (input
 // `target_index`, [N, inner] int32/int64), optionally weighted per class (input `weight_index`),
 // with ignore_index and reduction none / sum / mean (mean divides by the summed weights of the
@@ -150,7 +147,7 @@ Tensor nll_loss(const KernelContext& ctx, const std::vector<double>& lp, const S
   const std::vector<int64_t> target = target_t.to_int64_vector();
   std::vector<double> weight(static_cast<size_t>(c), 1.0);
   if (const Tensor* w = ctx.input(weight_index)) {
-    ctx.check(is_float_type(w->dtype()) && w->rank() == 1 && w->dim(0) == c,
+    ctx.check(ops::is_float_like(w->dtype()) && w->rank() == 1 && w->dim(0) == c,
               "weight must be a 1-D float tensor of C = " + std::to_string(c) + " values");
     const Tensor wd = cast_tensor(*w, DType::Double);
     weight.assign(wd.data<double>(), wd.data<double>() + c);
@@ -186,7 +183,7 @@ Tensor nll_loss(const KernelContext& ctx, const std::vector<double>& lp, const S
 
 Tensor loss_input(const KernelContext& ctx, size_t i, const char* what) {
   const Tensor& t = ctx.required(i);
-  ctx.check(is_float_type(t.dtype()), std::string(what) + " has unsupported dtype " + dtype_name(t.dtype()));
+  ctx.check(ops::is_float_like(t.dtype()), std::string(what) + " has unsupported dtype " + dtype_name(t.dtype()));
   ctx.check(t.rank() >= 2, std::string(what) + " must be [N, C, ...], got " + shape_str(t.shape()));
   return cast_tensor(t, DType::Double);
 }
