@@ -143,7 +143,10 @@ export async function runLoop(page, { scope, show, entry, sweepDone }) {
     const dots = (await svg.locator('path.steps').getAttribute('d')).match(/M/g) ?? [];
     expect(dots).toHaveLength(path.length + 1);
     expect(await fix.locator('.ptq-fix-chart').getAttribute('data-points')).toBe(String(path.length + 1));
-    const ticks = await svg.locator('.axis-x .tick text').allTextContents();
+    // (one locator call per element: Netron replaces window.eval, which allTextContents needs)
+    const tickTexts = svg.locator('.axis-x .tick text');
+    const ticks = [];
+    for (let i = 0; i < await tickTexts.count(); i++) ticks.push(await tickTexts.nth(i).textContent());
     expect(ticks).toHaveLength(path.length + 1);
     expect(ticks[0]).toBe('start');
     for (let i = 0; i < path.length; i++) {
