@@ -151,6 +151,21 @@ TEST(Executor, ReportsAllUnsupportedOpsAtLoad) {
   }
 }
 
+// Found by model_exec_fuzz: a node with an empty output list made its kernel write outputs[0].
+TEST(Executor, RefusesANodeWithoutOutputs) {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1});
+  b.node("r", "Relu", {"x"}, {"y"});
+  b.node("silent", "Relu", {"y"}, {});
+  b.output("y");
+  try {
+    exec::Executor ex(b.model());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "node 'silent' (Relu) has no outputs");
+  }
+}
+
 TEST(Executor, ChecksInputDtypeAndShape) {
   exec::Executor ex(two_calibration_model());
   try {

@@ -174,5 +174,22 @@ TEST(SizeLimits, TheExecutorNamesTheNodeAndTheSize) {
   }
 }
 
+// A negative target dimension reached the shape count as a plain error, which the executor passed on
+// without the node's name ("negative dimension in shape [-5, 1, 2, 2]").
+TEST(SizeLimits, TheExecutorNamesTheNodeOfANegativeExpandShape) {
+  GraphBuilder b;
+  b.input("x", DType::Float, {1, 1, 2, 2});
+  b.initializer("shape", ints({-5, 1, 1, 1}));
+  b.node("neg_expand", "Expand", {"x", "shape"}, {"y"});
+  b.output("y");
+  exec::Executor ex(b.model());
+  try {
+    ex.run({ones({1, 1, 2, 2})}, ex.uniform_config(false));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "node 'neg_expand' (Expand): negative dimension in shape [-5, 1, 2, 2]");
+  }
+}
+
 }  // namespace
 }  // namespace ptq::test

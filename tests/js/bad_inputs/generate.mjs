@@ -155,6 +155,54 @@ export function generateCatalogue(dir, { model, data, floatModel }) {
   });
   add('model', 'two-producers', sens(twoProducers, data), W.text(W.all(conv, 2)[0]));
 
+  // Sizes: declared shapes and element counts that overflow 64-bit arithmetic or exceed what one
+  // buffer of the 4 GB wasm heap can hold, in initializers (read time) and in shapes computed at run
+  // time. Small models x [1, 1, 2, 2] -> ... -> HzCalibration -> out, with one sample.
+  const T40 = 2n ** 40n;
+  const f32Bytes = (n) => Buffer.from(new Float32Array(n).fill(1).buffer);
+  const i64Bytes = (values) => Buffer.from(new BigInt64Array(values.map(BigInt)).buffer);
+  const smallData = at('data/small');
+  write('data/small/x/0.npy', npyOf('float32', [1, 1, 2, 2], Float32Array.from([1, -2, 3, -4])));
+  const small = (name, nodes, initializers, inputDims = [1, 1, 2, 2]) => write(`models/${name}.onnx`, W.makeModel({
+    inputs: [['x', W.ELEM.FLOAT, inputDims]], outputs: [['out', W.ELEM.FLOAT, []]], initializers, opsets: [['', 13], ['horizon', 1]],
+    nodes: [...nodes, { name: 'y_HzCalibration', op: 'HzCalibration', domain: 'horizon', inputs: ['y'], outputs: ['out'], attributes: [W.attrFloats('thresholds', [8])] }],
+  }));
+  // x + w, w an initializer of the given dims and raw bytes.
+  const addInit = (name, dims, raw) => small(name, [{ name: 'add_w', op: 'Add', inputs: ['x', 'w'], outputs: ['y'] }],
+    [{ name: 'w', elemType: W.ELEM.FLOAT, dims, raw }]);
+  // Relu(x) -> op(r, shape) with an int64 shape initializer.
+  const shaped = (name, op, node, values) => small(name, [
+    { name: 'relu', op: 'Relu', inputs: ['x'], outputs: ['r'] },
+    { name: node, op, inputs: ['r', 'shape'], outputs: ['y'] },
+  ], [{ name: 'shape', elemType: W.ELEM.INT64, dims: [values.length], raw: i64Bytes(values) }]);
+  const sizeCase = (id, file, culprit, page = false) => add('model', `size-${id}`, sens(file, smallData), culprit, page ? { page: { model: file } } : {});
+  sizeCase('initializer-2p40-squared', addInit('init-2p40', [T40, T40], f32Bytes(1)), "tensor 'w'", true);
+  sizeCase('initializer-bytes-overflow', addInit('init-bytes-overflow', [2n ** 31n, 2n ** 31n, 4n], f32Bytes(4)), "tensor 'w'");
+  sizeCase('initializer-beyond-heap', addInit('init-heap', [2 ** 20, 2 ** 20], f32Bytes(1)), "tensor 'w'", true);
+  sizeCase('initializer-raw-too-long', addInit('init-long', [2, 2], f32Bytes(5)), "tensor 'w'");
+  sizeCase('int64-initializer-raw-too-long', small('init-int64-long', [{ name: 'reshape', op: 'Reshape', inputs: ['x', 'shape'], outputs: ['y'] }],
+    [{ name: 'shape', elemType: W.ELEM.INT64, dims: [2], raw: i64Bytes([1, 4, 4]) }]), "tensor 'shape'");
+  sizeCase('expand-2p40-squared', shaped('expand-2p40', 'Expand', 'big_expand', [T40, T40, 1, 1]), "node 'big_expand' (Expand)");
+  sizeCase('expand-beyond-heap', shaped('expand-heap', 'Expand', 'big_expand', [2 ** 20, 2 ** 20, 1, 1]), "node 'big_expand' (Expand)");
+  sizeCase('expand-overflow', shaped('expand-overflow', 'Expand', 'big_expand', [2n ** 32n, 2n ** 32n, 2n ** 32n, 1, 1, 1]), "node 'big_expand' (Expand)");
+  sizeCase('expand-negative', shaped('expand-negative', 'Expand', 'big_expand', [-5, 1, 1, 1]), "node 'big_expand' (Expand)");
+  sizeCase('reshape-2p40-squared', shaped('reshape-2p40', 'Reshape', 'big_reshape', [T40, T40]), "node 'big_reshape' (Reshape)");
+  sizeCase('reshape-int64-min', shaped('reshape-min', 'Reshape', 'big_reshape', [-(2n ** 63n), 4]), "node 'big_reshape' (Reshape)");
+  sizeCase('tile-2p40-squared', shaped('tile-2p40', 'Tile', 'big_tile', [T40, T40, 1, 1]), "node 'big_tile' (Tile)");
+  sizeCase('constant-of-shape-2p40-squared', small('fill-2p40', [
+    { name: 'big_fill', op: 'ConstantOfShape', inputs: ['shape'], outputs: ['c'] },
+    { name: 'add_c', op: 'Add', inputs: ['x', 'c'], outputs: ['y'] },
+  ], [{ name: 'shape', elemType: W.ELEM.INT64, dims: [2], raw: i64Bytes([T40, T40]) }]), "node 'big_fill' (ConstantOfShape)");
+  sizeCase('input-declared-2p40-squared', small('input-2p40', [{ name: 'relu', op: 'Relu', inputs: ['x'], outputs: ['y'] }], [], [T40, T40]),
+    "model input 'x'");
+  // A node with an empty output list (found by model_exec_fuzz: its kernel wrote outputs[0]).
+  add('model', 'node-without-outputs', sens(small('no-outputs', [
+    { name: 'relu', op: 'Relu', inputs: ['x'], outputs: ['y'] },
+    { name: 'silent', op: 'Relu', inputs: ['y'], outputs: [] },
+  ], []), smallData), "node 'silent' (Relu) has no outputs");
+  // The same through run (a single forward pass, no analysis).
+  add('model', 'size-expand-run', ['run', at('models/expand-heap.onnx'), smallData, '--quant', 'off', '--out', `${WORK}/run`], "node 'big_expand' (Expand)");
+
   // ---- calibration data ------------------------------------------------------------------------
   add('data', 'missing', sens(model, at('data/missing')), 'data/missing');
   add('data', 'is-a-file', sens(model, truncated), 'truncated.onnx');
@@ -197,6 +245,18 @@ export function generateCatalogue(dir, { model, data, floatModel }) {
   const objectNpy = dataWith('object-npy', { [last]: Buffer.concat([Buffer.from('\x93NUMPY\x01\x00'), Buffer.from([0x76, 0x00]),
     Buffer.from(`{'descr': '|O', 'fortran_order': False, 'shape': (1,), }`.padEnd(117, ' ') + '\n'), Buffer.alloc(8)]) });
   add('data', 'object-dtype', sens(model, objectNpy), sampleFiles.at(-1));
+
+  // A sample whose header declares 2^40 x 2^40 elements (or an element count overflowing 64 bits
+  // in bytes) over 16 bytes of data.
+  const npyDeclaring = (shape) => {
+    const header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}), }`;
+    return Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'), Buffer.from([118, 0]),
+      Buffer.from(`${header.padEnd(117, ' ')}\n`), Buffer.alloc(16)]);
+  };
+  write('data/npy-2p40/x/0.npy', npyDeclaring([T40, T40]));
+  add('data', 'npy-shape-2p40-squared', sens(at('models/expand-heap.onnx'), at('data/npy-2p40')), 'x/0.npy');
+  write('data/npy-overflow/x/0.npy', npyDeclaring([2n ** 32n, 2n ** 32n, 4n]));
+  add('data', 'npy-shape-overflow', sens(at('models/expand-heap.onnx'), at('data/npy-overflow')), 'x/0.npy');
 
   // An out-of-range Gather index in the data: a small model (ids -> Gather(table) -> HzCalibration).
   const table = new Float32Array(12).map((_, i) => i + 1);

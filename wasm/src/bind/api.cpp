@@ -319,7 +319,7 @@ class Session {
       release();
       Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
       reader::ReadOptions options;
-      options.file_name = "model.onnx";
+      options.file_name = "";  // messages say "the model": the page and the CLI prefix the file's name
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
       auto executor = std::make_unique<exec::Executor>(std::move(model));
       auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());

@@ -66,7 +66,8 @@ int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   bool overflow = false;
   for (int64_t d : shape) {
-    check(d >= 0, "negative dimension in shape " + shape_str(shape));
+    // A SizeError, so that the executor names the node whose kernel computed the shape.
+    if (d < 0) throw SizeError("negative dimension in shape " + shape_str(shape));
     overflow = overflow || __builtin_mul_overflow(n, d, &n);
   }
   // A zero dimension anywhere makes the count 0 whatever the other dimensions are.

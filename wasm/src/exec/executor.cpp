@@ -48,6 +48,8 @@ Executor::Executor(ir::Model model) : model_(std::move(model)) {
   };
   for (size_t i = 0; i < n; ++i) {
     const ir::Node& node = g.nodes[i];
+    // Kernels write outputs[0] unchecked; a node without outputs is malformed, not a no-op.
+    if (node.outputs.empty()) fail("node '" + node.name + "' (" + node.op_type + ") has no outputs");
     for (int in : node.inputs) constant_inputs_[i].push_back(stable(in));
     if (is_constant_op(node)) continue;
     if (quant::is_calibration_node(node)) {

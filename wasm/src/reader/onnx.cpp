@@ -446,23 +446,27 @@ void resolve_opsets(const ir::Model& model, ir::Graph& graph) {
   }
 }
 
+// How messages name the file: 'name', or "the model" when the caller names the file itself (the
+// wasm API: the page and the CLI put the file name in front of the message).
+std::string named(const std::string& file) { return file.empty() ? "the model" : "'" + file + "'"; }
+
 // ir_version and opset versions: impossible values are errors (an opset beyond int32 would be
 // truncated into a node's opset); versions newer than this reader knows are read with the newest
 // rules it has, and said so in a warning.
 void check_versions(ir::Model& model, const std::string& file) {
   if (model.ir_version < 0)
-    throw Error("'" + file + "' declares ir_version " + std::to_string(model.ir_version) + ", which is not a version");
+    throw Error(named(file) + " declares ir_version " + std::to_string(model.ir_version) + ", which is not a version");
   if (model.ir_version > kNewestIrVersion)
-    model.warnings.push_back("'" + file + "' declares ir_version " + std::to_string(model.ir_version) +
+    model.warnings.push_back(named(file) + " declares ir_version " + std::to_string(model.ir_version) +
                              ", newer than the newest this reader knows (" + std::to_string(kNewestIrVersion) +
                              "): it is read by the IR " + std::to_string(kNewestIrVersion) + " rules");
   for (const auto& o : model.opset_imports) {
     const std::string domain = o.domain.empty() ? "ai.onnx" : o.domain;
     if (o.version < 0 || o.version > std::numeric_limits<int32_t>::max())
-      throw Error("'" + file + "' imports opset " + std::to_string(o.version) + " of domain '" + domain +
+      throw Error(named(file) + " imports opset " + std::to_string(o.version) + " of domain '" + domain +
                   "', which is not a version");
     if (o.domain.empty() && o.version > kNewestOpset)
-      model.warnings.push_back("'" + file + "' imports opset " + std::to_string(o.version) +
+      model.warnings.push_back(named(file) + " imports opset " + std::to_string(o.version) +
                                " of domain 'ai.onnx', newer than the newest this reader knows (" +
                                std::to_string(kNewestOpset) + "): its ops run with the opset " +
                                std::to_string(kNewestOpset) + " rules");
@@ -474,7 +478,7 @@ void check_versions(ir::Model& model, const std::string& file) {
 ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options) {
   ir::Model model;
   Context ctx{options, &model.owned_buffers, &model.warnings};
-  if (size == 0) throw FormatError("'" + options.file_name + "' is empty, not an ONNX model");
+  if (size == 0) throw FormatError(named(options.file_name) + " is empty, not an ONNX model");
   try {
     Reader r(data, size, "ModelProto");
     Field f;
@@ -517,13 +521,13 @@ ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options
         default: break;
       }
     }
-    if (!has_graph) throw Error("'" + options.file_name + "' is not an ONNX model (no graph found)");
+    if (!has_graph) throw Error(named(options.file_name) + " is not an ONNX model (no graph found)");
     if (model.opset_imports.empty()) model.opset_imports.push_back({"", 1});
     check_versions(model, options.file_name);
     auto g = parse_graph(graph_bytes, ctx, 0);
     model.graph = std::move(*g);
   } catch (const FormatError& e) {
-    throw FormatError("'" + options.file_name + "' is not a valid ONNX model: " + e.what());
+    throw FormatError(named(options.file_name) + " is not a valid ONNX model: " + e.what());
   }
   resolve_opsets(model, model.graph);
   return model;

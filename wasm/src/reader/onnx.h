@@ -22,7 +22,7 @@ using ExternalFiles = std::map<std::string, pb::Bytes>;
 
 struct ReadOptions {
   ExternalFiles external_files;
-  std::string file_name = "model";  // used in error messages
+  std::string file_name = "model";  // used in error messages; "" says "the model"
 };
 
 ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options = {});
