@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture } from '../helpers.mjs';
 import { openApp, openPanel } from '../e2e/browser.mjs';
 import { generateCatalogue } from './generate.mjs';
+import { writeWarningModel } from './warnings.mjs';
 
 const { model, data } = fixture('digits_cnn_calibrated');
 const floatModel = fixture('digits_cnn').model;
@@ -50,6 +51,20 @@ describe('bad inputs on the page', () => {
       expect(pageErrors).toEqual([]);
     });
   }
+
+  it('a model read with warnings opens and its banner shows every warning', async () => {
+    const warned = writeWarningModel(tmp, model);
+    await page.setInputFiles('#open-model', warned.file);
+    await page.waitForSelector('#error-banner:not([hidden])');
+    const shown = await page.textContent('#error-banner .error-text');
+    for (const w of warned.warnings) expect(shown).toContain(`warned_model.onnx: warning: ${w}`);
+    // Loaded, not refused: the header names the model and the data can be opened for it.
+    await page.waitForFunction(() => /warned_model\.onnx/.test(document.querySelector('#model-info')?.textContent ?? ''));
+    await page.setInputFiles('#open-data-folder', data);
+    await exampleLoaded();
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    expect(pageErrors).toEqual([]);
+  });
 
   it('stays usable: a good model and folder open and an analysis runs', async () => {
     await page.setInputFiles('#open-model', model);

@@ -29,7 +29,7 @@ export function createOpener(state, engine) {
     });
     state.set('graph', loaded.graph);
     if (loaded.graphError) fail(`${path}: the graph cannot be shown: ${loaded.graphError}`);
-    else if (loaded.summary?.warnings?.length) state.set('error', `${path}: warning: ${loaded.summary.warnings.join('\n')}`);
+    else if (loaded.summary?.warnings?.length) state.set('error', loaded.summary.warnings.map((w) => `${path}: warning: ${w}`).join('\n'));
     state.set('status', null);
     return true;
   }
