@@ -106,6 +106,54 @@ export function expandSynopsis(words) {
   return [out];
 }
 
+// Does a command use shell variables set earlier (`$M`)? Such a command runs within its walk-through
+// (documentedScripts).
+export const usesShellVariables = (c) => /\$[A-Za-z_]/.test(c.text);
+
+// The walk-throughs whose commands use shell variables, as shell scripts: per Markdown file, the
+// shell code blocks (```sh, ```bash, ```shell) from the first to the last one holding such a command,
+// joined (variables set in one block are used in the next). [{file, line, end, script}]: `line` ..
+// `end` are the first and last lines covered.
+export function documentedScripts(root) {
+  const scripts = [];
+  for (const file of docFiles(root)) {
+    const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n');
+    const blocks = [];
+    let open = null;
+    for (let n = 0; n < lines.length; n++) {
+      const trimmed = lines[n].trim();
+      const m = /^(`{3,}|~{3,})\s*(\S*)/.exec(trimmed);
+      if (m && !open) {
+        open = { fence: m[1], lang: m[2], line: n + 2, body: [] };
+      } else if (m && trimmed.startsWith(open.fence)) {
+        const hasVariables = open.body.some((l) => {
+          const text = l.trim().replace(/^\$\s+/, '');
+          return PREFIXES.some((p) => text.startsWith(`${p.join(' ')} `)) && /\$[A-Za-z_]/.test(text);
+        });
+        blocks.push({ ...open, end: n, hasVariables });
+        open = null;
+      } else if (open) {
+        open.body.push(lines[n]);
+      }
+    }
+    const first = blocks.findIndex((bl) => bl.hasVariables);
+    if (first < 0) continue;
+    const last = blocks.findLastIndex((bl) => bl.hasVariables);
+    const shell = blocks.slice(first, last + 1).filter((bl) => ['sh', 'bash', 'shell'].includes(bl.lang));
+    scripts.push({ file, line: shell[0].line, end: shell.at(-1).end, script: `${shell.map((bl) => bl.body.join('\n')).join('\n')}\n` });
+  }
+  return scripts;
+}
+
+// The files a command writes through its file options (--json, --config-out, --out, --qdq).
+export function writtenFiles(args) {
+  const out = [];
+  args.forEach((a, i) => {
+    if (['--json', '--config-out', '--out', '--qdq'].includes(a) && i + 1 < args.length) out.push(args[i + 1]);
+  });
+  return out;
+}
+
 // [{file, line, text, args: [...], exit}] for every documented command of the repository at `root`.
 export function documentedCommands(root) {
   const commands = [];
