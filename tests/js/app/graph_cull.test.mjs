@@ -1,4 +1,4 @@
-// Viewport culling of the graph view (web/app/graph/cull.mjs + view.mjs) on linkedom: the grid index
+// Viewport culling of the graph view (web/app/graph/cull.mjs + drawing.mjs, through view.mjs) on linkedom: the grid index
 // answers like a scan of every box, and on a 20,102-box graph only the boxes that intersect the view
 // (plus margin) are in the DOM, before and after a pan; selection, picks and heat set while a node is
 // off-screen are on it once it is drawn. (Chromium: viewer_browser.test.mjs.)
@@ -11,7 +11,7 @@ import { createStore, DEFAULTS } from '../../../web/app/state.mjs';
 import { bigGraph } from './big_graph.mjs';
 
 const VIEW = { w: 800, h: 600 }; // linkedom has no layout: the view's fallback size
-const MARGIN_PX = 300; // view.mjs's
+const MARGIN_PX = 300; // drawing.mjs's
 
 let createGraphView;
 beforeAll(async () => {
