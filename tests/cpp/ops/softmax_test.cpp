@@ -77,8 +77,8 @@ TEST(Softmax, NegativeLogLikelihoodAndCrossEntropyLoss) {
   EXPECT_THROW(run_op("NegativeLogLikelihoodLoss", {lp, Tensor::from_int64s({2}, {2, 0})}), Error);
   EXPECT_THROW(run_op("NegativeLogLikelihoodLoss", {lp, target}, reduce("max")), Error);
   // Cross entropy of equal scores over 2 classes is log 2; log_prob is log(1/2) everywhere.
-  const auto sce = run_op("SoftmaxCrossEntropyLoss", {Tensor::from_floats({1, 2}, {5, 5}), Tensor::from_int64s({1}, {0})},
-                          {}, 2);
+  const auto sce =
+      run_op("SoftmaxCrossEntropyLoss", {Tensor::from_floats({1, 2}, {5, 5}), Tensor::from_int64s({1}, {0})}, {}, 2);
   expect_tensor_near(sce[0], {}, {0.69314718f});
   expect_tensor_near(sce[1], {1, 2}, {-0.69314718f, -0.69314718f});
 }

@@ -104,7 +104,8 @@ struct BitShiftOp {
 void bit_shift_kernel(KernelContext& ctx) {
   ctx.check(ctx.node.has_attr("direction"), "attribute 'direction' is required");
   const std::string dir = ctx.node.attr_string("direction", "");
-  ctx.check(dir == "LEFT" || dir == "RIGHT", "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
+  ctx.check(dir == "LEFT" || dir == "RIGHT",
+            "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" + dir + "\"");
   const Tensor& a = ctx.required(0);
   const Tensor& b = ctx.required(1);
   const DType t = a.dtype();
