@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ir/shape_inference.h"
+#include "exec/shape_inference.h"
 #include "quant/calibration.h"
 #include "schema/json_writer.h"
 
@@ -163,7 +163,7 @@ void write_value_names(JsonWriter& w, const ir::Graph& graph, const std::vector<
 
 // `relations` is null inside subgraphs: calibration relations are defined on the main graph only.
 void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations) {
-  const std::vector<ir::ValueInfo> shapes = ir::infer_shapes(graph);
+  const std::vector<ir::ValueInfo> shapes = exec::infer_shapes(graph);
   w.field("name", graph.name);
   w.key("inputs").begin_array();
   for (int id : graph.inputs) write_value_ref(w, graph, shapes, id);

@@ -19,7 +19,7 @@
 #include "quant/relations.h"
 #include "exec/executor.h"
 #include "io/npy.h"
-#include "ir/shape_inference.h"
+#include "exec/shape_inference.h"
 #include "ops/conv_winograd.h"
 #include "reader/onnx.h"
 #include "tools/tool_files.h"
@@ -42,7 +42,7 @@ void print_profile(const ptq::ir::Graph& g, const std::vector<double>& node_ms, 
   std::sort(rows.rbegin(), rows.rend());
   std::fprintf(stderr, "profile: %.2f ms per run in nodes\n", total);
   for (const auto& [ms, name] : rows) std::fprintf(stderr, "  %8.2f ms %5.1f%%  %s\n", ms, 100 * ms / total, name.c_str());
-  const std::vector<ptq::ir::ValueInfo> infos = ptq::ir::infer_shapes(g);
+  const std::vector<ptq::ir::ValueInfo> infos = ptq::exec::infer_shapes(g);
   std::vector<size_t> order(node_ms.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return node_ms[a] > node_ms[b]; });

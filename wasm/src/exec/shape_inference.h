@@ -8,10 +8,10 @@
 
 #include "ir/graph.h"
 
-namespace ptq::ir {
+namespace ptq::exec {
 
 // One entry per value id of `graph`. `has_shape` false = rank unknown. Declared value_info is used
 // only where no rule applies (rules see the actual graph; exporters' value_info may be stale).
-std::vector<ValueInfo> infer_shapes(const Graph& graph);
+std::vector<ir::ValueInfo> infer_shapes(const ir::Graph& graph);
 
-}  // namespace ptq::ir
+}  // namespace ptq::exec

@@ -11,8 +11,8 @@
 #include <iterator>
 
 #include "exec/executor.h"
+#include "exec/shape_inference.h"
 #include "io/npy.h"
-#include "ir/shape_inference.h"
 #include "reader/onnx.h"
 
 using namespace ptq;
@@ -85,7 +85,7 @@ TEST_P(ShapeInferenceFixture, MatchesRuntimeShapes) {
   const exec::RunRecord rec = ex.run(inputs, ex.uniform_config(false), {}, /*keep_all=*/true);
 
   // As declared: every inferred dim that is known must be the runtime one (symbolic ones stay -1).
-  const auto declared = ir::infer_shapes(graph);
+  const auto declared = exec::infer_shapes(graph);
   // With the sample's concrete input shapes: everything must be known and equal.
   ir::Graph concrete = graph;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
@@ -94,7 +94,7 @@ TEST_P(ShapeInferenceFixture, MatchesRuntimeShapes) {
     info.dim_params.assign(info.dims.size(), "");
     info.has_shape = true;
   }
-  const auto exact = ir::infer_shapes(concrete);
+  const auto exact = exec::infer_shapes(concrete);
   // Every output of every computed node (Constant outputs are initializers: exact by construction).
   int compared = 0;
   for (const ir::Node& node : graph.nodes) {

@@ -1,4 +1,4 @@
-#include "ir/shape_inference.h"
+#include "exec/shape_inference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,15 @@
 #include "core/size.h"
 #include "exec/registry.h"
 
-namespace ptq::ir {
+namespace ptq::exec {
 namespace {
+
+using ir::AttrType;
+using ir::Attribute;
+using ir::Graph;
+using ir::Node;
+using ir::Value;
+using ir::ValueInfo;
 
 // A dim: known size (v >= 0), or unknown (v == -1) possibly named by a symbol carried from an input.
 struct Dim {
@@ -870,10 +877,10 @@ constexpr int64_t kFoldLimit = 1 << 12;    // elements per folded output
 constexpr int64_t kProbeLimit = 1 << 22;   // input elements a probe may allocate
 
 std::optional<std::vector<Tensor>> run_kernel(const Node& node, const std::vector<const Tensor*>& inputs) {
-  const exec::KernelFn fn = exec::OpRegistry::global().find(node.domain, node.op_type);
+  const KernelFn fn = OpRegistry::global().find(node.domain, node.op_type);
   if (!fn) return std::nullopt;
   std::vector<Tensor> outputs(node.outputs.size());
-  exec::KernelContext ctx{node, inputs, outputs, nullptr, std::vector<bool>(inputs.size(), false)};
+  KernelContext ctx{node, inputs, outputs, nullptr, std::vector<bool>(inputs.size(), false)};
   try {
     fn(ctx);
   } catch (const std::exception&) {
@@ -1001,4 +1008,4 @@ std::vector<ValueInfo> infer_shapes(const Graph& graph) {
   return result;
 }
 
-}  // namespace ptq::ir
+}  // namespace ptq::exec

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "graph_builder.h"
-#include "ir/shape_inference.h"
+#include "exec/shape_inference.h"
 #include "ops/op_test_util.h"
 
 using namespace ptq;
@@ -39,7 +39,7 @@ TEST(ShapeInferenceLimits, OverflowingWindowsLeaveTheDimUnknown) {
   // pads 1e9: a valid, representable but huge shape is inferred as it is.
   b.node("c5", "Conv", {"x", "w"}, {"y7"}, {attr_ints("pads", {1000000000, 0, 1000000000, 0})});
   ir::Graph g = b.graph();
-  const auto infos = ir::infer_shapes(g);
+  const auto infos = exec::infer_shapes(g);
   for (const char* name : {"y1", "y2", "y3", "y4", "y5", "y6"}) {
     const ir::ValueInfo& v = info_of(g, infos, name);
     const bool some_unknown = !v.has_shape || std::any_of(v.dims.begin(), v.dims.end(), [](int64_t d) { return d < 0; });
@@ -73,7 +73,7 @@ TEST(ShapeInferenceLimits, MovementRulesWithHugeOrZeroAttributes) {
   b.node("cos", "ConstantOfShape", {"big_shape"}, {"g"});
   b.node("reshape", "Reshape", {"x", "big_shape"}, {"h"});
   ir::Graph g = b.graph();
-  const auto infos = ir::infer_shapes(g);
+  const auto infos = exec::infer_shapes(g);
   EXPECT_EQ(info_of(g, infos, "d").dims, (Shape{1, 1, 2, 2}));  // one element: the last channel
   EXPECT_FALSE(info_of(g, infos, "g").has_shape);
   EXPECT_FALSE(info_of(g, infos, "h").has_shape);

@@ -1,4 +1,4 @@
-#include "ir/shape_inference.h"
+#include "exec/shape_inference.h"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ Inferred infer(test::GraphBuilder& b, int opset = 17) {
   Inferred r{b.graph(), {}};
   for (auto& n : r.graph.nodes)
     if (n.domain.empty()) n.opset = opset;
-  r.infos = ir::infer_shapes(r.graph);
+  r.infos = exec::infer_shapes(r.graph);
   return r;
 }
 
@@ -265,7 +265,7 @@ TEST(ShapeInference, SymbolicBatchIsCarried) {
   b.node("flat", "Flatten", {"a"}, {"f"});
   ir::Graph g = b.graph();
   g.values[static_cast<size_t>(g.find_value("x"))].info.dim_params = {"N", "", "", ""};
-  const auto infos = ir::infer_shapes(g);
+  const auto infos = exec::infer_shapes(g);
   const auto& a = infos[static_cast<size_t>(g.find_value("a"))];
   EXPECT_EQ(a.dims, (Shape{-1, 4, 8, 8}));
   EXPECT_EQ(a.dim_params[0], "N");
@@ -299,6 +299,6 @@ TEST(ShapeInference, DeclaredValueInfoFillsGaps) {
   m.dims = {7, 7};
   m.dim_params = {"", ""};
   m.has_shape = true;
-  const auto infos = ir::infer_shapes(g);
+  const auto infos = exec::infer_shapes(g);
   EXPECT_EQ(infos[static_cast<size_t>(g.find_value("m"))].dims, (Shape{7, 7}));
 }
