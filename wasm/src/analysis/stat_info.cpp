@@ -50,7 +50,8 @@ NodeStatInfo header(const quant::CalibrationSpec& spec) {
   NodeStatInfo info;
   info.node = spec.node_name;
   info.tensor_type = spec.kind_name();
-  info.granularity = spec.thresholds.size() > 1 && !spec.asymmetric ? "per-channel" : "per-tensor";
+  // One scale per channel (Horizon symmetric per-channel nodes, per-axis Q/DQ quantizers).
+  info.granularity = spec.scales.size() > 1 ? "per-channel" : "per-tensor";
   info.thresholds = spec.thresholds;
   info.scales = spec.scales;
   return info;

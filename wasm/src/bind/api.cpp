@@ -32,6 +32,7 @@
 #include "quant/calibration.h"
 #include "quant/config_export.h"
 #include "quant/hz_to_qdq.h"
+#include "quant/qdq_import.h"
 #include "quant/relations.h"
 #include "reader/onnx.h"
 #include "reader/onnx_writer.h"
@@ -321,6 +322,7 @@ class Session {
       reader::ReadOptions options;
       options.file_name = "";  // messages say "the model": the page and the CLI prefix the file's name
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
+      quant::import_qdq(model);  // a Q/DQ model's quantizers become calibration nodes (§1.11)
       auto executor = std::make_unique<exec::Executor>(std::move(model));
       auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.

@@ -101,6 +101,14 @@ std::string CalibrationSpec::kind_name() const {
 }
 
 std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype) {
+  if (spec.affine && qtype.name == spec.qtype.name) return spec.scales;
+  if (spec.affine && spec.asymmetric) {
+    // Each channel's real range [range_min, range_max] spread over the new type's levels.
+    std::vector<float> scales;
+    const float levels = static_cast<float>(qtype.qmax() - qtype.qmin());
+    for (size_t c = 0; c < spec.range_min.size(); ++c) scales.push_back((spec.range_max[c] - spec.range_min[c]) / levels);
+    return scales;
+  }
   if (spec.thresholds.empty()) return spec.scales;
   std::vector<float> scales;
   if (spec.asymmetric) {
@@ -117,6 +125,58 @@ std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype
   }
   return scales;
 }
+
+std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales) {
+  if (!spec.affine) return {spec.asymmetric && !spec.zero_points.empty() ? spec.zero_points[0] : 0};
+  if (qtype.name == spec.qtype.name) return spec.zero_points;
+  if (!spec.asymmetric) return {0};
+  // zp = round(qmin - range_min / s), clamped to the type (as onnxruntime's quantizer derives it).
+  std::vector<int64_t> zero_points;
+  for (size_t c = 0; c < scales.size() && c < spec.range_min.size(); ++c) {
+    const double zp = round_half_even(qtype.qmin() - static_cast<double>(spec.range_min[c] / scales[c]));
+    zero_points.push_back(static_cast<int64_t>(std::min(std::max(zp, qtype.qmin()), qtype.qmax())));
+  }
+  return zero_points;
+}
+
+namespace {
+
+// A Q/DQ quantizer's node (quant/qdq_import.h): scales (constant = 2) and zero points are given; the
+// real range of each channel follows from them and is what a qtype override keeps.
+void finish_affine(CalibrationSpec& spec, const std::string& where) {
+  check(spec.qtype.is_integer(), where + ": a QuantizeLinear/DequantizeLinear quantizer needs an integer qtype, not '" +
+                                     spec.qtype.name + "'");
+  const size_t n = spec.scales.size();
+  if (spec.zero_points.empty()) spec.zero_points.assign(1, 0);
+  check(spec.zero_points.size() == 1 || spec.zero_points.size() == n,
+        where + ": " + std::to_string(spec.zero_points.size()) + " zero points for " + std::to_string(n) + " scales");
+  if (spec.zero_points.size() == 1 && n > 1) spec.zero_points.assign(n, spec.zero_points[0]);
+  const double qmin = spec.qtype.qmin(), qmax = spec.qtype.qmax();
+  bool all_zero = true;
+  for (int64_t z : spec.zero_points) {
+    check(z >= qmin && z <= qmax, where + ": zero point " + std::to_string(z) + " is outside the range of " + spec.qtype.name);
+    all_zero = all_zero && z == 0;
+  }
+  // Symmetric (signed type, zero point 0): the threshold s * qmax of the constant = 2 path, as a
+  // Horizon node. Otherwise the range [(qmin - zp) * s, (qmax - zp) * s].
+  spec.asymmetric = !(all_zero && !spec.qtype.is_unsigned());
+  spec.range_min.clear();
+  spec.range_max.clear();
+  for (size_t c = 0; c < n; ++c) {
+    const float z = static_cast<float>(spec.zero_points[c]);
+    spec.range_min.push_back((static_cast<float>(qmin) - z) * spec.scales[c]);
+    spec.range_max.push_back((static_cast<float>(qmax) - z) * spec.scales[c]);
+  }
+  if (!spec.asymmetric) return;
+  spec.thresholds.clear();
+  if (n == 1) {
+    spec.thresholds = {spec.range_min[0], spec.range_max[0]};
+    return;
+  }
+  for (size_t c = 0; c < n; ++c) spec.thresholds.push_back(std::max(std::fabs(spec.range_min[c]), std::fabs(spec.range_max[c])));
+}
+
+}  // namespace
 
 CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   const ir::Node& node = graph.node(node_id);
@@ -142,6 +202,9 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   spec.thresholds = node.attr_floats("thresholds");
   spec.scales = node.attr_floats("scales");
   spec.zero_points = node.attr_ints("zero_point");
+  spec.qdq_nodes = node.attr_strings("qdq_nodes");
+  spec.affine = !spec.qdq_nodes.empty();
+  if (spec.affine) check(spec.constant == 2 && !spec.scales.empty(), where + ": a Q/DQ quantizer (attribute 'qdq_nodes') needs constant = 2 and its scales");
 
   // Legacy info_strings tokens (§1.3).
   bool info_weight = false, info_feature = false, asymq = false;
@@ -205,7 +268,9 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   } else if (!spec.thresholds.empty()) {
     spec.scales = derive_scales(spec, spec.qtype);
   }
-  if (spec.asymmetric) {
+  if (spec.affine) {
+    finish_affine(spec, where);
+  } else if (spec.asymmetric) {
     const float s = spec.scales.at(0);
     spec.zero_points = {static_cast<int64_t>(spec.qtype.qmax() - round_half_even(spec.thresholds[1] / s))};
   }
@@ -297,9 +362,13 @@ void quantize_tensor(const CalibrationSpec& spec, const QType& qtype, const std:
   const float* x = input.data<float>();
   float* y = out.mutable_data<float>();
   const float qmin = static_cast<float>(qtype.qmin()), qmax = static_cast<float>(qtype.qmax());
-  const float zp = spec.asymmetric && !spec.zero_points.empty() ? static_cast<float>(spec.zero_points[0]) : 0.0f;
+  const std::vector<int64_t> zero_points = derive_zero_points(spec, qtype, scales);
+  check(zero_points.size() == 1 || zero_points.size() == scales.size(),
+        "calibration node '" + spec.node_name + "': " + std::to_string(zero_points.size()) + " zero points for " +
+            std::to_string(scales.size()) + " scales");
+  auto zp_at = [&](size_t i) { return static_cast<float>(zero_points[zero_points.size() == 1 ? 0 : i]); };
   if (scales.size() == 1) {
-    quantize_run<R>(x, y, input.numel(), scales[0], zp, qmin, qmax);
+    quantize_run<R>(x, y, input.numel(), scales[0], zp_at(0), qmin, qmax);
     return;
   }
   const ChannelMap m = channel_map(spec, input, scales.size());
@@ -307,7 +376,8 @@ void quantize_tensor(const CalibrationSpec& spec, const QType& qtype, const std:
     for (int64_t c = 0; c < m.channels; ++c) {
       const int64_t scale_index = m.regroup ? (o / m.in_per_group) * m.out_per_group + c : c;
       const int64_t offset = (o * m.channels + c) * m.inner;
-      quantize_run<R>(x + offset, y + offset, m.inner, scales[static_cast<size_t>(scale_index)], zp, qmin, qmax);
+      quantize_run<R>(x + offset, y + offset, m.inner, scales[static_cast<size_t>(scale_index)],
+                      zp_at(static_cast<size_t>(scale_index)), qmin, qmax);
     }
   }
 }

@@ -40,6 +40,13 @@ struct CalibrationSpec {
   std::vector<float> scales;       // derived per §1.4 (or given when constant == 2)
   std::vector<int64_t> zero_points;
   bool conv_transpose_weight = false;  // weight consumed by ConvTranspose: regrouped channel index
+  // A quantizer read from a Q/DQ model (quant/qdq_import.h; attribute `qdq_nodes` names its original
+  // QuantizeLinear/DequantizeLinear nodes): `scales` and `zero_points` are the quantizer's own, per
+  // tensor or per channel; each channel's real range is [(qmin - zp) * s, (qmax - zp) * s]
+  // (range_min/range_max), which a qtype override keeps (derive_scales, derive_zero_points).
+  bool affine = false;
+  std::vector<std::string> qdq_nodes;
+  std::vector<float> range_min, range_max;
   // Attributes the node carries but that are ignored in a way the user should know (e.g. unusable
   // stored scales the thresholds override).
   std::vector<std::string> warnings;
@@ -65,6 +72,11 @@ CalibrationCounts count_calibration_nodes(const ir::Graph& graph);
 
 // Scales for `qtype` from the spec's thresholds (§1.4). Used when a run overrides the qtype.
 std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype);
+
+// Zero points for `qtype` with `scales` (one, or one per channel): the stored ones under the stored
+// qtype; under an override, an affine quantizer's zero points keep its real range; otherwise the
+// stored asymmetric zero point, or 0.
+std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales);
 
 // y = fake_quant(x) under `qtype` (switch ON). Per-channel along spec.axis when more than one scale.
 Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,

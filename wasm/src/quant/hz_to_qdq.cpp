@@ -24,9 +24,11 @@ DType zero_point_type(const CalibrationSpec& s) {
        "' has no ONNX QuantizeLinear equivalent (int8, uint8, int16 and uint16 do)");
 }
 
-Tensor filled(DType dtype, Shape shape, int64_t value) {
+// The zero-point tensor: `values` has one value (repeated) or one per element.
+Tensor filled(DType dtype, Shape shape, const std::vector<int64_t>& values) {
   Tensor t(dtype, shape);
   for (int64_t i = 0; i < t.numel(); ++i) {
+    const int64_t value = values[values.size() == 1 ? 0 : static_cast<size_t>(i)];
     switch (dtype) {
       case DType::Int8: t.mutable_data<int8_t>()[i] = static_cast<int8_t>(value); break;
       case DType::UInt8: t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(value); break;
@@ -58,7 +60,8 @@ class Rewriter {
     }
     const DType zp_type = zero_point_type(s);
     sixteen_bit = sixteen_bit || zp_type == DType::Int16 || zp_type == DType::UInt16;
-    const int64_t zp = s.asymmetric && !s.zero_points.empty() ? s.zero_points[0] : 0;
+    // Per-channel zero points only come from Q/DQ quantizers (calibration.h, `affine`).
+    const std::vector<int64_t> zp = derive_zero_points(s, s.qtype, s.scales);
     const size_t n = s.scales.size();
     if (n == 1) return quantize_dequantize(s, x, y, Shape{}, zp_type, zp, 0);
     if (s.conv_transpose_weight && s.group > 1) return regrouped(s, zp_type, zp);
@@ -69,7 +72,7 @@ class Rewriter {
   int value(const std::string& base) { return edit::add_value(g_, names_.fresh(base)); }
 
   std::vector<ir::Node> quantize_dequantize(const CalibrationSpec& s, int x, int y, const Shape& param_shape,
-                                            DType zp_type, int64_t zp, int64_t axis) {
+                                            DType zp_type, const std::vector<int64_t>& zp, int64_t axis) {
     const std::string& name = s.node_name;
     const int scale = edit::add_initializer(g_, names_.fresh(name + "_scale"), Tensor::from_floats(param_shape, s.scales));
     const int zero = edit::add_initializer(g_, names_.fresh(name + "_zero_point"), filled(zp_type, param_shape, zp));
@@ -84,7 +87,7 @@ class Rewriter {
   // ConvTranspose weight [C_in, C_out/g, k...] with per-(group, output channel) scales: viewed as
   // [g, C_in/g, C_out/g, K], transposed to [g, C_out/g, C_in/g, K] and flattened to
   // [C_out, C_in/g, K], where the scale index is the axis-0 index; quantized there and put back.
-  std::vector<ir::Node> regrouped(const CalibrationSpec& s, DType zp_type, int64_t zp) {
+  std::vector<ir::Node> regrouped(const CalibrationSpec& s, DType zp_type, const std::vector<int64_t>& zp) {
     const Tensor* constant = g_.constant(s.input_value);
     check(constant && constant->rank() >= 2,
           "calibration node '" + s.node_name + "': a regrouped ConvTranspose weight must be a constant of rank >= 2");

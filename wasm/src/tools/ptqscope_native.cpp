@@ -17,6 +17,7 @@
 #include "data/calibration_data.h"
 #include "exec/executor.h"
 #include "io/npy.h"
+#include "quant/qdq_import.h"
 #include "reader/onnx.h"
 #include "tools/tool_files.h"
 
@@ -97,7 +98,9 @@ int run_command(const std::vector<std::string>& argv) {
   const std::vector<uint8_t> model_bytes = read_file(args.model);
   ptq::reader::ReadOptions options;
   options.file_name = args.model;
-  ptq::exec::Executor executor(ptq::reader::read_onnx(model_bytes.data(), model_bytes.size(), options));
+  ptq::ir::Model model = ptq::reader::read_onnx(model_bytes.data(), model_bytes.size(), options);
+  ptq::quant::import_qdq(model);  // a Q/DQ model's quantizers become calibration nodes (§1.11)
+  ptq::exec::Executor executor(std::move(model));
 
   const LoadedFiles files = read_calibration_folder(args.data);
   const auto data = ptq::data::CalibrationData::from_files(executor.graph(), files.entries);

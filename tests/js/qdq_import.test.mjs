@@ -1,0 +1,205 @@
+// Q/DQ models (§1.11) against onnxruntime-node, on the qdq/ fixtures (scripts/fixtures/qdq_models.py:
+// torch fake-quant exports and an onnxruntime-layout variant with integer weights):
+//  - every quantizer is recognised, named after its quantized tensor, without warnings;
+//  - the float reference (every calibration node OFF) equals onnxruntime on the model with every
+//    Q/DQ removed (the fixture's float_model, made by the generator's own onnx editing) within float
+//    tolerance;
+//  - the model as stored (every quantizer ON) equals onnxruntime on the original model: element-wise
+//    within float tolerance except where a float summation order moves a value across a rounding
+//    boundary of a later quantizer (a "flip", one quantization step); the fraction of flipped
+//    elements must stay within what onnxruntime's own evaluations (graph optimisation off / basic,
+//    node / web backend) differ by, plus the elements one flip in ours can move, judged per output;
+//  - sensitivity (white list: that quantizer only) and leave-one-out (all but that quantizer) items
+//    equal an independent evaluation: onnxruntime running the fixture's only__/without__ models
+//    against its float model, with the metrics computed here (§4 formulas in float64);
+//  - the CLI runs an analysis on a Q/DQ model and names its items after the quantized tensors.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import * as ortWeb from 'onnxruntime-web';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
+import { cli } from './cli_fixture.mjs';
+
+const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets (measured ~1e-7)
+const entries = loadManifest().filter((m) => m.kind === 'qdq');
+
+ortWeb.env.wasm.numThreads = 1;
+ortWeb.env.logLevel = 'error';
+
+const open = (file, level = 'disabled') => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+
+async function ortRun(session, inputs) {
+  const out = await session.run(inputs);
+  return session.outputNames.map((n) => out[n].data);
+}
+
+// Fraction of elements differing by more than `tol` of the reference's largest magnitude.
+function offFraction(a, b, tol) {
+  let ref = 1e-6;
+  for (let i = 0; i < b.length; i++) ref = Math.max(ref, Math.abs(b[i]));
+  let bad = 0;
+  for (let i = 0; i < b.length; i++) if (!(Math.abs(a[i] - b[i]) <= tol * ref)) bad++;
+  return bad / b.length;
+}
+
+// §4 metrics in float64 (an independent formula, not the core's float32 pairwise sums).
+function mse(a, b) {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += (a[i] - b[i]) ** 2;
+  return s / a.length;
+}
+function cosine(a, b) {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    ab += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  return ab / (Math.max(Math.sqrt(aa), 1e-8) * Math.max(Math.sqrt(bb), 1e-8));
+}
+// §3.3: mean over samples per output, then mean over outputs.
+function aggregate(perSampleOutputs, metric) {
+  const outputs = perSampleOutputs[0].length;
+  let total = 0;
+  for (let o = 0; o < outputs; o++) total += perSampleOutputs.reduce((s, pair) => s + metric(pair[o][0], pair[o][1]), 0) / perSampleOutputs.length;
+  return total / outputs;
+}
+
+describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
+  let session;
+  let summary;
+  let inputs; // one feed per sample
+  let reference; // onnxruntime-node, optimisations off, original model
+  let floatRef; // onnxruntime-node on the every-Q/DQ-removed model
+  beforeAll(async () => {
+    const ptq = await loadPtqModule();
+    session = new ptq.Session();
+    summary = session.loadModel(fs.readFileSync(entry.model));
+    session.loadCalibrationData(readCalibrationFolder(entry.data));
+    const names = entry.inputs.map((i) => i.name);
+    const perInput = Object.fromEntries(names.map((n) => [n, samplesOf(entry, n)]));
+    inputs = perInput[names[0]].map((_, k) => Object.fromEntries(names.map((n) => {
+      const s = perInput[n][k];
+      return [n, new ort.Tensor('float32', s.data, s.dims)];
+    })));
+    reference = await open(path.relative(FIXTURES, entry.model));
+    floatRef = await open(entry.float_model);
+  });
+  afterAll(async () => {
+    session?.delete();
+    await reference?.release();
+    await floatRef?.release();
+  });
+
+  it('recognises every quantizer, named after the quantized tensor', () => {
+    expect(summary.warnings).toEqual([]);
+    const kinds = { activation: 0, weight: 0 };
+    for (const c of summary.calibrations) kinds[c.kind === 'weight' ? 'weight' : 'activation']++;
+    expect(kinds).toEqual(entry.quantizers);
+    const names = summary.calibrations.map((c) => c.name);
+    for (const o of entry.oracle) expect(names).toContain(o.quantizer);
+  });
+
+  it('float reference (every quantizer OFF) equals onnxruntime on the model without Q/DQ', async () => {
+    for (let k = 0; k < inputs.length; k++) {
+      const ours = runCopy(session, k, 'off');
+      const theirs = await ortRun(floatRef, inputs[k]);
+      ours.forEach((o, i) => expect(relError(o.data, theirs[i]), `${name} sample ${k} ${o.name}`).toBeLessThan(FLOAT_TOL));
+    }
+  });
+
+  it("fully quantized (as stored) equals onnxruntime on the original model within onnxruntime's own spread", async () => {
+    const bytes = fs.readFileSync(entry.model);
+    const others = [
+      await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: 'basic', logSeverityLevel: 3 }),
+      await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'disabled' }),
+    ];
+    try {
+      for (let k = 0; k < inputs.length; k++) {
+        const ours = runCopy(session, k, 'stored');
+        const theirs = await ortRun(reference, inputs[k]);
+        const spreads = await Promise.all(others.map(async (s) => {
+          const out = await s.run(inputs[k]);
+          return s.outputNames.map((n) => out[n].data);
+        }));
+        ours.forEach((o, i) => {
+          const size = theirs[i].length;
+          const spread = Math.max(...spreads.map((s) => offFraction(s[i], theirs[i], 1e-4)));
+          const off = offFraction(o.data, theirs[i], 1e-4);
+          if (process.env.PTQ_REPORT) console.log(`${name} sample ${k} ${o.name}: ours ${(off * size).toFixed(0)} / onnxruntime's spread ${(spread * size).toFixed(0)} of ${size} off`);
+          // A flip moves one element of a quantized tensor by one step; through the layers after it,
+          // it moves the elements it reaches (a 1x1 head: one element; a pooled classifier: all).
+          expect(off, `${name} sample ${k} ${o.name}: fraction off by > 1e-4`).toBeLessThanOrEqual(Math.max(spread, 0.02));
+          expect(relError(o.data, theirs[i]), `${name} sample ${k} ${o.name}`).toBeLessThan(0.1);
+        });
+      }
+    } finally {
+      for (const s of others) await s.release?.();
+    }
+  });
+
+  for (const analysis of ['sensitivity', 'leave_one_out']) {
+    it(`${analysis} items equal onnxruntime with the quantizer ${analysis === 'sensitivity' ? 'alone' : 'removed'}`, async () => {
+      for (const o of entry.oracle) {
+        const request = { analysis, options: { node_type: o.kind, metrics: ['mse', 'cosine-similarity'], data_num: 0, interested_nodes: [o.quantizer] } };
+        const result = JSON.parse(session.analyze(JSON.stringify(request)));
+        const row = result[analysis][o.kind][o.quantizer];
+        expect(row, `${name} ${o.quantizer}`).toBeDefined();
+        const variant = await open(analysis === 'sensitivity' ? o.only : o.without);
+        const pairs = [];
+        for (const feed of inputs) pairs.push((await ortRun(variant, feed)).map((v, i) => [v, null, i]));
+        for (let k = 0; k < inputs.length; k++) {
+          const f = await ortRun(floatRef, inputs[k]);
+          pairs[k] = pairs[k].map(([v], i) => [f[i], v]);
+        }
+        await variant.release();
+        const expectedMse = aggregate(pairs, mse);
+        const expectedCos = aggregate(pairs, cosine);
+        if (process.env.PTQ_REPORT) console.log(`${name} ${analysis} ${o.quantizer}: mse ours ${row.mse} onnxruntime ${expectedMse}; cos ${row['cosine-similarity']} / ${expectedCos}`);
+        if (expectedMse === 0) {
+          // An integer weight (or a quantizer whose every value is on its grid): ON and OFF are the
+          // same values, the model with or without it the same model.
+          expect(row.mse, `${name} ${o.quantizer} mse`).toBe(0);
+          continue;
+        }
+        expect(Math.abs(row.mse - expectedMse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(0.02 * expectedMse);
+        expect(Math.abs(row['cosine-similarity'] - expectedCos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(0.02 * (1 - expectedCos) + 1e-6);
+      }
+    });
+  }
+});
+
+describe('CLI on a Q/DQ model', () => {
+  const entry = entries.find((e) => e.name === 'qdq_detector_int');
+  let tmp;
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-qdq-'));
+  });
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('get-sensitivity-of-nodes -n weight ranks the integer weights by their tensor names', async () => {
+    const out = path.join(tmp, 'weights.json');
+    const r = await cli(['get-sensitivity-of-nodes', entry.model, entry.data, '-n', 'weight', '-m', "['mse']", '--quiet', '--workers', '1', '--json', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
+    const names = Object.keys(doc.sensitivity.weight);
+    expect(names).toHaveLength(entry.quantizers.weight);
+    expect(names).toContain('c1.weight_quantized');
+    // Each row names the node that consumes the quantizer's output.
+    expect(doc.sensitivity.weight['c1.weight_quantized'].node).toBe('/c1/Conv');
+  });
+
+  it('get-sensitivity-of-nodes -n node ranks the model\'s own nodes', async () => {
+    const out = path.join(tmp, 'nodes.json');
+    const r = await cli(['get-sensitivity-of-nodes', entry.model, entry.data, '-n', 'node', '--quiet', '--workers', '1', '--json', out]);
+    expect(r.code).toBe(0);
+    const names = Object.keys(JSON.parse(fs.readFileSync(out, 'utf8')).sensitivity.node);
+    expect(names).toContain('/c1/Conv');
+    expect(names).toContain('/fuse/Conv');
+  });
+});
