@@ -10,12 +10,42 @@ const NAMED = 'node-name-';
 const UNNAMED = 'node-id-';
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+// The nodes of the file as Netron draws them: graphJson's nodes, plus the QuantizeLinear /
+// DequantizeLinear nodes a Q/DQ model's quantizers replaced when the core loaded it
+// (calibration.qdq_nodes, behaviour.md §1.11), which Netron still draws. [{name, op_type}]
+function fileNodes(graph) {
+  const out = [];
+  const seen = new Set();
+  const add = (name, ops) => {
+    if (!seen.has(name)) out.push({ name, ops });
+    seen.add(name);
+  };
+  for (const n of graph?.nodes ?? []) {
+    // A DequantizeLinear sharing another's QuantizeLinear stays as an Identity under its own name.
+    add(n.name, n.op_type === 'Identity' ? ['Identity', 'DequantizeLinear'] : [n.op_type]);
+    for (const q of n.calibration?.qdq_nodes ?? []) add(q, ['QuantizeLinear', 'DequantizeLinear']);
+  }
+  return out;
+}
+
+// Calibration node name -> the file's QuantizeLinear/DequantizeLinear node names it stands for.
+function qdqNodesOf(graph) {
+  const map = new Map();
+  for (const n of graph?.nodes ?? []) if (n.calibration?.qdq_nodes?.length) map.set(n.name, n.calibration.qdq_nodes);
+  return map;
+}
+
 export function unnamedNodeNames(graph, namedIds) {
   const found = [];
-  for (const n of graph?.nodes ?? []) {
-    if (n.op_type === 'Constant' || namedIds.has(n.name)) continue; // a real name that looks generated
-    const m = new RegExp(`^${escapeRe(n.op_type)}_(\\d+)_*$`).exec(n.name);
-    if (m) found.push([Number(m[1]), n.name]);
+  for (const n of fileNodes(graph)) {
+    if (n.ops.includes('Constant') || namedIds.has(n.name)) continue; // a real name that looks generated
+    for (const op of n.ops) {
+      const m = new RegExp(`^${escapeRe(op)}_(\\d+)_*$`).exec(n.name);
+      if (m) {
+        found.push([Number(m[1]), n.name]);
+        break;
+      }
+    }
   }
   return found.sort((a, b) => a[0] - b[0]).map(([, name]) => name);
 }
@@ -35,14 +65,22 @@ export function nodeElementMap(doc, graph) {
     const unnamed = unnamedNodeNames(graph, map);
     for (const [k, el] of unnamedEls) if (unnamed[k] !== undefined) map.set(unnamed[k], el);
   }
+  // A Q/DQ model's quantizer is drawn by Netron as its QuantizeLinear (or, for a weight stored as
+  // integers, its DequantizeLinear): that element stands for the calibration node.
+  for (const [name, qdq] of qdqNodesOf(graph)) {
+    const el = qdq.map((q) => map.get(q)).find(Boolean);
+    if (el && !map.has(name)) map.set(name, el);
+  }
   return map;
 }
 
 // The node name of one element (inverse of nodeElementMap), or null.
+// A QuantizeLinear/DequantizeLinear element of a Q/DQ model answers its calibration node's name.
 export function elementNodeName(el, doc, graph) {
   const id = el?.id ?? '';
-  if (id.startsWith(NAMED)) return id.slice(NAMED.length);
-  if (!id.startsWith(UNNAMED)) return null;
-  for (const [name, e] of nodeElementMap(doc, graph)) if (e === el) return name;
-  return null;
+  if (!id.startsWith(NAMED) && !id.startsWith(UNNAMED)) return null;
+  let own = id.startsWith(NAMED) ? id.slice(NAMED.length) : null;
+  if (own === null) for (const [name, e] of nodeElementMap(doc, graph)) if (e === el) { own = name; break; }
+  for (const [name, qdq] of qdqNodesOf(graph)) if (qdq.includes(own)) return name;
+  return own;
 }

@@ -102,6 +102,12 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     expect(kinds).toEqual(entry.quantizers);
     const names = summary.calibrations.map((c) => c.name);
     for (const o of entry.oracle) expect(names).toContain(o.quantizer);
+    // The graph document keeps the file's own Q/DQ node names (viewer, Netron plugin).
+    const graph = JSON.parse(session.graphJson());
+    const input = graph.nodes.find((n) => n.name === 'input');
+    expect(input.op_type).toBe('HzCalibration');
+    expect(input.calibration.qdq_nodes).toEqual(['/q_in/QuantizeLinear', '/q_in/DequantizeLinear']);
+    expect(graph.nodes.some((n) => n.op_type === 'QuantizeLinear' || n.op_type === 'DequantizeLinear')).toBe(false);
   });
 
   it('float reference (every quantizer OFF) equals onnxruntime on the model without Q/DQ', async () => {

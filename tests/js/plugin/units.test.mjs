@@ -36,6 +36,28 @@ describe('node ids', () => {
     expect(nodeElementMap(doc, null).size).toBe(1); // without graphJson only named nodes
   });
 
+  it("maps a Q/DQ model's calibration nodes to the QuantizeLinear/DequantizeLinear Netron draws", () => {
+    // The core turned the file's x -> QuantizeLinear_1 -> DequantizeLinear_2 (unnamed) and the named
+    // weight DequantizeLinear 'w_dq' into calibration nodes 'x' and 'w' (behaviour.md §1.11).
+    const qdqGraph = {
+      nodes: [
+        { name: 'x', op_type: 'HzCalibration', calibration: { qdq_nodes: ['QuantizeLinear_1', 'DequantizeLinear_2'] } },
+        { name: 'w', op_type: 'HzCalibration', calibration: { qdq_nodes: ['w_dq'] } },
+        { name: 'Conv_4', op_type: 'Conv' },
+      ],
+    };
+    const doc = render(['node-id-0', 'node-id-1', 'node-name-w_dq', 'node-id-2']);
+    const map = nodeElementMap(doc, qdqGraph);
+    expect(map.get('QuantizeLinear_1').id).toBe('node-id-0');
+    expect(map.get('DequantizeLinear_2').id).toBe('node-id-1');
+    expect(map.get('Conv_4').id).toBe('node-id-2'); // the file's third unnamed node
+    expect(map.get('x').id).toBe('node-id-0');
+    expect(map.get('w').id).toBe('node-name-w_dq');
+    expect(elementNodeName(doc.getElementById('node-id-1'), doc, qdqGraph)).toBe('x');
+    expect(elementNodeName(doc.getElementById('node-name-w_dq'), doc, qdqGraph)).toBe('w');
+    expect(elementNodeName(doc.getElementById('node-id-2'), doc, qdqGraph)).toBe('Conv_4');
+  });
+
   it('probeRender accepts the recorded shape and names what differs', () => {
     expect(probeRender(render(['node-name-a', 'node-id-0']))).toEqual([]);
     expect(probeRender(render(['a']))[0]).toContain("node element id 'a'");

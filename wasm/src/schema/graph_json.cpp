@@ -144,6 +144,10 @@ void write_calibration(JsonWriter& w, const ir::Graph& graph, int node_id, const
   w.key("tensor");
   if (spec.input_value >= 0) w.value(graph.value(spec.input_value).name);
   else w.null();
+  // A quantizer read from a Q/DQ model (§1.11): the QuantizeLinear/DequantizeLinear nodes it replaced.
+  w.key("qdq_nodes").begin_array();
+  for (const auto& n : spec.qdq_nodes) w.value(n);
+  w.end_array();
   w.end_object();
 }
 
