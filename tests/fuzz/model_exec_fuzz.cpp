@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "exec/executor.h"
 #include "quant/relations.h"
 #include "reader/onnx.h"
@@ -237,6 +238,14 @@ bool make_input(const ir::Value& v, Tensor& out) {
 }
 
 }  // namespace
+
+// Tensors and kernel scratch within 1 GiB (the memory budget, core/size.h): with ASan's overhead a
+// run stays inside the 3 GiB rss limit of scripts/fuzz-long.sh, and a model that needs more fails
+// with the budget's SizeError (a ptq::Error) before allocating, as in the wasm build.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  set_memory_budget(uint64_t{1} << 30);
+  return 0;
+}
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   std::mt19937 rng(seed);

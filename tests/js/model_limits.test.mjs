@@ -96,3 +96,77 @@ describe('tensors larger than the wasm heap', () => {
     }
   });
 });
+
+// x [1, 1, 2, 2]; fill = ConstantOfShape([n]) -> relu_1 -> ... -> relu_<relus>, every relu's output a
+// graph output (all stay alive to the end of the run); y = Relu(x).
+function fillChainModel(n, relus) {
+  const nodes = [{ name: 'fill', op: 'ConstantOfShape', inputs: ['shape'], outputs: ['r0'] }];
+  for (let i = 1; i <= relus; i++) nodes.push({ name: `relu_${i}`, op: 'Relu', inputs: [`r${i - 1}`], outputs: [`r${i}`] });
+  nodes.push({ name: 'relu_x', op: 'Relu', inputs: ['x'], outputs: ['y'] });
+  return buildModel({
+    nodes,
+    initializers: [{ name: 'shape', dims: [1], int64s: [n] }],
+    inputs: [{ name: 'x', dims: [1, 1, 2, 2] }],
+    outputs: [...Array.from({ length: relus }, (_, i) => ({ name: `r${i + 1}` })), { name: 'y' }],
+  });
+}
+
+// Tensors that each fit one heap buffer but not the memory budget, alone or together (found by
+// model_exec_fuzz): a clean error naming the node, the size and the budget, before the allocation.
+describe('tensors beyond the memory budget', () => {
+  let tmp;
+  let data;
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-budget-'));
+    data = path.join(tmp, 'calibration_data');
+    fs.mkdirSync(path.join(data, 'x'), { recursive: true });
+    fs.writeFileSync(path.join(data, 'x', '0.npy'), encodeNpy('float32', [1, 1, 2, 2], SAMPLE));
+  });
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('ptqscope run exits with 2 naming the node, the size and the 3 GiB default budget', async () => {
+    // 7 x 2^27 floats = 3.5 GiB: under the 4294901760 bytes one buffer may take, over the budget.
+    const model = path.join(tmp, 'fill.onnx');
+    fs.writeFileSync(model, fillChainModel(7 * 2 ** 27, 1));
+    const r = await cli(['run', model, data, '--quant', 'off', '--out', path.join(tmp, 'out')]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain("node 'fill' (ConstantOfShape): a float32 tensor of shape [939524096] needs 3758096384 bytes (3.5 GiB)");
+    expect(r.stderr).toContain('the memory budget is 3221225472 bytes (3.0 GiB)');
+    expect(r.stderr).not.toMatch(/RuntimeError|out of memory|\n\s+at /);
+    expect(fs.existsSync(path.join(tmp, 'out'))).toBe(false);
+  });
+
+  it('the session counts what its tensors hold together, reports a PtqError and stays usable', async () => {
+    const ptq = await loadPtqModule();
+    const session = new ptq.Session();
+    try {
+      const files = [{ path: 'x/0.npy', bytes: fs.readFileSync(path.join(data, 'x', '0.npy')) }];
+      session.loadModel(fillChainModel(16384, 4)); // every big tensor 64 KiB
+      session.loadCalibrationData(files);
+      const { budget: defaultBudget, inUse } = ptq.memoryUsage();
+      expect(defaultBudget).toBe(3 * 2 ** 30);
+      // Room for three of the four relu outputs.
+      const budget = inUse + 3 * 65536 + 4096;
+      ptq.setMemoryBudget(budget);
+      let error;
+      try {
+        session.run(0, 'off');
+      } catch (e) {
+        error = e;
+      }
+      expect(error?.name).toBe('PtqError');
+      expect(error.message).toMatch(/^node 'relu_4' \(Relu\): a float32 tensor of shape \[16384\] needs 65536 bytes \(64\.0 KiB\), but \d+ bytes/);
+      expect(error.message).toContain(`the memory budget is ${budget} bytes`);
+      expect(ptq.memoryUsage().inUse).toBe(inUse); // the failed run gave everything back
+      ptq.setMemoryBudget(0);
+      expect(ptq.memoryUsage().budget).toBe(defaultBudget);
+      session.run(0, 'off');
+      expect(session.outputCount()).toBe(5);
+      expect(Array.from(session.output(4).data)).toEqual([1, 0, 3, 0]);
+      expect(() => ptq.setMemoryBudget(-1)).toThrow(/whole number of bytes/);
+    } finally {
+      ptq.setMemoryBudget(0);
+      session.delete();
+    }
+  });
+});

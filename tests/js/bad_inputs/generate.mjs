@@ -9,7 +9,9 @@
 // A case: {id, group: model|data|options|output, args, culprit, page?}. `args` are the CLI arguments;
 // `culprit` is text the error message must contain (the file, node, option or path at fault);
 // `page` (some model and data cases) names the file or folder to open on the web page, where the
-// error banner must show the same culprit (or `page.culprit` where the page names it differently). Each case is run with its own empty working folder
+// error banner must show the same culprit (or `page.culprit` where the page names it differently);
+// with `page.run` the model and then the data folder are opened and the error comes from running an
+// analysis (a model that loads but cannot run). Each case is run with its own empty working folder
 // (`{work}` in args): nothing may appear in it.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -193,6 +195,14 @@ export function generateCatalogue(dir, { model, data, floatModel }) {
     { name: 'big_fill', op: 'ConstantOfShape', inputs: ['shape'], outputs: ['c'] },
     { name: 'add_c', op: 'Add', inputs: ['x', 'c'], outputs: ['y'] },
   ], [{ name: 'shape', elemType: W.ELEM.INT64, dims: [2], raw: i64Bytes([T40, T40]) }]), "node 'big_fill' (ConstantOfShape)");
+  // 7 x 2^27 floats = 3.5 GiB: one heap buffer could hold it, the 3 GiB memory budget cannot. On the
+  // page the error comes when an analysis runs (`page.run`), with the small data folder.
+  add('model', 'size-constant-of-shape-beyond-budget', sens(small('fill-budget', [
+    { name: 'big_fill', op: 'ConstantOfShape', inputs: ['shape'], outputs: ['c'] },
+    { name: 'add_c', op: 'Add', inputs: ['x', 'c'], outputs: ['y'] },
+  ], [{ name: 'shape', elemType: W.ELEM.INT64, dims: [1], raw: i64Bytes([7 * 2 ** 27]) }]), smallData),
+  "node 'big_fill' (ConstantOfShape): a float32 tensor of shape [939524096] needs 3758096384 bytes (3.5 GiB)",
+  { page: { model: at('models/fill-budget.onnx'), data: smallData, run: true } });
   sizeCase('input-declared-2p40-squared', small('input-2p40', [{ name: 'relu', op: 'Relu', inputs: ['x'], outputs: ['y'] }], [], [T40, T40]),
     "model input 'x'");
   // A node with an empty output list (found by model_exec_fuzz: its kernel wrote outputs[0]).

@@ -1,5 +1,6 @@
 // The catalogue's page subset in Chromium (dist/ptqscope.html from file://): a bad model or
-// calibration folder opened on the page shows the error banner naming the same culprit as the CLI,
+// calibration folder opened on the page (or a model that loads but cannot run, when an analysis runs
+// on it) shows the error banner naming the same culprit as the CLI,
 // raises no page error, and the page stays usable (the example opens and an analysis runs after).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +19,14 @@ const cases = generateCatalogue(tmp, { model, data, floatModel }).filter((c) => 
 let context;
 let page;
 let pageErrors = [];
+
+// The sensitivity analysis of activations, started from the analyses panel.
+async function runSensitivity() {
+  await openPanel(page, 'analyses');
+  const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
+  await form.locator('select[name="node_type"]').selectOption('activation');
+  await page.click('.ptq-run');
+}
 
 const exampleLoaded = () => page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
 
@@ -41,7 +50,13 @@ describe('bad inputs on the page', () => {
   for (const c of cases) {
     const culprit = c.page.culprit ?? c.culprit;
     it(`${c.id}: the banner names ${culprit}`, async () => {
-      if (c.page.model) await page.setInputFiles('#open-model', c.page.model);
+      if (c.page.run) {
+        await page.setInputFiles('#open-model', c.page.model);
+        await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
+        await page.setInputFiles('#open-data-folder', c.page.data);
+        await exampleLoaded();
+        await runSensitivity();
+      } else if (c.page.model) await page.setInputFiles('#open-model', c.page.model);
       else await page.setInputFiles('#open-data-folder', c.page.data);
       await page.waitForSelector('#error-banner:not([hidden])');
       const shown = await page.textContent('#error-banner .error-text');
@@ -49,6 +64,13 @@ describe('bad inputs on the page', () => {
       expect(shown).toContain(culprit);
       expect(await page.isHidden('#error-banner')).toBe(true);
       expect(pageErrors).toEqual([]);
+      if (c.page.run) {
+        // The case's model opened: back to the example's model and data for the cases after it.
+        await page.setInputFiles('#open-model', model);
+        await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
+        await page.setInputFiles('#open-data-folder', data);
+        await exampleLoaded();
+      }
     });
   }
 
@@ -72,10 +94,7 @@ describe('bad inputs on the page', () => {
     await page.setInputFiles('#open-data-folder', data);
     await exampleLoaded();
     await page.waitForSelector('#graph[data-state="ready"]');
-    await openPanel(page, 'analyses');
-    const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
-    await form.locator('select[name="node_type"]').selectOption('activation');
-    await page.click('.ptq-run');
+    await runSensitivity();
     await page.waitForFunction(() => /done in/.test(document.querySelector('.ptq-progress-text')?.textContent ?? ''));
     expect(await page.locator('.ptq-analysis-output table.sensitivity-table tbody tr').count()).toBeGreaterThan(0);
     expect(await page.isHidden('#error-banner')).toBe(true);

@@ -24,6 +24,7 @@
 #include "api/catalog.h"
 #include "api/fix.h"
 #include "core/error.h"
+#include "core/size.h"
 #include "core/tensor.h"
 #include "data/calibration_data.h"
 #include "exec/executor.h"
@@ -296,6 +297,26 @@ std::string describe() {
 // "fast" (Winograd F(4x4, 3x3) too) or "off" (im2col + GEMM only). Process-wide: one per worker.
 void set_convolution_mode(const std::string& name) {
   guarded([&] { ops::set_winograd_mode(ops::parse_winograd_mode(name)); });
+}
+
+// The memory budget of this module's heap (core/size.h): the most bytes of tensors and kernel scratch
+// alive at once; 0 restores the default (3 GiB). Module-wide, like the convolution mode.
+void set_memory_budget(double bytes) {
+  guarded([&] {
+    check(bytes >= 0 && bytes <= 9007199254740992.0 && bytes == static_cast<double>(static_cast<uint64_t>(bytes)),
+          "setMemoryBudget: the budget must be a whole number of bytes >= 0 (0 = the default)");
+    ptq::set_memory_budget(static_cast<uint64_t>(bytes));
+  });
+}
+
+// {budget, inUse}: the memory budget and the bytes counted against it now.
+val memory_usage() {
+  return guarded([] {
+    val out = val::object();
+    out.set("budget", val(static_cast<double>(ptq::memory_budget())));
+    out.set("inUse", val(static_cast<double>(ptq::memory_in_use())));
+    return out;
+  });
 }
 
 std::string merge_results(const std::string& results_json_array) {
@@ -579,6 +600,8 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
   emscripten::function("exportFormats", &export_formats);
   emscripten::function("mergeResults", &merge_results);
   emscripten::function("setConvolutionMode", &set_convolution_mode);
+  emscripten::function("setMemoryBudget", &set_memory_budget);
+  emscripten::function("memoryUsage", &memory_usage);
   emscripten::function("calibrate", &calibrate);
 }
 

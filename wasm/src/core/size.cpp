@@ -1,5 +1,6 @@
 #include "core/size.h"
 
+#include <atomic>
 #include <cstdio>
 
 namespace ptq {
@@ -67,6 +68,39 @@ size_t allocation_count(int64_t count, size_t element_bytes, const char* what) {
                     " one buffer may take in a WebAssembly heap");
   }
   return static_cast<size_t>(count);
+}
+
+namespace {
+std::atomic<uint64_t> g_memory_budget{kDefaultMemoryBudgetBytes};
+std::atomic<uint64_t> g_memory_in_use{0};
+}  // namespace
+
+uint64_t memory_budget() { return g_memory_budget.load(std::memory_order_relaxed); }
+
+void set_memory_budget(uint64_t bytes) {
+  g_memory_budget.store(bytes ? bytes : kDefaultMemoryBudgetBytes, std::memory_order_relaxed);
+}
+
+uint64_t memory_in_use() { return g_memory_in_use.load(std::memory_order_relaxed); }
+
+bool try_reserve_memory(uint64_t bytes) {
+  const uint64_t budget = g_memory_budget.load(std::memory_order_relaxed);
+  uint64_t held = g_memory_in_use.load(std::memory_order_relaxed);
+  do {
+    if (bytes > budget || held > budget - bytes) return false;
+  } while (!g_memory_in_use.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void release_memory(uint64_t bytes) { g_memory_in_use.fetch_sub(bytes, std::memory_order_relaxed); }
+
+SizeError memory_budget_error(const std::string& what, uint64_t bytes) {
+  return SizeError(what + " needs " + byte_size_str(bytes) + ", but " + byte_size_str(memory_in_use()) +
+                   " are already in use and the memory budget is " + byte_size_str(memory_budget()));
+}
+
+void reserve_memory(uint64_t bytes, const std::string& what) {
+  if (!try_reserve_memory(bytes)) throw memory_budget_error(what, bytes);
 }
 
 size_t allocation_count(int64_t a, int64_t b, size_t element_bytes, const char* what) {

@@ -3,8 +3,9 @@
 // size_t wraps silently and the kernel then writes outside its buffer. Every element count and byte
 // size derived from a shape, an attribute or a file is therefore computed here in 64-bit arithmetic
 // with overflow checks, and any allocation larger than a WebAssembly heap can hold is refused with a
-// SizeError before anything is allocated. The executor adds the node's name to a SizeError raised
-// inside a kernel.
+// SizeError before anything is allocated. Buffers that each fit can still exhaust the heap together,
+// so tensor storage and the kernels' large scratch buffers are also counted against a memory budget
+// (below). The executor adds the node's name to a SizeError raised inside a kernel.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,6 +24,27 @@ class SizeError : public Error {
  public:
   using Error::Error;
 };
+
+// The memory budget: the most bytes of tensor storage (Tensor, core/tensor.h) and of the kernels'
+// large scratch buffers (ops::gemm_scratch) that may be alive at once in this process (in wasm: in
+// this module's heap). The default leaves 1 GiB of a 4 GiB wasm heap to the model's bytes, the
+// calibration files and everything else; the native build keeps the same default so both builds
+// accept and reject the same models. Every such allocation reserves its bytes first and releases them
+// when freed: a reservation beyond the budget is a SizeError naming what was asked, what is held and
+// the budget, and nothing is allocated.
+inline constexpr uint64_t kDefaultMemoryBudgetBytes = uint64_t{3} << 30;
+uint64_t memory_budget();
+void set_memory_budget(uint64_t bytes);  // 0 restores kDefaultMemoryBudgetBytes
+uint64_t memory_in_use();                // bytes reserved and not yet released
+// Counts `bytes` as held; throws the budget's SizeError for `what` ("a float32 tensor of shape [...]")
+// when they do not fit, counting nothing.
+void reserve_memory(uint64_t bytes, const std::string& what);
+// The same without building `what` on the common path: false (nothing counted) when they do not fit.
+bool try_reserve_memory(uint64_t bytes);
+void release_memory(uint64_t bytes);
+// The error reserve_memory throws: "<what> needs N bytes, but M bytes are already in use and the memory budget
+// is B bytes".
+SizeError memory_budget_error(const std::string& what, uint64_t bytes);
 
 // "17179869184 bytes (16 GiB)": how size errors spell a byte count.
 std::string byte_size_str(uint64_t bytes);

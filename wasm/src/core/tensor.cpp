@@ -87,12 +87,25 @@ std::string shape_str(const Shape& shape) {
 namespace {
 constexpr size_t kAlignment = 64;
 
-std::shared_ptr<uint8_t> allocate(size_t bytes, size_t& capacity) {
+// Storage for a tensor, counted against the memory budget (core/size.h) until its last reference
+// goes. `dtype` and `shape` only name the tensor in the errors.
+std::shared_ptr<uint8_t> allocate(size_t bytes, size_t& capacity, DType dtype, const Shape& shape) {
   capacity = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (capacity == 0) capacity = kAlignment;
+  const auto what = [&] { return "a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape); };
+  if (!try_reserve_memory(capacity)) throw memory_budget_error(what(), capacity);
   void* p = std::aligned_alloc(kAlignment, capacity);
-  if (!p) fail("out of memory allocating " + std::to_string(bytes) + " bytes");
-  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  if (!p) {
+    release_memory(capacity);
+    // Within the budget, but the heap cannot grow that far (the wasm heap holds more than tensors).
+    throw SizeError(what() + " needs " + byte_size_str(capacity) + ", more than the heap can still give (" +
+                    byte_size_str(memory_in_use()) + " already in use by tensors)");
+  }
+  const size_t counted = capacity;
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted](uint8_t* q) {
+    std::free(q);
+    release_memory(counted);
+  });
 }
 }  // namespace
 
@@ -103,7 +116,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
     const std::string what = "a " + dtype_name(dtype) + " tensor of shape " + shape_str(shape_);
     allocation_count(numel_, dtype_size(dtype), what.c_str());  // throws the SizeError
   }
-  owner_ = allocate(nbytes(), capacity_);
+  owner_ = allocate(nbytes(), capacity_, dtype_, shape_);
   data_ = owner_.get();
 }
 

@@ -167,18 +167,19 @@ void Executor::execute_node_untimed(int node_id, const std::vector<const Tensor*
                                     std::vector<Tensor>& outputs, const QuantConfig& config) {
   const ir::Node& node = graph().node(node_id);
   const int ci = node_calibration_[static_cast<size_t>(node_id)];
-  if (ci >= 0) {
-    check(inputs[0] != nullptr, "calibration node '" + node.name + "' has no input");
-    outputs[0] = run_calibration(ci, *inputs[0], config);
-    return;
-  }
   KernelContext ctx{node, inputs, outputs, nullptr, {}};
-  ctx.prepared = &prepared_[static_cast<size_t>(node_id)];
-  ctx.constant_input = constant_inputs_[static_cast<size_t>(node_id)];
   try {
+    if (ci >= 0) {
+      check(inputs[0] != nullptr, "calibration node '" + node.name + "' has no input");
+      outputs[0] = run_calibration(ci, *inputs[0], config);
+      return;
+    }
+    ctx.prepared = &prepared_[static_cast<size_t>(node_id)];
+    ctx.constant_input = constant_inputs_[static_cast<size_t>(node_id)];
     kernels_[static_cast<size_t>(node_id)](ctx);
   } catch (const SizeError& e) {
-    // Raised by the checked size arithmetic (core/size.h), which does not know the node.
+    // Raised by the checked size arithmetic and the memory budget (core/size.h), which do not know
+    // the node.
     const std::string message = e.what();
     if (message.rfind("node '", 0) == 0) throw;
     throw SizeError("node '" + node.name + "' (" + node.op_type + "): " + message);

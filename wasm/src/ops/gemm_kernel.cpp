@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "ops/simd.h"
 
 namespace ptq::ops {
@@ -165,13 +167,28 @@ void fill_without_product(int64_t M, int64_t N, float* c, int64_t ldc, const Gem
 
 }  // namespace
 
+namespace {
+// A scratch buffer whose bytes count against the memory budget (core/size.h) while it is held.
+struct ScratchBuffer {
+  std::vector<float> data;
+  ~ScratchBuffer() { release_memory(data.size() * sizeof(float)); }
+};
+}  // namespace
+
 float* gemm_scratch(int slot, size_t floats) {
-  thread_local std::array<std::vector<float>, 8> buffers;
-  std::vector<float>& buf = buffers.at(static_cast<size_t>(slot));
+  thread_local std::array<ScratchBuffer, 8> buffers;
+  std::vector<float>& buf = buffers.at(static_cast<size_t>(slot)).data;
   if (buf.size() < floats) {
+    release_memory(buf.size() * sizeof(float));
     buf.clear();
     buf.shrink_to_fit();
-    buf.resize(floats);
+    reserve_memory(static_cast<uint64_t>(floats) * sizeof(float), "a scratch buffer of " + std::to_string(floats) + " floats");
+    try {
+      buf.resize(floats);
+    } catch (...) {
+      release_memory(static_cast<uint64_t>(floats) * sizeof(float));
+      throw;
+    }
   }
   return buf.data();
 }
