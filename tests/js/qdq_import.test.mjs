@@ -12,7 +12,10 @@
 //  - sensitivity (white list: that quantizer only) and leave-one-out (all but that quantizer) items
 //    equal an independent evaluation: onnxruntime running the fixture's only__/without__ models
 //    against its float model, with the metrics computed here (§4 formulas in float64);
-//  - the CLI runs an analysis on a Q/DQ model and names its items after the quantized tensors.
+//  - a qtype override (int16, what the what-if and the fix search apply) equals onnxruntime running
+//    the fixture's int16 variant of that quantizer (same real range, §1.11);
+//  - the CLI runs an analysis on a Q/DQ model and names its items after the quantized tensors;
+//  - our own `calibrate --qdq` output reads back as the calibrated model it was written from.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -148,6 +151,32 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     }
   });
 
+  it('a qtype override to int16 equals onnxruntime on the quantizer re-quantized to int16 (same real range)', async () => {
+    const names = summary.calibrations.map((c) => c.name);
+    for (const o of entry.oracle) {
+      const index = names.indexOf(o.quantizer);
+      const qtype = names.map((_, i) => (i === index ? 'int16' : ''));
+      const variant = await open(o.int16);
+      const basic = await open(o.int16, 'basic'); // onnxruntime's own spread on the same model
+      let worst = 0;
+      let spread = 0;
+      for (let k = 0; k < inputs.length; k++) {
+        const ours = runCopy(session, k, { on: names.map(() => 1), qtype });
+        const theirs = await ortRun(variant, inputs[k]);
+        const other = await ortRun(basic, inputs[k]);
+        ours.forEach((out, i) => {
+          worst = Math.max(worst, offFraction(out.data, theirs[i], 1e-4));
+          spread = Math.max(spread, offFraction(other[i], theirs[i], 1e-4));
+          expect(relError(out.data, theirs[i]), `${name} ${o.quantizer} sample ${k} ${out.name}`).toBeLessThan(0.1);
+        });
+      }
+      await variant.release();
+      await basic.release();
+      if (process.env.PTQ_REPORT) console.log(`${name} int16 ${o.quantizer}: worst fraction off ${worst}, onnxruntime's spread ${spread}`);
+      expect(worst, `${name} ${o.quantizer}: fraction of elements off by > 1e-4`).toBeLessThanOrEqual(Math.max(spread, 0.02));
+    }
+  });
+
   for (const analysis of ['sensitivity', 'leave_one_out']) {
     it(`${analysis} items equal onnxruntime with the quantizer ${analysis === 'sensitivity' ? 'alone' : 'removed'}`, async () => {
       for (const o of entry.oracle) {
@@ -207,5 +236,39 @@ describe('CLI on a Q/DQ model', () => {
     const names = Object.keys(JSON.parse(fs.readFileSync(out, 'utf8')).sensitivity.node);
     expect(names).toContain('/c1/Conv');
     expect(names).toContain('/fuse/Conv');
+  });
+});
+
+// Our own `calibrate --qdq` output (quant/hz_to_qdq.h: the calibrated fixtures' Q/DQ twins, int8 and
+// the int16 variant at opset 21): read back, each quantizer is the calibration node it was written
+// from (named after its tensor instead of `<tensor>_HzCalibration`), and every sensitivity item equals
+// the calibrated model's exactly (the fake-quant conformance test checks the runs bit for bit).
+describe.each(loadManifest().filter((m) => m.kind === 'calibrated' && m.qdq_model && m.name.startsWith('digits_cnn')).map((e) => [e.name, e]))('%s: calibrate --qdq read back', (name, entry) => {
+  it('gives the calibrated model\'s calibration nodes and sensitivity', async () => {
+    const ptq = await loadPtqModule();
+    const open = (file) => {
+      const s = new ptq.Session();
+      const summary = s.loadModel(fs.readFileSync(file));
+      s.loadCalibrationData(readCalibrationFolder(entry.data));
+      return { s, summary };
+    };
+    const hz = open(entry.model);
+    const twin = open(path.join(FIXTURES, entry.qdq_model));
+    try {
+      expect(twin.summary.warnings).toEqual([]);
+      const strip = (n) => n.replace(/_HzCalibration$/, '');
+      expect(twin.summary.calibrations.map((c) => [c.name, c.kind, c.qtype])).toEqual(hz.summary.calibrations.map((c) => [strip(c.name), c.kind, c.qtype]));
+      for (const nodeType of ['activation', 'weight', 'node']) {
+        const request = JSON.stringify({ analysis: 'sensitivity', options: { node_type: nodeType, metrics: ['mse', 'cosine-similarity'], data_num: 2 } });
+        const a = JSON.parse(hz.s.analyze(request)).sensitivity[nodeType];
+        const b = JSON.parse(twin.s.analyze(request)).sensitivity[nodeType];
+        const rows = (doc, rename) => Object.fromEntries(Object.entries(doc).map(([k, v]) => [rename(k), [v.mse, v['cosine-similarity']]]));
+        expect(Object.keys(a).length).toBeGreaterThan(0);
+        expect(rows(b, (k) => k)).toEqual(rows(a, nodeType === 'node' ? (k) => k : strip));
+      }
+    } finally {
+      hz.s.delete();
+      twin.s.delete();
+    }
   });
 });
