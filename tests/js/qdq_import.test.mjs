@@ -1,6 +1,7 @@
 // Q/DQ models (§1.11) against onnxruntime-node, on the qdq/ fixtures (scripts/fixtures/qdq_models.py:
 // torch fake-quant exports and an onnxruntime-layout variant with integer weights):
-//  - every quantizer is recognised, named after its quantized tensor, without warnings;
+//  - every quantizer is recognised, named after its quantized tensor, without warnings, and the
+//    page's viewer draws each as a badge;
 //  - the float reference (every calibration node OFF) equals onnxruntime on the model with every
 //    Q/DQ removed (the fixture's float_model, made by the generator's own onnx editing) within float
 //    tolerance;
@@ -24,6 +25,7 @@ import * as ortWeb from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
+import { buildViewModel, viewNodeFor } from '../../web/app/graph/model.mjs';
 
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets (measured ~1e-7)
 const entries = loadManifest().filter((m) => m.kind === 'qdq');
@@ -111,6 +113,12 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     expect(input.op_type).toBe('HzCalibration');
     expect(input.calibration.qdq_nodes).toEqual(['/q_in/QuantizeLinear', '/q_in/DequantizeLinear']);
     expect(graph.nodes.some((n) => n.op_type === 'QuantizeLinear' || n.op_type === 'DequantizeLinear')).toBe(false);
+    // The page's viewer folds every quantizer into a badge, as it does HzCalibration nodes.
+    const view = buildViewModel(graph);
+    expect(view.stats.badges).toBe(entry.quantizers.activation + entry.quantizers.weight);
+    const firstConv = graph.nodes.find((n) => n.op_type === 'Conv').name;
+    expect(view.calibrationOf.get(firstConv)).toEqual(expect.arrayContaining(['input']));
+    expect(viewNodeFor(view, graph, 'input').id).toBe(firstConv);
   });
 
   it('float reference (every quantizer OFF) equals onnxruntime on the model without Q/DQ', async () => {
