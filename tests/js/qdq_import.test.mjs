@@ -280,3 +280,34 @@ describe.each(loadManifest().filter((m) => m.kind === 'calibrated' && m.qdq_mode
     }
   });
 });
+
+describe('CLI runall and fix on Q/DQ models', () => {
+  let tmp;
+  beforeAll(() => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-qdq-runall-'));
+  });
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('runall runs every analysis on the integer-weight model, items named after the quantized tensors', async () => {
+    const entry = entries.find((e) => e.name === 'qdq_detector_int');
+    const out = path.join(tmp, 'runall');
+    const r = await cli(['runall', entry.model, entry.data, '-s', out, '--workers', '1', '--quiet']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
+    for (const section of ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']) expect(doc[section], section).toBeDefined();
+    expect(Object.keys(doc.sensitivity.activation)).toContain('input');
+    expect(Object.keys(doc.sensitivity.weight)).toContain('c1.weight_quantized');
+    expect(fs.existsSync(path.join(out, 'report.html'))).toBe(true);
+  });
+
+  it('fix finds the quantizers to raise on the torch export', async () => {
+    const entry = entries.find((e) => e.name === 'qdq_resnet_tiny');
+    const json = path.join(tmp, 'fix.json');
+    const r = await cli(['fix', entry.model, entry.data, '--target', 'cosine-similarity>=0.99999', '--prefer', 'int16,float', '--workers', '1', '--quiet', '--json', json]);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
+    expect(doc.fix.reached).toBe(true);
+    expect(doc.fix.config).not.toBeNull();
+  });
+});
