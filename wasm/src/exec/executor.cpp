@@ -57,7 +57,7 @@ Executor::Executor(ir::Model model) : model_(std::move(model)) {
       calibrations_.push_back(quant::parse_calibration(g, static_cast<int>(i)));
       continue;
     }
-    kernels_[i] = registry.find(node.domain, node.op_type);
+    kernels_[i] = registry.find(node.domain, node.op_type, node.opset);
     if (!kernels_[i])
       unsupported.push_back(node.op_type + " (domain '" + node.domain + "', node '" + node.name + "')");
   }

@@ -1,6 +1,7 @@
 #include "exec/registry.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace ptq::exec {
 
@@ -14,6 +15,42 @@ void KernelContext::fail(const std::string& message) const {
   throw Error("node '" + node.name + "' (" + node.op_type + "): " + message);
 }
 
+OpDef& OpDef::versions(int first, int last) {
+  since = first;
+  until = last;
+  return *this;
+}
+
+OpDef& OpDef::rule(shape::Rule r) {
+  shape_rule = std::move(r);
+  return *this;
+}
+
+OpDef& OpDef::meta(std::string_view cat, std::string_view names) {
+  category = std::string(cat);
+  inputs.clear();
+  size_t at = 0;
+  while (at < names.size()) {
+    size_t end = names.find(' ', at);
+    if (end == std::string_view::npos) end = names.size();
+    std::string_view word = names.substr(at, end - at);
+    at = end + 1;
+    if (word.empty()) continue;
+    OpInput in;
+    if (word.size() > 3 && word.substr(word.size() - 3) == "...") {
+      in.variadic = true;
+      word.remove_suffix(3);
+    }
+    if (word.back() == '?') {
+      in.optional = true;
+      word.remove_suffix(1);
+    }
+    in.name = std::string(word);
+    inputs.push_back(std::move(in));
+  }
+  return *this;
+}
+
 std::string OpRegistry::key(std::string_view domain, std::string_view op_type) {
   std::string d(domain == "ai.onnx" ? "" : domain);
   // Horizon ops may carry an empty domain in older models; canonicalise to "horizon".
@@ -21,21 +58,50 @@ std::string OpRegistry::key(std::string_view domain, std::string_view op_type) {
   return d + ":" + std::string(op_type);
 }
 
-void OpRegistry::add(std::string_view domain, std::string_view op_type, KernelFn fn) {
-  kernels_[key(domain, op_type)] = fn;
+OpDef& OpRegistry::add(std::string_view domain, std::string_view op_type, KernelFn fn) {
+  OpDef def;
+  def.domain = std::string(domain == "ai.onnx" ? "" : domain);
+  def.op_type = std::string(op_type);
+  def.kernel = fn;
+  index_[key(domain, op_type)].push_back(defs_.size());
+  defs_.push_back(std::move(def));
+  return defs_.back();
 }
 
-KernelFn OpRegistry::find(std::string_view domain, std::string_view op_type) const {
-  auto it = kernels_.find(key(domain, op_type));
-  return it == kernels_.end() ? nullptr : it->second;
+const OpDef* OpRegistry::find_op(std::string_view domain, std::string_view op_type, int opset) const {
+  auto it = index_.find(key(domain, op_type));
+  if (it == index_.end()) return nullptr;
+  const int v = std::max(opset, 1);
+  for (size_t i : it->second) {
+    const OpDef& d = defs_[i];
+    if (d.since <= v && v <= d.until) return &d;
+  }
+  return nullptr;
+}
+
+KernelFn OpRegistry::find(std::string_view domain, std::string_view op_type, int opset) const {
+  const OpDef* d = find_op(domain, op_type, opset);
+  return d ? d->kernel : nullptr;
 }
 
 std::vector<std::string> OpRegistry::op_types() const {
   std::vector<std::string> names;
-  names.reserve(kernels_.size());
-  for (const auto& [k, fn] : kernels_) names.push_back(k);
+  for (const auto& [k, ids] : index_) {
+    if (std::any_of(ids.begin(), ids.end(), [this](size_t i) { return defs_[i].kernel != nullptr; }))
+      names.push_back(k);
+  }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::vector<const OpDef*> OpRegistry::entries() const {
+  std::vector<const OpDef*> all;
+  all.reserve(defs_.size());
+  for (const OpDef& d : defs_) all.push_back(&d);
+  std::sort(all.begin(), all.end(), [](const OpDef* a, const OpDef* b) {
+    return std::tie(a->domain, a->op_type, a->since) < std::tie(b->domain, b->op_type, b->since);
+  });
+  return all;
 }
 
 const OpRegistry& OpRegistry::global() {

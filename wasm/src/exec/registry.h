@@ -1,27 +1,65 @@
 #pragma once
-// Op registry: (domain, op_type) -> kernel. Filled once from the explicit family list in ops.inc
-// (no self-registering statics: a static library would drop unreferenced objects at link time).
+// Op registry: one entry per (domain, op_type, opset range) holding everything the core knows of an op:
+// its kernel, its shape rule (exec/shape_rule.h) and the metadata the faces show (category, input
+// names; exported by describe()). Filled once from the explicit family list in ops.inc: each family
+// file registers its ops' kernels, rules and metadata together (no self-registering statics: a static
+// library would drop unreferenced objects at link time).
+#include <climits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "exec/kernel.h"
+#include "exec/shape_rule.h"
 
 namespace ptq::exec {
 
+// An opset version beyond every real one: "the newest".
+constexpr int kLatestOpset = INT_MAX;
+
+// One input of an op as the faces name it.
+struct OpInput {
+  std::string name;
+  bool optional = false;
+  bool variadic = false;  // this and every later input
+};
+
+struct OpDef {
+  std::string domain;  // canonical: "" (ai.onnx) or "horizon"
+  std::string op_type;
+  int since = 1;                // first opset of the domain this entry applies to
+  int until = kLatestOpset;     // last one (inclusive)
+  KernelFn kernel = nullptr;    // nullptr: known to the viewers, not executed
+  shape::Rule shape_rule;       // empty: inference runs the kernel on zeros of the input shapes
+  std::string category;         // Netron's category names, lower case ("" = none)
+  std::vector<OpInput> inputs;  // input names in order
+
+  OpDef& versions(int first, int last = kLatestOpset);
+  OpDef& rule(shape::Rule r);
+  // `inputs`: space-separated names; "name?" is optional, "name..." variadic.
+  OpDef& meta(std::string_view category, std::string_view inputs);
+};
+
 class OpRegistry {
  public:
-  // Domains "" and "ai.onnx" are the same; Hz ops are accepted in "horizon" and "" (§1.2).
-  void add(std::string_view domain, std::string_view op_type, KernelFn fn);
-  KernelFn find(std::string_view domain, std::string_view op_type) const;
-  std::vector<std::string> op_types() const;  // sorted "domain:op" names, for docs and tests
+  // Domains "" and "ai.onnx" are the same; Hz ops are accepted in "horizon" and "" (§1.2). The returned
+  // entry (since 1) is completed by the caller: r.add(...).rule(...).meta(...).
+  OpDef& add(std::string_view domain, std::string_view op_type, KernelFn fn);
+  // The entry for the model's opset of the op's domain (opsets below 1 read as 1), or nullptr.
+  const OpDef* find_op(std::string_view domain, std::string_view op_type, int opset = kLatestOpset) const;
+  // Its kernel, or nullptr when the op is unknown or not executed.
+  KernelFn find(std::string_view domain, std::string_view op_type, int opset = kLatestOpset) const;
+  std::vector<std::string> op_types() const;  // sorted "domain:op" names of executed ops, for docs and tests
+  // Every entry, sorted by domain, op type and first opset (describe()).
+  std::vector<const OpDef*> entries() const;
 
   static const OpRegistry& global();
 
  private:
   static std::string key(std::string_view domain, std::string_view op_type);
-  std::unordered_map<std::string, KernelFn> kernels_;
+  std::vector<OpDef> defs_;
+  std::unordered_map<std::string, std::vector<size_t>> index_;  // key -> entries, any order
 };
 
 // Each op family file defines one of these (declared by ops.inc).

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/elementwise.h"
 
 namespace ptq::exec {
@@ -213,28 +214,31 @@ void clip_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_activation(OpRegistry& r) {
-  r.add("", "Relu", &activation_kernel<ReluOp, ops::kSigned>);
-  r.add("", "LeakyRelu", &activation_kernel<LeakyReluOp>);
-  r.add("", "PRelu", &prelu_kernel);
-  r.add("", "Elu", &activation_kernel<EluOp>);
-  r.add("", "Selu", &activation_kernel<SeluOp>);
-  r.add("", "Clip", &clip_kernel);
-  r.add("", "Sigmoid", &activation_kernel<SigmoidOp>);
-  r.add("", "Tanh", &activation_kernel<TanhOp>);
-  r.add("", "HardSigmoid", &activation_kernel<HardSigmoidOp>);
-  r.add("", "HardSwish", &activation_kernel<HardSwishOp>);
-  r.add("", "Softplus", &activation_kernel<SoftplusOp>);
-  r.add("", "Mish", &activation_kernel<MishOp>);
-  r.add("", "Softsign", &activation_kernel<SoftsignOp>);
-  r.add("", "Shrink", &activation_kernel<ShrinkOp>);
-  r.add("", "ThresholdedRelu", &activation_kernel<ThresholdedReluOp>);
-  r.add("", "Celu", &activation_kernel<CeluOp>);
-  r.add("", "Gelu", &activation_kernel<GeluOp>);
-  r.add("horizon", "HzSwish", &activation_kernel<SwishOp>);
-  r.add("horizon", "HzHardSwish", &activation_kernel<HardSwishOp>);
-  r.add("horizon", "HzMish", &activation_kernel<MishOp>);
-  r.add("horizon", "HzGelu", &activation_kernel<GeluOp>);
-  r.add("horizon", "HzRsqrt", &activation_kernel<RsqrtOp>);
+  const shape::Rule same = shape::same_as_input;
+  r.add("", "Relu", &activation_kernel<ReluOp, ops::kSigned>).rule(same).meta("activation", "X");
+  r.add("", "LeakyRelu", &activation_kernel<LeakyReluOp>).rule(same).meta("activation", "X");
+  r.add("", "PRelu", &prelu_kernel).rule(same).meta("activation", "X slope");
+  r.add("", "Elu", &activation_kernel<EluOp>).rule(same).meta("activation", "X");
+  r.add("", "Selu", &activation_kernel<SeluOp>).rule(same).meta("activation", "X");
+  // min and max became inputs in opset 11.
+  r.add("", "Clip", &clip_kernel).versions(1, 10).rule(same).meta("activation", "input");
+  r.add("", "Clip", &clip_kernel).versions(11).rule(same).meta("activation", "input min? max?");
+  r.add("", "Sigmoid", &activation_kernel<SigmoidOp>).rule(same).meta("activation", "X");
+  r.add("", "Tanh", &activation_kernel<TanhOp>).rule(same).meta("activation", "input");
+  r.add("", "HardSigmoid", &activation_kernel<HardSigmoidOp>).rule(same).meta("activation", "X");
+  r.add("", "HardSwish", &activation_kernel<HardSwishOp>).rule(same).meta("activation", "X");
+  r.add("", "Softplus", &activation_kernel<SoftplusOp>).rule(same).meta("activation", "X");
+  r.add("", "Mish", &activation_kernel<MishOp>).rule(same).meta("activation", "X");
+  r.add("", "Softsign", &activation_kernel<SoftsignOp>).rule(same).meta("activation", "input");
+  r.add("", "Shrink", &activation_kernel<ShrinkOp>).meta("", "input");
+  r.add("", "ThresholdedRelu", &activation_kernel<ThresholdedReluOp>).rule(same).meta("activation", "X");
+  r.add("", "Celu", &activation_kernel<CeluOp>).rule(same).meta("activation", "X");
+  r.add("", "Gelu", &activation_kernel<GeluOp>).rule(same).meta("activation", "X");
+  r.add("horizon", "HzSwish", &activation_kernel<SwishOp>).rule(same).meta("activation", "X");
+  r.add("horizon", "HzHardSwish", &activation_kernel<HardSwishOp>).rule(same).meta("activation", "X");
+  r.add("horizon", "HzMish", &activation_kernel<MishOp>).rule(same).meta("activation", "X");
+  r.add("horizon", "HzGelu", &activation_kernel<GeluOp>).rule(same).meta("activation", "X");
+  r.add("horizon", "HzRsqrt", &activation_kernel<RsqrtOp>).rule(same).meta("activation", "X");
 }
 
 }  // namespace ptq::exec

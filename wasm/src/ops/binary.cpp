@@ -7,6 +7,7 @@
 
 #include "exec/registry.h"
 #include "ops/elementwise.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -184,17 +185,18 @@ void mean_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_binary(OpRegistry& r) {
-  r.add("", "Add", &binary_kernel<AddOp, kNumeric>);
-  r.add("", "Sub", &binary_kernel<SubOp, kNumeric>);
-  r.add("", "Mul", &binary_kernel<MulOp, kNumeric>);
-  r.add("", "Div", &binary_kernel<DivOp, kNumeric>);
-  r.add("", "Mod", &mod_kernel);
-  r.add("", "BitShift", &bit_shift_kernel);
-  r.add("", "Pow", &pow_kernel);
-  r.add("", "Max", &variadic_kernel<MaxOp, kNumeric>);
-  r.add("", "Min", &variadic_kernel<MinOp, kNumeric>);
-  r.add("", "Sum", &variadic_kernel<AddOp, kFloats>);
-  r.add("", "Mean", &mean_kernel);
+  const shape::Rule bc = shape::broadcast_rule(std::nullopt);
+  r.add("", "Add", &binary_kernel<AddOp, kNumeric>).rule(bc).meta("", "A B");
+  r.add("", "Sub", &binary_kernel<SubOp, kNumeric>).rule(bc).meta("", "A B");
+  r.add("", "Mul", &binary_kernel<MulOp, kNumeric>).rule(bc).meta("", "A B");
+  r.add("", "Div", &binary_kernel<DivOp, kNumeric>).rule(bc).meta("", "A B");
+  r.add("", "Mod", &mod_kernel).rule(bc).meta("", "A B");
+  r.add("", "BitShift", &bit_shift_kernel).rule(bc).meta("", "X Y");
+  r.add("", "Pow", &pow_kernel).rule(bc).meta("", "X Y");
+  r.add("", "Max", &variadic_kernel<MaxOp, kNumeric>).rule(bc).meta("", "data_0...");
+  r.add("", "Min", &variadic_kernel<MinOp, kNumeric>).rule(bc).meta("", "data_0...");
+  r.add("", "Sum", &variadic_kernel<AddOp, kFloats>).rule(bc).meta("", "data_0...");
+  r.add("", "Mean", &mean_kernel).rule(bc).meta("", "data_0...");
 }
 
 }  // namespace ptq::exec

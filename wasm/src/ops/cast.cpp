@@ -2,6 +2,7 @@
 // zero, ->float16/bfloat16 rounds to nearest even, ->bool is != 0). Strings are not representable
 // in a ptq::Tensor, so casts from/to STRING are rejected.
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -25,9 +26,25 @@ void cast_like_kernel(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void cast(const In& x, Outs& o) {
+  same_as_input(x, o);
+  o[0].dtype = static_cast<DType>(x.node.attr_int("to", 1));
+}
+
+void cast_like(const In& x, Outs& o) {
+  same_as_input(x, o);
+  o[0].dtype = x.dtype(1);
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_cast(OpRegistry& r) {
-  r.add("", "Cast", &cast_kernel);
-  r.add("", "CastLike", &cast_like_kernel);
+  r.add("", "Cast", &cast_kernel).rule(shape::cast).meta("tensor", "input");
+  r.add("", "CastLike", &cast_like_kernel).rule(shape::cast_like).meta("tensor", "input target_type");
 }
 
 }  // namespace ptq::exec

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/elementwise.h"
 
 namespace ptq::exec {
@@ -66,18 +67,30 @@ void where_kernel(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void where(const In& x, Outs& o) {
+  o[0] = broadcast(x.s);
+  o[0].dtype = x.dtype(1);
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_compare_logic(OpRegistry& r) {
   constexpr unsigned kOrdered = ops::kNumeric;
-  r.add("", "Equal", &compare_kernel<EqualOp, ops::kNumeric | ops::kBool>);
-  r.add("", "Less", &compare_kernel<LessOp, kOrdered>);
-  r.add("", "Greater", &compare_kernel<GreaterOp, kOrdered>);
-  r.add("", "LessOrEqual", &compare_kernel<LessOrEqualOp, kOrdered>);
-  r.add("", "GreaterOrEqual", &compare_kernel<GreaterOrEqualOp, kOrdered>);
-  r.add("", "Not", &not_kernel);
-  r.add("", "And", &logic_kernel<AndOp>);
-  r.add("", "Or", &logic_kernel<OrOp>);
-  r.add("", "Xor", &logic_kernel<XorOp>);
-  r.add("", "Where", &where_kernel);
+  const shape::Rule cmp = shape::broadcast_rule(DType::Bool);
+  r.add("", "Equal", &compare_kernel<EqualOp, ops::kNumeric | ops::kBool>).rule(cmp).meta("", "A B");
+  r.add("", "Less", &compare_kernel<LessOp, kOrdered>).rule(cmp).meta("", "A B");
+  r.add("", "Greater", &compare_kernel<GreaterOp, kOrdered>).rule(cmp).meta("", "A B");
+  r.add("", "LessOrEqual", &compare_kernel<LessOrEqualOp, kOrdered>).rule(cmp).meta("", "A B");
+  r.add("", "GreaterOrEqual", &compare_kernel<GreaterOrEqualOp, kOrdered>).rule(cmp).meta("", "A B");
+  r.add("", "Not", &not_kernel).rule(shape::same_with_dtype(DType::Bool)).meta("", "X");
+  r.add("", "And", &logic_kernel<AndOp>).rule(cmp).meta("", "A B");
+  r.add("", "Or", &logic_kernel<OrOp>).rule(cmp).meta("", "A B");
+  r.add("", "Xor", &logic_kernel<XorOp>).rule(cmp).meta("", "A B");
+  r.add("", "Where", &where_kernel).rule(shape::where).meta("tensor", "condition X Y");
 }
 
 }  // namespace ptq::exec

@@ -4,6 +4,7 @@
 
 #include "core/size.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -100,9 +101,67 @@ void split(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void concat(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  const Shp* first = nullptr;
+  for (const Shp* s : x.s) {
+    if (!s || !s->ranked) return;
+    if (!first) first = s;
+  }
+  if (!first) return;
+  const auto axis = axis_of(x.node.attr_int("axis", 0), first->rank());
+  if (!axis) return;
+  Shp r = *first;
+  int64_t total = 0;
+  for (const Shp* s : x.s) {
+    if (s->rank() != r.rank()) return;
+    total = total >= 0 && s->d[*axis].known() ? add(total, s->d[*axis].v) : -1;
+    for (size_t i = 0; i < r.rank(); ++i)
+      if (i != *axis && !r.d[i].known() && s->d[i].known()) r.d[i] = s->d[i];
+  }
+  r.d[*axis] = dim(total);
+  o[0] = r;
+}
+
+void split(const In& x, Outs& o) {
+  for (auto& s : o) s = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  const auto axis = axis_of(x.node.attr_int("axis", 0), X.rank());
+  if (!axis) return;
+  std::vector<int64_t> sizes;
+  if (x.opset() >= 13 && x.shape(1)) {
+    auto v = x.ints(1);
+    if (!v) return;
+    sizes = *v;
+  } else if (x.opset() < 13) {
+    sizes = x.node.attr_ints("split");
+  }
+  if (sizes.empty()) {
+    if (!X.d[*axis].known()) return;
+    const int64_t n = static_cast<int64_t>(o.size()), len = X.d[*axis].v;
+    if (n == 0) return;
+    const int64_t chunk = (len + n - 1) / n;  // opset 18 num_outputs: the last chunk may be smaller
+    for (int64_t i = 0; i < n; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, len - i * chunk)));
+  }
+  if (sizes.size() != o.size()) return;
+  for (size_t k = 0; k < o.size(); ++k) {
+    o[k] = X;
+    o[k].d[*axis] = dim(sizes[k]);
+  }
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_concat_split(OpRegistry& r) {
-  r.add("", "Concat", &concat);
-  r.add("", "Split", &split);
+  r.add("", "Concat", &concat).rule(shape::concat).meta("tensor", "inputs...");
+  // The split lengths became an input in opset 13.
+  r.add("", "Split", &split).versions(1, 12).rule(shape::split).meta("tensor", "input");
+  r.add("", "Split", &split).versions(13).rule(shape::split).meta("tensor", "input split?");
 }
 
 }  // namespace ptq::exec

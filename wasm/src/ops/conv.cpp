@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"
 #include "ops/conv_winograd.h"
 #include "ops/gemm_kernel.h"
@@ -333,6 +334,28 @@ void conv(KernelContext& ctx) {
 
 }  // namespace
 
-void register_conv(OpRegistry& r) { r.add("", "Conv", &conv); }
+namespace shape {
+namespace {
+
+void conv(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || !x.ranked(1) || x.shape(0)->rank() < 3) return;
+  const Shp &X = *x.shape(0), &W = *x.shape(1);
+  const size_t sp = X.rank() - 2;
+  std::vector<int64_t> kernel = x.node.attr_ints("kernel_shape");
+  if (kernel.empty()) {
+    if (W.rank() != X.rank() || !W.is_static()) return;
+    for (size_t i = 2; i < W.rank(); ++i) kernel.push_back(W.d[i].v);
+  }
+  const Window w = read_window(x.node, sp, kernel);
+  if (!window_ok(w, sp)) return;
+  o[0] = ranked(X.dtype, {X.d[0], W.rank() > 0 ? W.d[0] : Dim{}});
+  for (size_t i = 0; i < sp; ++i) o[0].d.push_back(forward_extent(w, i, X.d[2 + i], false));
+}
+
+}  // namespace
+}  // namespace shape
+
+void register_conv(OpRegistry& r) { r.add("", "Conv", &conv).rule(shape::conv).meta("layer", "X W B?"); }
 
 }  // namespace ptq::exec

@@ -245,13 +245,27 @@ float* PaddedPlane::flat_buffer(int64_t count) const { return gemm_scratch(flat_
 
 void PaddedPlane::copy_row(float* dst, const float* src) const { simd::copy(dst, src, p_.OW); }
 
-ConvShape conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w) {
-  ConvShape s;
+int64_t check_conv_operands(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w) {
   ctx.check(x.rank() >= 3, "input X must have rank >= 3 (N, C, spatial...), got " + shape_str(x.shape()));
   ctx.check(w.rank() == x.rank(), "weight W rank " + std::to_string(w.rank()) + " differs from X rank " +
                                       std::to_string(x.rank()));
-  s.group = ctx.node.attr_int("group", 1);
-  ctx.check(s.group >= 1, "attribute 'group' must be >= 1");
+  const int64_t group = ctx.node.attr_int("group", 1);
+  ctx.check(group >= 1, "attribute 'group' must be >= 1");
+  return group;
+}
+
+Spatial read_conv_window(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w) {
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  if (ctx.node.has_attr("kernel_shape")) {
+    ctx.check(ctx.node.attr_ints("kernel_shape") == kernel,
+              "attribute 'kernel_shape' does not match W shape " + shape_str(w.shape()));
+  }
+  return read_spatial_attrs(ctx, std::vector<int64_t>(x.shape().begin() + 2, x.shape().end()), kernel);
+}
+
+ConvShape conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w) {
+  ConvShape s;
+  s.group = check_conv_operands(ctx, x, w);
   s.batch = x.dim(0);
   s.C = x.dim(1);
   s.M = w.dim(0);
@@ -261,12 +275,7 @@ ConvShape conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tens
   ctx.check(s.M % s.group == 0, "output channels " + std::to_string(s.M) + " not divisible by group");
   s.Cg = s.C / s.group;
   s.Mg = s.M / s.group;
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  if (ctx.node.has_attr("kernel_shape")) {
-    ctx.check(ctx.node.attr_ints("kernel_shape") == kernel,
-              "attribute 'kernel_shape' does not match W shape " + shape_str(w.shape()));
-  }
-  s.sp = read_spatial_attrs(ctx, std::vector<int64_t>(x.shape().begin() + 2, x.shape().end()), kernel);
+  s.sp = read_conv_window(ctx, x, w);
   resolve_forward_output(ctx, s.sp);
   return s;
 }

@@ -46,6 +46,13 @@ struct ConvShape {
 };
 ConvShape conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w);
 
+// The checks Conv and ConvTranspose open with: X [N, C, spatial...] of rank >= 3, W of X's rank, and
+// attribute 'group' >= 1, which is returned.
+int64_t check_conv_operands(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w);
+// W's spatial dims (checked against attribute 'kernel_shape' when present) with the strides,
+// dilations and pads of the node, for X's spatial dims.
+Spatial read_conv_window(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w);
+
 // Returns t as float32 (float16 / bfloat16 / double are converted); fails for other dtypes.
 Tensor float_input(const exec::KernelContext& ctx, const Tensor& t, const char* what);
 bool is_float_like(DType t);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"
 #include "ops/quant_int.h"
 
@@ -100,8 +101,9 @@ void qlinear_conv(KernelContext& ctx) {
 }  // namespace
 
 void register_conv_integer(OpRegistry& r) {
-  r.add("", "ConvInteger", &conv_integer);
-  r.add("", "QLinearConv", &qlinear_conv);
+  r.add("", "ConvInteger", &conv_integer).meta("layer", "x w x_zero_point? w_zero_point?");
+  r.add("", "QLinearConv", &qlinear_conv)
+      .meta("layer", "x x_scale x_zero_point w w_scale w_zero_point y_scale y_zero_point B?");
 }
 
 }  // namespace ptq::exec

@@ -7,6 +7,7 @@
 
 #include "core/size.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"
 #include "ops/gemm_kernel.h"
 
@@ -59,12 +60,8 @@ void resolve_transpose_output(const KernelContext& ctx, Spatial& s) {
 
 TransposeShape transpose_shape(const KernelContext& ctx, const Tensor& x, const Tensor& w) {
   TransposeShape s;
-  ctx.check(x.rank() >= 3, "input X must have rank >= 3 (N, C, spatial...), got " + shape_str(x.shape()));
   ctx.check(x.rank() <= 10, "more than 8 spatial dimensions");
-  ctx.check(w.rank() == x.rank(), "weight W rank " + std::to_string(w.rank()) + " differs from X rank " +
-                                      std::to_string(x.rank()));
-  s.group = ctx.node.attr_int("group", 1);
-  ctx.check(s.group >= 1, "attribute 'group' must be >= 1");
+  s.group = ops::check_conv_operands(ctx, x, w);
   s.batch = x.dim(0);
   s.C = x.dim(1);
   ctx.check(w.dim(0) == s.C, "W " + shape_str(w.shape()) + " first dim must equal X channels " + std::to_string(s.C));
@@ -72,12 +69,7 @@ TransposeShape transpose_shape(const KernelContext& ctx, const Tensor& x, const 
   s.Cg = s.C / s.group;
   s.Mg = w.dim(1);
   s.M = size_mul(s.Mg, s.group, "output channels (W dim 1 x group)");
-  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  if (ctx.node.has_attr("kernel_shape")) {
-    ctx.check(ctx.node.attr_ints("kernel_shape") == kernel,
-              "attribute 'kernel_shape' does not match W shape " + shape_str(w.shape()));
-  }
-  s.sp = ops::read_spatial_attrs(ctx, std::vector<int64_t>(x.shape().begin() + 2, x.shape().end()), kernel);
+  s.sp = ops::read_conv_window(ctx, x, w);
   resolve_transpose_output(ctx, s.sp);
   return s;
 }
@@ -176,6 +168,45 @@ void conv_transpose(KernelContext& ctx) {
 
 }  // namespace
 
-void register_conv_transpose(OpRegistry& r) { r.add("", "ConvTranspose", &conv_transpose); }
+namespace shape {
+namespace {
+
+// Same rules as resolve_transpose_output (ops/conv_transpose.cpp).
+void conv_transpose(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || !x.ranked(1) || x.shape(0)->rank() < 3 || x.shape(1)->rank() != x.shape(0)->rank()) return;
+  const Shp &X = *x.shape(0), &W = *x.shape(1);
+  const size_t sp = X.rank() - 2;
+  std::vector<int64_t> kernel = x.node.attr_ints("kernel_shape");
+  if (kernel.empty()) {
+    if (!W.is_static()) return;
+    for (size_t i = 2; i < W.rank(); ++i) kernel.push_back(W.d[i].v);
+  }
+  const Window w = read_window(x.node, sp, kernel);
+  if (!window_ok(w, sp)) return;
+  const std::vector<int64_t> out_pad = x.node.attr_ints("output_padding", std::vector<int64_t>(sp, 0));
+  std::vector<int64_t> target = x.node.attr_ints("output_shape");
+  if (target.size() == sp + 2) target.erase(target.begin(), target.begin() + 2);
+  if (out_pad.size() != sp || (!target.empty() && target.size() != sp)) return;
+  const int64_t group = x.node.attr_int("group", 1);
+  o[0] = ranked(X.dtype, {X.d[0], mul(W.d[1], dim(group))});
+  const bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim& in = X.d[2 + i];
+    if (!target.empty()) { o[0].d.push_back(dim(target[i])); continue; }
+    if (!in.known()) { o[0].d.push_back(Dim{}); continue; }
+    if (same) { o[0].d.push_back(dim(mul(in.v, w.stride[i]))); continue; }
+    const int64_t span = add(mul(w.kernel[i] - 1, w.dilation[i]), 1);
+    const int64_t pads = w.auto_pad == "VALID" ? 0 : add(w.pads[i], w.pads[sp + i]);
+    o[0].d.push_back(dim(sub(add(add(mul(w.stride[i], in.v - 1), out_pad[i]), span), pads)));
+  }
+}
+
+}  // namespace
+}  // namespace shape
+
+void register_conv_transpose(OpRegistry& r) {
+  r.add("", "ConvTranspose", &conv_transpose).rule(shape::conv_transpose).meta("layer", "X W B?");
+}
 
 }  // namespace ptq::exec

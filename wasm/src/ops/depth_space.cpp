@@ -2,6 +2,7 @@
 // "view with more dims -> transpose -> view", so the copy is one movement::permute.
 #include "core/size.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -91,12 +92,36 @@ void hz_channel_shuffle(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void depth_to_space(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || x.shape(0)->rank() != 4) return;
+  const int64_t b = x.node.attr_int("blocksize", 1);
+  if (b <= 0) return;  // invalid: the kernel reports it
+  const bool d2s = x.node.op_type.find("DepthToSpace") != std::string::npos;
+  const Shp& X = *x.shape(0);
+  auto scale = [&](const Dim& v, bool up) { return !v.known() ? Dim{} : dim(up ? mul(v.v, b) : v.v / b); };
+  // Horizon variants may be NHWC (data_format); the ONNX ops are NCHW.
+  const bool nhwc = x.node.attr_string("data_format", "NCHW") == "NHWC";
+  const size_t c = nhwc ? 3 : 1, h = nhwc ? 1 : 2, w = nhwc ? 2 : 3;
+  Shp r = X;
+  r.d[c] = !X.d[c].known() ? Dim{} : dim(d2s ? X.d[c].v / mul(b, b) : mul(X.d[c].v, mul(b, b)));
+  r.d[h] = scale(X.d[h], d2s);
+  r.d[w] = scale(X.d[w], d2s);
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_depth_space(OpRegistry& r) {
-  r.add("", "DepthToSpace", &depth_to_space);
-  r.add("", "SpaceToDepth", &space_to_depth);
-  r.add("horizon", "HzDepthToSpace", &depth_to_space);
-  r.add("horizon", "HzSpaceToDepth", &space_to_depth);
-  r.add("horizon", "HzChannelShuffle", &hz_channel_shuffle);
+  r.add("", "DepthToSpace", &depth_to_space).rule(shape::depth_to_space).meta("shape", "input");
+  r.add("", "SpaceToDepth", &space_to_depth).rule(shape::depth_to_space).meta("shape", "input");
+  r.add("horizon", "HzDepthToSpace", &depth_to_space).rule(shape::depth_to_space).meta("shape", "input");
+  r.add("horizon", "HzSpaceToDepth", &space_to_depth).rule(shape::depth_to_space).meta("shape", "input");
+  r.add("horizon", "HzChannelShuffle", &hz_channel_shuffle).rule(shape::same_as_input).meta("shape", "X");
 }
 
 }  // namespace ptq::exec

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"  // is_float_like
 
 namespace ptq::exec {
@@ -222,8 +223,10 @@ void non_max_suppression(KernelContext& ctx) {
 }  // namespace
 
 void register_detection(OpRegistry& r) {
-  r.add("", "RoiAlign", &roi_align);
-  r.add("", "NonMaxSuppression", &non_max_suppression);
+  r.add("", "RoiAlign", &roi_align).meta("pool", "X rois batch_indices");
+  r.add("", "NonMaxSuppression", &non_max_suppression)
+      .meta("", "boxes scores max_output_boxes_per_class? iou_threshold? score_threshold?");
+  r.add("", "MaxRoiPool", nullptr).meta("pool", "X rois");  // shown by the viewers, not executed
 }
 
 }  // namespace ptq::exec

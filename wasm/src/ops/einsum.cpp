@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -219,6 +220,6 @@ void einsum(KernelContext& ctx) {
 
 }  // namespace
 
-void register_einsum(OpRegistry& r) { r.add("", "Einsum", &einsum); }
+void register_einsum(OpRegistry& r) { r.add("", "Einsum", &einsum).meta("layer", "Inputs..."); }
 
 }  // namespace ptq::exec

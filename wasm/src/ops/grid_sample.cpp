@@ -8,6 +8,7 @@
 #include <string>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -155,6 +156,6 @@ void grid_sample(KernelContext& ctx) {
 
 }  // namespace
 
-void register_grid_sample(OpRegistry& r) { r.add("", "GridSample", &grid_sample); }
+void register_grid_sample(OpRegistry& r) { r.add("", "GridSample", &grid_sample).meta("", "X grid"); }
 
 }  // namespace ptq::exec

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "quant/calibration.h"
 
 namespace ptq::exec {
@@ -96,10 +97,28 @@ void hz_filter(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void filter(const In& x, Outs& o) {
+  for (size_t i = 0; i < o.size() && i < x.s.size(); ++i)
+    if (x.s[i]) o[i] = *x.s[i];
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_hz_ops(OpRegistry& r) {
-  r.add("horizon", "HzCalibration", &hz_calibration);
-  r.add("horizon", "HzPreprocess", &hz_preprocess);
-  r.add("horizon", "HzFilter", &hz_filter);
+  r.add("horizon", "HzCalibration", &hz_calibration).rule(shape::same_as_input).meta("quantization", "input");
+  r.add("horizon", "HzPreprocess", &hz_preprocess).meta("normalization", "input weight? bias?");
+  r.add("horizon", "HzFilter", &hz_filter).rule(shape::filter).meta("data", "inputs...");
+  // Shown by the viewers (deployed and quantized models), not executed.
+  r.add("horizon", "HzQuantize", nullptr).meta("quantization", "x scale zero_point?");
+  r.add("horizon", "HzDequantize", nullptr).meta("quantization", "x scale zero_point?");
+  r.add("horizon", "HzSQuantizedConv", nullptr).meta("layer", "");
+  r.add("horizon", "HzPRelu", nullptr).meta("activation", "");
+  r.add("horizon", "HzSoftmax", nullptr).meta("activation", "");
+  r.add("horizon", "HzLut", nullptr).meta("activation", "X");
 }
 
 }  // namespace ptq::exec

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -124,9 +125,9 @@ void one_hot(KernelContext& ctx) {
 }  // namespace
 
 void register_index_fill(OpRegistry& r) {
-  r.add("", "Trilu", &trilu);
-  r.add("", "EyeLike", &eye_like);
-  r.add("", "OneHot", &one_hot);
+  r.add("", "Trilu", &trilu).rule(shape::same_as_input).meta("", "input k?");
+  r.add("", "EyeLike", &eye_like).meta("", "input");
+  r.add("", "OneHot", &one_hot).meta("tensor", "indices depth values");
 }
 
 }  // namespace ptq::exec

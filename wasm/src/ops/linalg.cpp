@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -52,6 +53,6 @@ void det(KernelContext& ctx) {
 
 }  // namespace
 
-void register_linalg(OpRegistry& r) { r.add("", "Det", &det); }
+void register_linalg(OpRegistry& r) { r.add("", "Det", &det).meta("", "X"); }
 
 }  // namespace ptq::exec

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"
 #include "ops/gemm_kernel.h"
 #include "ops/quant_int.h"
@@ -234,11 +235,45 @@ void qlinear_matmul(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void gemm(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || !x.ranked(1) || x.shape(0)->rank() != 2 || x.shape(1)->rank() != 2) return;
+  const bool ta = x.node.attr_int("transA", 0) != 0, tb = x.node.attr_int("transB", 0) != 0;
+  o[0] = ranked(x.dtype(0), {x.shape(0)->d[ta ? 1 : 0], x.shape(1)->d[tb ? 0 : 1]});
+}
+
+void matmul(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || !x.ranked(1) || x.shape(0)->rank() == 0 || x.shape(1)->rank() == 0) return;
+  Shp a = *x.shape(0), b = *x.shape(1);
+  const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
+  if (a1) a.d.insert(a.d.begin(), dim(1));
+  if (b1) b.d.push_back(dim(1));
+  Shp ba = a, bb = b;
+  ba.d.resize(a.rank() - 2);
+  bb.d.resize(b.rank() - 2);
+  Shp r = broadcast({&ba, &bb});
+  r.dtype = x.dtype(0);
+  if (!a1) r.d.push_back(a.d[a.rank() - 2]);
+  if (!b1) r.d.push_back(b.d[b.rank() - 1]);
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_matmul(OpRegistry& r) {
-  r.add("", "Gemm", &gemm_op);
-  r.add("", "MatMul", &matmul);
-  r.add("", "MatMulInteger", &matmul_integer);
-  r.add("", "QLinearMatMul", &qlinear_matmul);
+  r.add("", "Gemm", &gemm_op).rule(shape::gemm).meta("layer", "A B C?");
+  r.add("", "MatMul", &matmul).rule(shape::matmul).meta("layer", "A B");
+  r.add("", "MatMulInteger", &matmul_integer).meta("layer", "A B a_zero_point? b_zero_point?");
+  r.add("", "QLinearMatMul", &qlinear_matmul)
+      .meta("layer", "a a_scale a_zero_point b b_scale b_zero_point y_scale y_zero_point");
+  // Shown by the viewers, not executed.
+  r.add("com.microsoft", "Attention", nullptr).meta("layer", "");
+  r.add("com.microsoft", "MultiHeadAttention", nullptr).meta("layer", "");
 }
 
 }  // namespace ptq::exec

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/broadcast.h"
 
 namespace ptq::exec {
@@ -323,13 +324,38 @@ void lrn_kernel(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+// Outputs 1.. of LayerNormalization (mean, inv std dev): input shape with axes >= axis set to 1.
+void layer_norm(const In& x, Outs& o) {
+  same_as_input(x, o);
+  if (!x.ranked(0)) return;
+  const auto axis = axis_of(x.node.attr_int("axis", -1), x.shape(0)->rank());
+  if (!axis) return;
+  for (size_t k = 1; k < o.size(); ++k) {
+    o[k] = *x.shape(0);
+    o[k].dtype = DType::Float;
+    for (size_t i = *axis; i < o[k].rank(); ++i) o[k].d[i] = dim(1);
+  }
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_norm(OpRegistry& r) {
-  r.add("", "BatchNormalization", &batch_norm_kernel);
-  r.add("", "InstanceNormalization", &instance_norm_kernel);
-  r.add("", "LayerNormalization", &layer_norm_kernel);
-  r.add("", "LpNormalization", &lp_norm_kernel);
-  r.add("", "MeanVarianceNormalization", &mvn_kernel);
-  r.add("", "LRN", &lrn_kernel);
+  const shape::Rule same = shape::same_as_input;
+  r.add("", "BatchNormalization", &batch_norm_kernel)
+      .rule(same)
+      .meta("normalization", "X scale B input_mean input_var");
+  r.add("", "InstanceNormalization", &instance_norm_kernel).rule(same).meta("normalization", "input scale B");
+  r.add("", "LayerNormalization", &layer_norm_kernel).rule(shape::layer_norm).meta("normalization", "X Scale B?");
+  r.add("", "LpNormalization", &lp_norm_kernel).rule(same).meta("normalization", "input");
+  r.add("", "MeanVarianceNormalization", &mvn_kernel).meta("normalization", "X");
+  r.add("", "LRN", &lrn_kernel).rule(same).meta("normalization", "X");
+  // Shown by the viewers, not executed.
+  r.add("", "GroupNormalization", nullptr).meta("normalization", "X scale bias");
+  r.add("com.microsoft", "SimplifiedLayerNormalization", nullptr).meta("normalization", "X scale");
 }
 
 }  // namespace ptq::exec

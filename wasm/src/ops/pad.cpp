@@ -5,6 +5,7 @@
 
 #include "core/size.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -178,9 +179,49 @@ void hz_pad(KernelContext& ctx) { pad_impl(ctx, ctx.input(1) != nullptr, 19); }
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void pad(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  std::vector<int64_t> pads;
+  if (x.opset() < 11 && x.node.op_type == "Pad") pads = x.node.attr_ints("pads", x.node.attr_ints("paddings"));
+  else if (x.shape(1)) {
+    auto p = x.ints(1);
+    if (!p) { o[0] = ranked(X.dtype, std::vector<Dim>(X.rank())); return; }
+    pads = *p;
+  } else {
+    pads = x.node.attr_ints("pads");  // HzPad without the pads input
+  }
+  std::vector<int64_t> axes;
+  if (x.shape(3)) {
+    auto a = x.ints(3);
+    if (!a) return;
+    axes = *a;
+  } else {
+    for (size_t i = 0; i < X.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (pads.size() != 2 * axes.size()) return;
+  Shp r = X;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const auto ax = axis_of(axes[i], X.rank());
+    if (!ax) return;
+    if (r.d[*ax].known()) r.d[*ax] = dim(add(add(r.d[*ax].v, pads[i]), pads[axes.size() + i]));
+  }
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_pad(OpRegistry& r) {
-  r.add("", "Pad", &pad);
-  r.add("horizon", "HzPad", &hz_pad);
+  // The pads became an input in opset 11, axes were added in 18.
+  r.add("", "Pad", &pad).versions(1, 10).rule(shape::pad).meta("tensor", "data");
+  r.add("", "Pad", &pad).versions(11, 17).rule(shape::pad).meta("tensor", "data pads constant_value?");
+  r.add("", "Pad", &pad).versions(18).rule(shape::pad).meta("tensor", "data pads constant_value? axes?");
+  r.add("horizon", "HzPad", &hz_pad).rule(shape::pad).meta("tensor", "data pads?");
 }
 
 }  // namespace ptq::exec

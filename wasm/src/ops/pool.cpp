@@ -17,6 +17,7 @@
 
 #include "core/half.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"
 #include "ops/movement_util.h"
 #include "ops/simd.h"
@@ -361,14 +362,41 @@ void max_unpool(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void pool(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || x.shape(0)->rank() < 3) return;
+  const Shp& X = *x.shape(0);
+  const size_t sp = X.rank() - 2;
+  const Window w = read_window(x.node, sp, x.node.attr_ints("kernel_shape"));
+  if (!window_ok(w, sp)) return;
+  const bool ceil_mode = x.node.attr_int("ceil_mode", 0) != 0;
+  o[0] = ranked(X.dtype, {X.d[0], X.d[1]});
+  for (size_t i = 0; i < sp; ++i) o[0].d.push_back(forward_extent(w, i, X.d[2 + i], ceil_mode));
+  if (o.size() > 1) {  // MaxPool Indices
+    o[1] = o[0];
+    o[1].dtype = DType::Int64;
+  }
+}
+
+void global_pool(const In& x, Outs& o) {
+  same_as_input(x, o);
+  for (size_t i = 2; i < o[0].rank(); ++i) o[0].d[i] = dim(1);
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_pool(OpRegistry& r) {
-  r.add("", "MaxUnpool", &max_unpool);
-  r.add("", "MaxPool", &max_pool);
-  r.add("", "AveragePool", &average_pool);
-  r.add("", "LpPool", &lp_pool);
-  r.add("", "GlobalMaxPool", &global_max_pool);
-  r.add("", "GlobalAveragePool", &global_average_pool);
-  r.add("", "GlobalLpPool", &global_lp_pool);
+  r.add("", "MaxUnpool", &max_unpool).meta("pool", "X I output_shape?");
+  r.add("", "MaxPool", &max_pool).rule(shape::pool).meta("pool", "X");
+  r.add("", "AveragePool", &average_pool).rule(shape::pool).meta("pool", "X");
+  r.add("", "LpPool", &lp_pool).rule(shape::pool).meta("pool", "X");
+  r.add("", "GlobalMaxPool", &global_max_pool).rule(shape::global_pool).meta("pool", "X");
+  r.add("", "GlobalAveragePool", &global_average_pool).rule(shape::global_pool).meta("pool", "X");
+  r.add("", "GlobalLpPool", &global_lp_pool).rule(shape::global_pool).meta("pool", "X");
 }
 
 }  // namespace ptq::exec

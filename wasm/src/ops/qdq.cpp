@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -202,10 +203,33 @@ void dynamic_quantize_linear(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void qdq_quantize(const In& x, Outs& o) {
+  same_as_input(x, o);
+  DType t = x.shape(2) ? x.dtype(2) : DType::UInt8;
+  if (x.node.has_attr("output_dtype") && x.node.attr_int("output_dtype", 0) != 0)
+    t = static_cast<DType>(x.node.attr_int("output_dtype", 0));
+  o[0].dtype = t;
+}
+
+void qdq_dequantize(const In& x, Outs& o) {
+  same_as_input(x, o);
+  o[0].dtype = x.opset() >= 19 && x.shape(1) ? x.dtype(1) : DType::Float;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_qdq(OpRegistry& r) {
-  r.add("", "DynamicQuantizeLinear", &dynamic_quantize_linear);
-  r.add("", "QuantizeLinear", &quantize_linear);
-  r.add("", "DequantizeLinear", &dequantize_linear);
+  r.add("", "DynamicQuantizeLinear", &dynamic_quantize_linear).meta("quantization", "x");
+  r.add("", "QuantizeLinear", &quantize_linear)
+      .rule(shape::qdq_quantize)
+      .meta("quantization", "x y_scale y_zero_point?");
+  r.add("", "DequantizeLinear", &dequantize_linear)
+      .rule(shape::qdq_dequantize)
+      .meta("quantization", "x x_scale x_zero_point?");
 }
 
 }  // namespace ptq::exec

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/elementwise.h"
 
 namespace ptq::exec {
@@ -277,19 +278,66 @@ void arg_kernel(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void reduce(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  const int since = x.node.op_type == "ReduceSum" ? 13 : 18;
+  const auto axes = axes_input_or_attr(x, since);
+  if (!axes) return;
+  const bool keep = x.node.attr_int("keepdims", 1) != 0;
+  std::vector<bool> red(X.rank(), axes->empty());
+  if (axes->empty() && x.node.attr_int("noop_with_empty_axes", 0) != 0) red.assign(X.rank(), false);
+  for (int64_t a : *axes) {
+    const auto ax = axis_of(a, X.rank());
+    if (!ax) return;
+    red[*ax] = true;
+  }
+  Shp r = ranked(X.dtype, std::vector<Dim>{});
+  for (size_t i = 0; i < X.rank(); ++i) {
+    if (!red[i]) r.d.push_back(X.d[i]);
+    else if (keep) r.d.push_back(dim(1));
+  }
+  o[0] = r;
+}
+
+void arg_reduce(const In& x, Outs& o) {
+  o[0] = unranked(DType::Int64);
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  const auto ax = axis_of(x.node.attr_int("axis", 0), X.rank());
+  if (!ax) return;
+  Shp r = X;
+  r.dtype = DType::Int64;
+  if (x.node.attr_int("keepdims", 1) != 0) r.d[*ax] = dim(1);
+  else r.d.erase(r.d.begin() + static_cast<std::ptrdiff_t>(*ax));
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_reduce(OpRegistry& r) {
-  r.add("", "ReduceSum", &reduce_kernel<SumR, 13>);
-  r.add("", "ReduceMean", &reduce_kernel<MeanR, 18>);
-  r.add("", "ReduceMax", &reduce_kernel<MaxR, 18>);
-  r.add("", "ReduceMin", &reduce_kernel<MinR, 18>);
-  r.add("", "ReduceProd", &reduce_kernel<ProdR, 18>);
-  r.add("", "ReduceL1", &reduce_kernel<L1R, 18>);
-  r.add("", "ReduceL2", &reduce_kernel<L2R, 18>);
-  r.add("", "ReduceLogSum", &reduce_kernel<LogSumR, 18>);
-  r.add("", "ReduceLogSumExp", &reduce_kernel<LogSumExpR, 18>);
-  r.add("", "ReduceSumSquare", &reduce_kernel<SumSquareR, 18>);
-  r.add("", "ArgMax", &arg_kernel<true>);
-  r.add("", "ArgMin", &arg_kernel<false>);
+  // The axes became an input in opset 13 for ReduceSum, in opset 18 for the others.
+  auto reduce = [&r](const char* op, KernelFn fn, int axes_input_since) {
+    r.add("", op, fn).versions(1, axes_input_since - 1).rule(shape::reduce).meta("", "data");
+    r.add("", op, fn).versions(axes_input_since).rule(shape::reduce).meta("", "data axes?");
+  };
+  reduce("ReduceSum", &reduce_kernel<SumR, 13>, 13);
+  reduce("ReduceMean", &reduce_kernel<MeanR, 18>, 18);
+  reduce("ReduceMax", &reduce_kernel<MaxR, 18>, 18);
+  reduce("ReduceMin", &reduce_kernel<MinR, 18>, 18);
+  reduce("ReduceProd", &reduce_kernel<ProdR, 18>, 18);
+  reduce("ReduceL1", &reduce_kernel<L1R, 18>, 18);
+  reduce("ReduceL2", &reduce_kernel<L2R, 18>, 18);
+  reduce("ReduceLogSum", &reduce_kernel<LogSumR, 18>, 18);
+  reduce("ReduceLogSumExp", &reduce_kernel<LogSumExpR, 18>, 18);
+  reduce("ReduceSumSquare", &reduce_kernel<SumSquareR, 18>, 18);
+  r.add("", "ArgMax", &arg_kernel<true>).rule(shape::arg_reduce).meta("", "data");
+  r.add("", "ArgMin", &arg_kernel<false>).rule(shape::arg_reduce).meta("", "data");
 }
 
 }  // namespace ptq::exec

@@ -17,6 +17,7 @@
 
 #include "core/size.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -473,10 +474,59 @@ void hz_resize11(KernelContext& ctx) { resize_impl(ctx, 11); }
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void resize(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  // Upsample-9 reads scales like Resize-10; HzResize11 is Resize-11 whatever its domain's opset.
+  const int version = x.node.op_type == "Upsample"     ? std::min(x.opset(), 10)
+                      : x.node.op_type == "HzResize11" ? 11
+                                                       : std::max(x.opset(), 10);
+  std::optional<std::vector<float>> scales;
+  std::optional<std::vector<int64_t>> sizes;
+  if (version < 9) scales = x.node.attr_floats("scales");
+  else if (version < 11) scales = x.floats(1);
+  else {
+    if (x.shape(2)) scales = x.floats(2);
+    if (x.shape(3)) sizes = x.ints(3);
+    if (scales && scales->empty()) scales.reset();
+    if (sizes && sizes->empty()) sizes.reset();
+  }
+  std::vector<int64_t> axes = version >= 18 ? x.node.attr_ints("axes") : std::vector<int64_t>{};
+  if (axes.empty())
+    for (size_t i = 0; i < X.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+  Shp r = X;
+  const std::string policy = version >= 18 ? x.node.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+  if (sizes && sizes->size() == axes.size() && policy == "stretch") {
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (auto ax = axis_of(axes[i], X.rank())) r.d[*ax] = dim((*sizes)[i]);
+  } else if (scales && scales->size() == axes.size()) {
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const auto ax = axis_of(axes[i], X.rank());
+      if (!ax) return;
+      // float32 product, truncated (as ops/resize.cpp and onnxruntime).
+      if (X.d[*ax].known()) r.d[*ax] = dim(truncate((*scales)[i] * static_cast<float>(X.d[*ax].v)));
+      else if ((*scales)[i] != 1.0f) r.d[*ax] = Dim{};
+    }
+  } else {
+    return;  // not_larger/not_smaller or non-constant inputs: the probe may still work it out
+  }
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_resize(OpRegistry& r) {
-  r.add("", "Resize", &resize);
-  r.add("", "Upsample", &upsample);
-  r.add("horizon", "HzResize11", &hz_resize11);
+  // roi and sizes were added in opset 11; Upsample's scales became an input in opset 9.
+  r.add("", "Resize", &resize).versions(1, 10).rule(shape::resize).meta("tensor", "X scales");
+  r.add("", "Resize", &resize).versions(11).rule(shape::resize).meta("tensor", "X roi? scales? sizes?");
+  r.add("", "Upsample", &upsample).versions(1, 8).rule(shape::resize).meta("tensor", "X");
+  r.add("", "Upsample", &upsample).versions(9).rule(shape::resize).meta("tensor", "X scales");
+  r.add("horizon", "HzResize11", &hz_resize11).rule(shape::resize).meta("tensor", "X roi? scales? sizes?");
 }
 
 }  // namespace ptq::exec

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -209,9 +210,9 @@ void recurrent(KernelContext& ctx) {
 }  // namespace
 
 void register_rnn(OpRegistry& r) {
-  r.add("", "RNN", &recurrent<Cell::Rnn>);
-  r.add("", "GRU", &recurrent<Cell::Gru>);
-  r.add("", "LSTM", &recurrent<Cell::Lstm>);
+  r.add("", "RNN", &recurrent<Cell::Rnn>).meta("layer", "X W R B? sequence_lens? initial_h?");
+  r.add("", "GRU", &recurrent<Cell::Gru>).meta("layer", "X W R B? sequence_lens? initial_h?");
+  r.add("", "LSTM", &recurrent<Cell::Lstm>).meta("layer", "X W R B? sequence_lens? initial_h? initial_c? P?");
 }
 
 }  // namespace ptq::exec

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/elementwise.h"
 #include "ops/movement_util.h"
 
@@ -60,6 +61,6 @@ void cumsum(KernelContext& ctx) {
 
 }  // namespace
 
-void register_scan(OpRegistry& r) { r.add("", "CumSum", &cumsum); }
+void register_scan(OpRegistry& r) { r.add("", "CumSum", &cumsum).rule(shape::same_as_input).meta("", "x axis"); }
 
 }  // namespace ptq::exec

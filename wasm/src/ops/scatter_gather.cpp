@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -205,12 +206,23 @@ void scatter_nd(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void gather_elements(const In& x, Outs& o) {
+  if (x.shape(1)) o[0] = *x.shape(1);
+  o[0].dtype = x.dtype(0);
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_scatter_gather(OpRegistry& r) {
-  r.add("", "GatherElements", &gather_elements);
-  r.add("", "GatherND", &gather_nd);
-  r.add("", "ScatterElements", &scatter_elements);
-  r.add("", "Scatter", &scatter_elements);
-  r.add("", "ScatterND", &scatter_nd);
+  r.add("", "GatherElements", &gather_elements).rule(shape::gather_elements).meta("tensor", "data indices");
+  r.add("", "GatherND", &gather_nd).meta("tensor", "data indices");
+  r.add("", "ScatterElements", &scatter_elements).rule(shape::same_as_input).meta("tensor", "data indices updates");
+  r.add("", "Scatter", &scatter_elements).meta("tensor", "data indices updates");
+  r.add("", "ScatterND", &scatter_nd).rule(shape::same_as_input).meta("tensor", "data indices updates");
 }
 
 }  // namespace ptq::exec

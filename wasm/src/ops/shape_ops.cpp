@@ -8,6 +8,7 @@
 
 #include "core/size.h"
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -282,21 +283,191 @@ void nonzero(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+void dropout(const In& x, Outs& o) {
+  same_as_input(x, o);
+  if (o.size() > 1) {
+    o[1] = o[0];
+    o[1].dtype = x.opset() >= 10 ? DType::Bool : x.dtype(0);
+  }
+}
+
+void reshape(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  std::vector<int64_t> shape;
+  if (x.opset() < 5) shape = x.node.attr_ints("shape");
+  else if (auto v = x.ints(1)) shape = *v;
+  else {
+    if (x.ranked(1) && x.shape(1)->rank() == 1 && x.shape(1)->d[0].known() && x.shape(1)->d[0].v <= kMaxInferredRank)
+      o[0] = ranked(x.dtype(0), std::vector<Dim>(static_cast<size_t>(x.shape(1)->d[0].v)));
+    return;
+  }
+  const bool allowzero = x.node.attr_int("allowzero", 0) != 0;
+  const Shp* X = x.ranked(0) ? x.shape(0) : nullptr;
+  Shp r = ranked(x.dtype(0), std::vector<Dim>{});
+  int infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) r.d.push_back(X && i < X->rank() ? X->d[i] : Dim{});
+    else if (shape[i] == -1) { infer = static_cast<int>(i); r.d.push_back(Dim{}); }
+    else r.d.push_back(dim(shape[i]));
+  }
+  if (infer >= 0 && X && X->is_static()) {
+    int64_t known = 1;
+    bool all = true;
+    for (size_t i = 0; i < r.rank(); ++i)
+      if (static_cast<int>(i) != infer) {
+        all = all && r.d[i].known();
+        if (r.d[i].known()) known = mul(known, r.d[i].v);
+      }
+    if (all && known > 0) r.d[static_cast<size_t>(infer)] = dim(shape_numel(X->dims()) / known);
+  } else if (infer >= 0 && X) {
+    // A symbolic dim survives when the other output dims equal the input's other dims (e.g. batch kept).
+    std::vector<Dim> rest_in, rest_out;
+    for (const auto& d : X->d) if (!d.known()) rest_in.push_back(d);
+    bool all_known = true;
+    int64_t pin = 1, pout = 1;
+    for (const auto& d : X->d) if (d.known()) pin = mul(pin, d.v);
+    for (size_t i = 0; i < r.rank(); ++i)
+      if (static_cast<int>(i) != infer) {
+        if (r.d[i].known()) pout = mul(pout, r.d[i].v);
+        else all_known = false;
+      }
+    if (all_known && rest_in.size() == 1 && pout > 0 && pin % pout == 0 && pin / pout == 1)
+      r.d[static_cast<size_t>(infer)] = rest_in[0];
+  }
+  o[0] = r;
+}
+
+void flatten(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  int64_t a = x.node.attr_int("axis", 1);
+  if (a < 0) a += static_cast<int64_t>(X.rank());
+  if (a < 0 || a > static_cast<int64_t>(X.rank())) return;
+  Dim outer = dim(1), inner = dim(1);
+  for (size_t i = 0; i < X.rank(); ++i) (static_cast<int64_t>(i) < a ? outer : inner) = mul(static_cast<int64_t>(i) < a ? outer : inner, X.d[i]);
+  o[0] = ranked(X.dtype, {outer, inner});
+}
+
+void squeeze(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  const auto axes = axes_input_or_attr(x, 13);
+  if (!axes || !x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  std::vector<bool> drop(X.rank(), false);
+  if (axes->empty()) {
+    for (size_t i = 0; i < X.rank(); ++i) {
+      if (!X.d[i].known()) return;  // could be 1
+      drop[i] = X.d[i].v == 1;
+    }
+  }
+  for (int64_t a : *axes) {
+    const auto ax = axis_of(a, X.rank());
+    if (!ax) return;
+    drop[*ax] = true;
+  }
+  Shp r = ranked(X.dtype, std::vector<Dim>{});
+  for (size_t i = 0; i < X.rank(); ++i)
+    if (!drop[i]) r.d.push_back(X.d[i]);
+  o[0] = r;
+}
+
+void unsqueeze(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  const auto axes = axes_input_or_attr(x, 13);
+  if (!axes || !x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  const size_t rank = X.rank() + axes->size();
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    const auto ax = axis_of(a, rank);
+    if (!ax) return;
+    inserted[*ax] = true;
+  }
+  Shp r = ranked(X.dtype, std::vector<Dim>{});
+  size_t k = 0;
+  for (size_t i = 0; i < rank; ++i) r.d.push_back(inserted[i] ? dim(1) : (k < X.rank() ? X.d[k++] : Dim{}));
+  o[0] = r;
+}
+
+void expand(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  const auto shape = x.ints(1);
+  if (!shape) return;
+  const Shp target = ranked(x.dtype(0), *shape);
+  o[0] = broadcast({x.shape(0), &target});
+  o[0].dtype = x.dtype(0);
+}
+
+void tile(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  const auto reps = x.ints(1);
+  if (!x.ranked(0)) return;
+  Shp r = *x.shape(0);
+  for (size_t i = 0; i < r.rank(); ++i) r.d[i] = reps && i < reps->size() ? mul(r.d[i], dim((*reps)[i])) : Dim{};
+  o[0] = r;
+}
+
+void shape_op(const In& x, Outs& o) {
+  o[0] = unranked(DType::Int64);
+  if (!x.ranked(0)) return;
+  const int64_t r = static_cast<int64_t>(x.shape(0)->rank());
+  auto clamp = [r](int64_t v) { return std::max<int64_t>(0, std::min(r, v < 0 ? v + r : v)); };
+  const int64_t start = x.opset() >= 15 ? clamp(x.node.attr_int("start", 0)) : 0;
+  const int64_t end = x.opset() >= 15 ? clamp(x.node.attr_int("end", r)) : r;
+  o[0] = ranked(DType::Int64, Shape{std::max<int64_t>(0, end - start)});
+}
+
+void size_op(const In&, Outs& o) { o[0] = ranked(DType::Int64, Shape{}); }
+
+void constant_of_shape(const In& x, Outs& o) {
+  const ir::Attribute* v = x.node.attr("value");
+  const DType t = v && v->type == ir::AttrType::Tensor ? v->t.dtype() : DType::Float;
+  o[0] = unranked(t);
+  if (auto s = x.ints(0)) o[0] = ranked(t, *s);
+  else if (x.ranked(0) && x.shape(0)->rank() == 1 && x.shape(0)->d[0].known() && x.shape(0)->d[0].v <= kMaxInferredRank)
+    o[0] = ranked(t, std::vector<Dim>(static_cast<size_t>(x.shape(0)->d[0].v)));
+}
+
+void range(const In& x, Outs& o) {
+  o[0] = ranked(x.dtype(0), std::vector<Dim>(1));
+  const Tensor *s = x.constant(0), *l = x.constant(1), *d = x.constant(2);
+  if (!s || !l || !d || s->numel() != 1 || l->numel() != 1 || d->numel() != 1 || d->get_as_double(0) == 0) return;
+  const double n = std::ceil((l->get_as_double(0) - s->get_as_double(0)) / d->get_as_double(0));
+  o[0].d[0] = dim(std::max<int64_t>(0, truncate(n)));
+}
+
+void nonzero(const In& x, Outs& o) {
+  o[0] = ranked(DType::Int64, std::vector<Dim>{x.ranked(0) ? dim(static_cast<int64_t>(x.shape(0)->rank())) : Dim{}, Dim{}});
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_shape_ops(OpRegistry& r) {
-  r.add("", "Shape", &shape_op);
-  r.add("", "Size", &size_op);
-  r.add("", "Reshape", &reshape);
-  r.add("", "Flatten", &flatten);
-  r.add("", "Squeeze", &squeeze);
-  r.add("", "Unsqueeze", &unsqueeze);
-  r.add("", "Identity", &identity);
-  r.add("", "Dropout", &dropout);
-  r.add("", "Constant", &constant);
-  r.add("", "ConstantOfShape", &constant_of_shape);
-  r.add("", "Expand", &expand);
-  r.add("", "Tile", &tile);
-  r.add("", "Range", &range);
-  r.add("", "NonZero", &nonzero);
+  r.add("", "Shape", &shape_op).rule(shape::shape_op).meta("shape", "data");
+  r.add("", "Size", &size_op).rule(shape::size_op).meta("shape", "data");
+  // Reshape's shape became an input in opset 5; Squeeze's and Unsqueeze's axes in opset 13.
+  r.add("", "Reshape", &reshape).versions(1, 4).rule(shape::reshape).meta("shape", "data");
+  r.add("", "Reshape", &reshape).versions(5).rule(shape::reshape).meta("shape", "data shape");
+  r.add("", "Flatten", &flatten).rule(shape::flatten).meta("shape", "input");
+  r.add("", "Squeeze", &squeeze).versions(1, 12).rule(shape::squeeze).meta("shape", "data");
+  r.add("", "Squeeze", &squeeze).versions(13).rule(shape::squeeze).meta("shape", "data axes?");
+  r.add("", "Unsqueeze", &unsqueeze).versions(1, 12).rule(shape::unsqueeze).meta("shape", "data");
+  r.add("", "Unsqueeze", &unsqueeze).versions(13).rule(shape::unsqueeze).meta("shape", "data axes");
+  r.add("", "Identity", &identity).rule(shape::same_as_input).meta("tensor", "input");
+  // ratio and training_mode became inputs in opset 12.
+  r.add("", "Dropout", &dropout).versions(1, 11).rule(shape::dropout).meta("dropout", "data");
+  r.add("", "Dropout", &dropout).versions(12).rule(shape::dropout).meta("dropout", "data ratio? training_mode?");
+  r.add("", "Constant", &constant).meta("data", "");
+  r.add("", "ConstantOfShape", &constant_of_shape).rule(shape::constant_of_shape).meta("tensor", "input");
+  r.add("", "Expand", &expand).rule(shape::expand).meta("shape", "input shape");
+  r.add("", "Tile", &tile).rule(shape::tile).meta("tensor", "input repeats");
+  r.add("", "Range", &range).rule(shape::range).meta("tensor", "start limit delta");
+  r.add("", "NonZero", &nonzero).rule(shape::nonzero).meta("tensor", "X");
 }
 
 }  // namespace ptq::exec

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"  // is_float_like
 
 namespace ptq::exec {
@@ -212,12 +213,15 @@ void mel_weight_matrix(KernelContext& ctx) {
 }  // namespace
 
 void register_signal(OpRegistry& r) {
-  r.add("", "HannWindow", &cosine_window<1, 2, 1, 2, 0, 1>);
-  r.add("", "HammingWindow", &cosine_window<25, 46, 21, 46, 0, 1>);
-  r.add("", "BlackmanWindow", &cosine_window<42, 100, 1, 2, 8, 100>);
-  r.add("", "DFT", &dft);
-  r.add("", "STFT", &stft);
-  r.add("", "MelWeightMatrix", &mel_weight_matrix);
+  r.add("", "HannWindow", &cosine_window<1, 2, 1, 2, 0, 1>).meta("", "size");
+  r.add("", "HammingWindow", &cosine_window<25, 46, 21, 46, 0, 1>).meta("", "size");
+  r.add("", "BlackmanWindow", &cosine_window<42, 100, 1, 2, 8, 100>).meta("", "size");
+  // The axis became an input in opset 20.
+  r.add("", "DFT", &dft).versions(1, 19).meta("", "input dft_length?");
+  r.add("", "DFT", &dft).versions(20).meta("", "input dft_length? axis?");
+  r.add("", "STFT", &stft).meta("", "signal frame_step window? frame_length?");
+  r.add("", "MelWeightMatrix", &mel_weight_matrix)
+      .meta("", "num_mel_bins dft_length sample_rate lower_edge_hertz upper_edge_hertz");
 }
 
 }  // namespace ptq::exec

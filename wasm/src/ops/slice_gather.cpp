@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -171,11 +172,87 @@ void reverse_sequence(KernelContext& ctx) {
 
 }  // namespace
 
+namespace shape {
+namespace {
+
+// Same clamping as the ONNX spec (and ops/slice_gather.cpp).
+int64_t slice_len(int64_t n, int64_t start, int64_t end, int64_t step) {
+  auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(v, hi)); };
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  if (step > 0) {
+    start = clamp(start, 0, n);
+    end = clamp(end, 0, n);
+    return end > start ? (end - start - 1) / step + 1 : 0;
+  }
+  start = clamp(start, 0, n - 1);
+  end = clamp(end, -1, n - 1);
+  // -step overflows for INT64_MIN: any step longer than the axis takes one element.
+  const int64_t back = step < -n ? n + 1 : -step;
+  return start > end ? (start - end - 1) / back + 1 : 0;
+}
+
+void slice(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (x.opset() < 10) {
+    starts = x.node.attr_ints("starts");
+    ends = x.node.attr_ints("ends");
+    axes = x.node.attr_ints("axes");
+  } else {
+    auto s = x.ints(1), e = x.ints(2);
+    auto a = x.shape(3) ? x.ints(3) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+    auto t = x.shape(4) ? x.ints(4) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+    if (!s || !e || !a || !t) {
+      o[0] = ranked(X.dtype, std::vector<Dim>(X.rank()));
+      // Axes not sliced keep their dims when the axes are known.
+      if (a && !a->empty()) {
+        o[0] = X;
+        for (int64_t ax : *a)
+          if (auto k = axis_of(ax, X.rank())) o[0].d[*k] = Dim{};
+      }
+      return;
+    }
+    starts = *s; ends = *e; axes = *a; steps = *t;
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) return;
+  Shp r = X;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const auto ax = axis_of(axes[i], X.rank());
+    if (!ax || steps[i] == 0) return;
+    const Dim& in = X.d[*ax];
+    r.d[*ax] = in.known() ? dim(slice_len(in.v, starts[i], ends[i], steps[i])) : Dim{};
+  }
+  o[0] = r;
+}
+
+void gather(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0) || !x.ranked(1)) return;
+  const Shp &X = *x.shape(0), &I = *x.shape(1);
+  const auto ax = axis_of(x.node.attr_int("axis", 0), X.rank());
+  if (!ax) return;
+  Shp r = ranked(X.dtype, std::vector<Dim>(X.d.begin(), X.d.begin() + static_cast<std::ptrdiff_t>(*ax)));
+  r.d.insert(r.d.end(), I.d.begin(), I.d.end());
+  r.d.insert(r.d.end(), X.d.begin() + static_cast<std::ptrdiff_t>(*ax) + 1, X.d.end());
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
 void register_slice_gather(OpRegistry& r) {
-  r.add("", "Slice", &slice);
-  r.add("", "Gather", &gather);
-  r.add("", "Compress", &compress);
-  r.add("", "ReverseSequence", &reverse_sequence);
+  // starts, ends, axes and steps became inputs in opset 10.
+  r.add("", "Slice", &slice).versions(1, 9).rule(shape::slice).meta("tensor", "data");
+  r.add("", "Slice", &slice).versions(10).rule(shape::slice).meta("tensor", "data starts ends axes? steps?");
+  r.add("", "Gather", &gather).rule(shape::gather).meta("tensor", "data indices");
+  r.add("", "Compress", &compress).meta("", "input condition");
+  r.add("", "ReverseSequence", &reverse_sequence).meta("", "input sequence_lens");
 }
 
 }  // namespace ptq::exec

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/conv_common.h"  // is_float_like
 
 namespace ptq::exec {
@@ -225,11 +226,11 @@ void softmax_cross_entropy_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_softmax(OpRegistry& r) {
-  r.add("", "Softmax", &softmax_kernel<false>);
-  r.add("", "LogSoftmax", &softmax_kernel<true>);
-  r.add("", "Hardmax", &hardmax_kernel);
-  r.add("", "NegativeLogLikelihoodLoss", &nll_loss_kernel);
-  r.add("", "SoftmaxCrossEntropyLoss", &softmax_cross_entropy_kernel);
+  r.add("", "Softmax", &softmax_kernel<false>).rule(shape::same_as_input).meta("activation", "input");
+  r.add("", "LogSoftmax", &softmax_kernel<true>).rule(shape::same_as_input).meta("activation", "input");
+  r.add("", "Hardmax", &hardmax_kernel).rule(shape::same_as_input).meta("activation", "input");
+  r.add("", "NegativeLogLikelihoodLoss", &nll_loss_kernel).meta("", "input target weight?");
+  r.add("", "SoftmaxCrossEntropyLoss", &softmax_cross_entropy_kernel).meta("", "scores labels weights?");
 }
 
 }  // namespace ptq::exec

@@ -7,6 +7,7 @@
 
 #include "exec/registry.h"
 #include "ops/movement_util.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -105,6 +106,34 @@ void topk(KernelContext& ctx) {
 
 }  // namespace
 
-void register_topk(OpRegistry& r) { r.add("", "TopK", &topk); }
+namespace shape {
+namespace {
+
+void topk(const In& x, Outs& o) {
+  for (auto& s : o) s = unranked(x.dtype(0));
+  if (o.size() > 1) o[1].dtype = DType::Int64;
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  const auto ax = axis_of(x.node.attr_int("axis", -1), X.rank());
+  if (!ax) return;
+  Dim k;
+  if (x.opset() < 10) k = dim(x.node.attr_int("k", -1));
+  else if (auto v = x.ints(1); v && v->size() == 1) k = dim((*v)[0]);
+  for (size_t i = 0; i < o.size(); ++i) {
+    const DType t = o[i].dtype;
+    o[i] = X;
+    o[i].dtype = t;
+    o[i].d[*ax] = k;
+  }
+}
+
+}  // namespace
+}  // namespace shape
+
+void register_topk(OpRegistry& r) {
+  // k became an input in opset 10.
+  r.add("", "TopK", &topk).versions(1, 9).rule(shape::topk).meta("tensor", "X");
+  r.add("", "TopK", &topk).versions(10).rule(shape::topk).meta("tensor", "X K");
+}
 
 }  // namespace ptq::exec

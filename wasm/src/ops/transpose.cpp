@@ -3,6 +3,7 @@
 // transpose (NCHW <-> NHWC: [0,2,3,1] / [0,3,1,2]); identity permutations return a view.
 #include "exec/registry.h"
 #include "ops/movement_util.h"
+#include "ops/shape_util.h"
 
 namespace ptq::exec {
 namespace {
@@ -27,6 +28,31 @@ void transpose(KernelContext& ctx) {
 
 }  // namespace
 
-void register_transpose(OpRegistry& r) { r.add("", "Transpose", &transpose); }
+namespace shape {
+namespace {
+
+void transpose(const In& x, Outs& o) {
+  o[0] = unranked(x.dtype(0));
+  if (!x.ranked(0)) return;
+  const Shp& X = *x.shape(0);
+  std::vector<int64_t> perm = x.node.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = X.rank(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  if (perm.size() != X.rank()) return;
+  Shp r = ranked(X.dtype, std::vector<Dim>{});
+  for (int64_t p : perm) {
+    const auto a = axis_of(p, X.rank());
+    if (!a) return;
+    r.d.push_back(X.d[*a]);
+  }
+  o[0] = r;
+}
+
+}  // namespace
+}  // namespace shape
+
+void register_transpose(OpRegistry& r) {
+  r.add("", "Transpose", &transpose).rule(shape::transpose).meta("shape", "data");
+}
 
 }  // namespace ptq::exec

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/elementwise.h"
 
 namespace ptq::exec {
@@ -97,30 +98,31 @@ void isinf_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_unary(OpRegistry& r) {
-  r.add("", "Exp", &unary_kernel<ExpOp, kFloats>);
-  r.add("", "Log", &unary_kernel<LogOp, kFloats>);
-  r.add("", "Sqrt", &unary_kernel<SqrtOp, kFloats>);
-  r.add("", "Reciprocal", &unary_kernel<ReciprocalOp, kFloats>);
-  r.add("", "Erf", &unary_kernel<ErfOp, kFloats>);
-  r.add("", "Floor", &unary_kernel<FloorOp, kFloats>);
-  r.add("", "Ceil", &unary_kernel<CeilOp, kFloats>);
-  r.add("", "Round", &unary_kernel<RoundOp, kFloats>);
-  r.add("", "Sin", &unary_kernel<SinOp, kFloats>);
-  r.add("", "Cos", &unary_kernel<CosOp, kFloats>);
-  r.add("", "Tan", &unary_kernel<TanOp, kFloats>);
-  r.add("", "Asin", &unary_kernel<AsinOp, kFloats>);
-  r.add("", "Acos", &unary_kernel<AcosOp, kFloats>);
-  r.add("", "Atan", &unary_kernel<AtanOp, kFloats>);
-  r.add("", "Sinh", &unary_kernel<SinhOp, kFloats>);
-  r.add("", "Cosh", &unary_kernel<CoshOp, kFloats>);
-  r.add("", "Asinh", &unary_kernel<AsinhOp, kFloats>);
-  r.add("", "Acosh", &unary_kernel<AcoshOp, kFloats>);
-  r.add("", "Atanh", &unary_kernel<AtanhOp, kFloats>);
-  r.add("", "IsNaN", &isnan_kernel);
-  r.add("", "IsInf", &isinf_kernel);
-  r.add("", "Neg", &unary_kernel<NegOp, ops::kSigned>);
-  r.add("", "Abs", &unary_kernel<AbsOp, ops::kNumeric>);
-  r.add("", "Sign", &unary_kernel<SignOp, ops::kNumeric>);
+  const shape::Rule same = shape::same_as_input;
+  r.add("", "Exp", &unary_kernel<ExpOp, kFloats>).rule(same).meta("", "input");
+  r.add("", "Log", &unary_kernel<LogOp, kFloats>).rule(same).meta("", "input");
+  r.add("", "Sqrt", &unary_kernel<SqrtOp, kFloats>).rule(same).meta("", "X");
+  r.add("", "Reciprocal", &unary_kernel<ReciprocalOp, kFloats>).rule(same).meta("", "X");
+  r.add("", "Erf", &unary_kernel<ErfOp, kFloats>).rule(same).meta("", "input");
+  r.add("", "Floor", &unary_kernel<FloorOp, kFloats>).rule(same).meta("", "X");
+  r.add("", "Ceil", &unary_kernel<CeilOp, kFloats>).rule(same).meta("", "X");
+  r.add("", "Round", &unary_kernel<RoundOp, kFloats>).rule(same).meta("", "X");
+  r.add("", "Sin", &unary_kernel<SinOp, kFloats>).rule(same).meta("", "input");
+  r.add("", "Cos", &unary_kernel<CosOp, kFloats>).rule(same).meta("", "input");
+  r.add("", "Tan", &unary_kernel<TanOp, kFloats>).rule(same).meta("", "input");
+  r.add("", "Asin", &unary_kernel<AsinOp, kFloats>).meta("", "input");
+  r.add("", "Acos", &unary_kernel<AcosOp, kFloats>).meta("", "input");
+  r.add("", "Atan", &unary_kernel<AtanOp, kFloats>).meta("", "input");
+  r.add("", "Sinh", &unary_kernel<SinhOp, kFloats>).meta("", "input");
+  r.add("", "Cosh", &unary_kernel<CoshOp, kFloats>).meta("", "input");
+  r.add("", "Asinh", &unary_kernel<AsinhOp, kFloats>).meta("", "input");
+  r.add("", "Acosh", &unary_kernel<AcoshOp, kFloats>).meta("", "input");
+  r.add("", "Atanh", &unary_kernel<AtanhOp, kFloats>).meta("", "input");
+  r.add("", "IsNaN", &isnan_kernel).rule(shape::same_with_dtype(DType::Bool)).meta("", "X");
+  r.add("", "IsInf", &isinf_kernel).rule(shape::same_with_dtype(DType::Bool)).meta("", "X");
+  r.add("", "Neg", &unary_kernel<NegOp, ops::kSigned>).rule(same).meta("", "X");
+  r.add("", "Abs", &unary_kernel<AbsOp, ops::kNumeric>).rule(same).meta("", "X");
+  r.add("", "Sign", &unary_kernel<SignOp, ops::kNumeric>).rule(same).meta("", "input");
 }
 
 }  // namespace ptq::exec

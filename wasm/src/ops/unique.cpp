@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/registry.h"
+#include "ops/shape_util.h"
 #include "ops/movement_util.h"
 
 namespace ptq::exec {
@@ -96,6 +97,6 @@ void unique(KernelContext& ctx) {
 
 }  // namespace
 
-void register_unique(OpRegistry& r) { r.add("", "Unique", &unique); }
+void register_unique(OpRegistry& r) { r.add("", "Unique", &unique).meta("", "X"); }
 
 }  // namespace ptq::exec
