@@ -17,6 +17,8 @@ import { DEFAULT_RUNALL_OPTIONS } from '../../web/pipeline/runall.mjs';
 import { isSplittable } from '../../web/pipeline/sweep.mjs';
 import { worseDirection } from '../../web/charts/heat_scale.mjs';
 import { defaultDescending } from '../../web/charts/sensitivity_table.mjs';
+import { categoryOf, inputNamesOf } from '../../web/app/graph/categories.mjs';
+import { horizonCategory, horizonSchemas } from '../../plugin/netron/metadata.mjs';
 
 const ptq = await loadPtqModule();
 const doc = JSON.parse(ptq.describe());
@@ -103,5 +105,36 @@ describe('direction and splitting come from describe()', () => {
   it('the sweep splitter splits exactly the analyses the core splits', () => {
     for (const a of doc.analyses) expect(isSplittable(a.name), a.name).toBe(a.splittable);
     expect(isSplittable('no_such_analysis')).toBe(false);
+  });
+});
+
+describe('the viewers\' op categories and input names come from describe()', () => {
+  // The newest entry of each op type, as a viewer without a node's opset picks it.
+  const newest = new Map();
+  for (const op of doc.ops) if (!newest.has(op.op_type) || op.since > newest.get(op.op_type).since) newest.set(op.op_type, op);
+  it('the core describes the ops it runs and those the viewers only show', () => {
+    expect(newest.get('Conv')).toMatchObject({ domain: '', since: 1, until: null, executed: true, category: 'layer' });
+    expect(newest.get('HzLut')).toMatchObject({ domain: 'horizon', executed: false, category: 'activation' });
+    const squeeze = doc.ops.filter((op) => op.op_type === 'Squeeze').map((op) => [op.since, op.until, op.inputs.map((i) => i.name)]);
+    expect(squeeze).toEqual([[1, 12, ['data']], [13, null, ['data', 'axes']]]);
+  });
+  it('the page\'s node categories and input rows', () => {
+    for (const [opType, op] of newest) {
+      expect(categoryOf(opType), opType).toBe(op.category);
+      expect(inputNamesOf(opType), opType).toEqual(op.inputs.map((i) => (i.variadic ? null : i.name)));
+    }
+    expect(categoryOf('NoSuchOp')).toBe('');
+    expect(inputNamesOf('NoSuchOp')).toEqual([]);
+  });
+  it('the plugin\'s horizon schemas (Netron\'s capitalised category names)', () => {
+    const horizon = [...newest.values()].filter((op) => op.domain === 'horizon');
+    expect(horizonSchemas().map((s) => s.name).sort()).toEqual(horizon.map((op) => op.op_type).sort());
+    for (const op of horizon) {
+      const schema = horizonSchemas().find((s) => s.name === op.op_type);
+      expect(schema.category.toLowerCase(), op.op_type).toBe(op.category);
+      expect(horizonCategory(op.op_type)?.toLowerCase(), op.op_type).toBe(op.category);
+      expect(schema.inputs.map((i) => [i.name, i.option === 'optional', i.list === true]), op.op_type)
+        .toEqual(op.inputs.map((i) => [i.name, i.optional, i.variadic]));
+    }
   });
 });

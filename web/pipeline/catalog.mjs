@@ -52,3 +52,18 @@ export function exportFormat(name) {
 
 // Whether `column` is a metric (the table's numeric columns that have a direction).
 export const isMetric = (column) => METRICS.includes(column);
+
+// The ops the core knows (describe().ops: {domain, op_type, since, until, executed, category, inputs},
+// registered with their kernels in wasm/src/ops): what the viewers show of a node. By op type, the
+// entry of the newest opset (a viewer names inputs as the newest opset does).
+const OPS = new Map();
+for (const op of describe.ops) {
+  const known = OPS.get(op.op_type);
+  if (!known || op.since > known.since) OPS.set(op.op_type, op);
+}
+
+// The op's entry, or null when the core does not know it.
+export const opSpec = (opType) => OPS.get(opType) ?? null;
+
+// The newest entry of every op of `domain` ('' = ai.onnx, 'horizon'), in the core's order.
+export const opsOfDomain = (domain) => [...OPS.values()].filter((op) => op.domain === domain);

@@ -11,6 +11,7 @@
 #include "analysis/stat_info.h"
 #include "analysis/what_if.h"
 #include "core/error.h"
+#include "exec/registry.h"
 #include "quant/config_export.h"
 #include "schema/result_json.h"
 
@@ -217,6 +218,20 @@ std::string describe_json() {
   for (const auto& f : quant::export_formats()) {
     w.begin_object().field("name", f.name).field("suffix", f.suffix).field("media_type", f.media_type);
     w.field("binary", f.binary).field("label", f.label).end_object();
+  }
+  // The ops the core knows (exec/registry.h): what the viewers show of each (category, input names).
+  w.end_array().key("ops").begin_array();
+  for (const exec::OpDef* op : exec::OpRegistry::global().entries()) {
+    w.begin_object().field("domain", op->domain).field("op_type", op->op_type).field("since", op->since);
+    w.key("until");
+    if (op->until == exec::kLatestOpset) w.null();
+    else w.value(op->until);
+    w.field("executed", op->kernel != nullptr).field("category", op->category).key("inputs").begin_array();
+    for (const exec::OpInput& in : op->inputs) {
+      w.begin_object().field("name", in.name).field("optional", in.optional).field("variadic", in.variadic);
+      w.end_object();
+    }
+    w.end_array().end_object();
   }
   w.end_array().end_object();
   return w.str();

@@ -2,22 +2,10 @@
 // plain data, no DOM (Netron's model/view split). HzCalibration nodes are either collapsed into
 // badges (on the edge they quantize, or on the initializer row of the node whose weight they
 // quantize) or kept as nodes.
-import { categoryOf } from './categories.mjs';
+import { categoryOf, inputNamesOf } from './categories.mjs';
 
 export const CALIBRATION_OP = 'HzCalibration';
 export const isCalibration = (node) => node.op_type === CALIBRATION_OP;
-
-// Input names of common ops (ONNX schemas), for the initializer rows; other ops show the index.
-const INPUT_NAMES = {
-  Conv: ['X', 'W', 'B'], ConvTranspose: ['X', 'W', 'B'], Gemm: ['A', 'B', 'C'], MatMul: ['A', 'B'],
-  BatchNormalization: ['X', 'scale', 'B', 'input_mean', 'input_var'], Add: ['A', 'B'], Sub: ['A', 'B'],
-  Mul: ['A', 'B'], Div: ['A', 'B'], Pow: ['X', 'Y'], Reshape: ['data', 'shape'], PRelu: ['X', 'slope'],
-  Clip: ['input', 'min', 'max'], Resize: ['X', 'roi', 'scales', 'sizes'], Pad: ['data', 'pads', 'constant_value'],
-  Slice: ['data', 'starts', 'ends', 'axes', 'steps'], Gather: ['data', 'indices'], Expand: ['input', 'shape'],
-  Unsqueeze: ['data', 'axes'], Squeeze: ['data', 'axes'], Concat: [], HzPreprocess: ['X', 'W', 'B'],
-  QuantizeLinear: ['x', 'y_scale', 'y_zero_point'], DequantizeLinear: ['x', 'x_scale', 'x_zero_point'],
-  LayerNormalization: ['X', 'Scale', 'B'], InstanceNormalization: ['input', 'scale', 'B'],
-};
 
 // Attributes worth showing inside the node box (the sidebar shows all of them).
 const KEY_ATTRIBUTES = ['kernel_shape', 'strides', 'pads', 'dilations', 'group', 'axis', 'axes', 'perm', 'to', 'mode',
@@ -143,7 +131,7 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
   for (const n of graph.nodes) {
     if ((collapse && isCalibration(n)) || folded(n)) continue;
     const rows = [];
-    const names = INPUT_NAMES[n.op_type] ?? [];
+    const names = inputNamesOf(n.op_type);
     n.inputs.forEach((t, i) => {
       if (!t) return;
       const r = resolve(t);
