@@ -35,7 +35,7 @@ constexpr int kExitBadInput = 2;
 constexpr const char* kRunUsage =
     "usage: ptqscope run MODEL CALIBRATION_DATA --quant on|off --out DIR\n"
     "\n"
-    "  MODEL             the .onnx model (calibrated: with HzCalibration nodes, or a float model)\n"
+    "  MODEL             the .onnx model (calibrated: HzCalibration nodes or Q/DQ quantizers; or a float model)\n"
     "  CALIBRATION_DATA  folder with one sub-folder per model input, one .npy per sample\n"
     "  --quant on        every calibration node as saved in the model (its stored switch and qtype)\n"
     "  --quant off       no calibration node quantizes (the float model)\n"

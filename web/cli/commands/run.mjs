@@ -13,7 +13,7 @@ import { loadPtqModule } from '../lib/wasm.mjs';
 export const summary = 'run every calibration sample through the model and save the outputs as .npy';
 export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA --quant on|off --out DIR
 
-  MODEL             the .onnx model (calibrated: with HzCalibration nodes, or a float model)
+  MODEL             the .onnx model (calibrated: HzCalibration nodes or Q/DQ quantizers; or a float model)
   CALIBRATION_DATA  folder with one sub-folder per model input, one .npy per sample
   --quant on        every calibration node as saved in the model (its stored switch and qtype)
   --quant off       no calibration node quantizes (the float model)
