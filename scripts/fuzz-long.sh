@@ -4,7 +4,8 @@
 # so a run continues after a finding and collects them all. The structure-aware model_exec_fuzz
 # mutates valid models (dims, attributes, initializer sizes, graph edges) and runs them through the
 # executor. Corpora persist in build/fuzz-long/corpus/<target>/ between runs; findings are written as
-# build/fuzz-long/<target>/{crash,leak,oom,timeout}-<hash>; reproduce one with
+# build/fuzz-long/<target>/{crash,leak,oom,timeout,slow-unit}-<hash> (a slow unit took over 10 s,
+# e.g. quadratic work); reproduce one with
 #   build/fuzz/<target> <file>
 # and turn it into a regression test (tests/cpp/...). Exit code 1 when anything was found.
 # Usage: scripts/fuzz-long.sh [seconds-per-target] [target ...]
@@ -46,8 +47,8 @@ for target in "${targets[@]}"; do
   "$build/$target" -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -max_total_time="$seconds" \
     -rss_limit_mb=3072 -malloc_limit_mb=2048 -timeout=30 -max_len=1048576 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$corpus" >"$out/$target.log" 2>&1 || true
-  n=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'oom-*' -o -name 'timeout-*' \) | wc -l)
-  grep -E '^#[0-9]+ ' "$out/$target.log" | tail -1 || true
+  n=$(find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'oom-*' -o -name 'timeout-*' -o -name 'slow-unit-*' \) | wc -l)
+  grep -E '^#[0-9]+:? ' "$out/$target.log" | tail -1 || true
   echo "fuzz-long: $target: $n finding(s)"
   found=$((found + n))
 done
