@@ -304,7 +304,8 @@ describe('CLI runall and fix on Q/DQ models', () => {
   it('fix finds the quantizers to raise on the torch export', async () => {
     const entry = entries.find((e) => e.name === 'qdq_resnet_tiny');
     const json = path.join(tmp, 'fix.json');
-    const r = await cli(['fix', entry.model, entry.data, '--target', 'cosine-similarity>=0.99999', '--prefer', 'int16,float', '--workers', '1', '--quiet', '--json', json]);
+    // Run in the temporary folder: fix writes its chart to ./debug_result by default.
+    const r = await cli(['fix', entry.model, entry.data, '--target', 'cosine-similarity>=0.99999', '--prefer', 'int16,float', '--workers', '1', '--quiet', '--json', json], { cwd: tmp });
     expect(r.code).toBe(0);
     const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
     expect(doc.fix.reached).toBe(true);
