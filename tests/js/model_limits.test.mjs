@@ -6,10 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeNpy } from '../../web/cli/lib/npy.mjs';
+import { decodeNpy, encodeNpy } from '../../web/cli/lib/npy.mjs';
 import { cli } from './cli_fixture.mjs';
 import { loadPtqModule } from './helpers.mjs';
 import { buildModel } from './onnx_builder.mjs';
+import * as W from './bad_inputs/onnx_wire.mjs';
 
 const BILLION = 1000000000;
 
@@ -168,5 +169,48 @@ describe('tensors beyond the memory budget', () => {
       ptq.setMemoryBudget(0);
       session.delete();
     }
+  });
+});
+
+// Shapes of a huge rank (found by model_exec_fuzz: an Expand whose shape input is a long tensor): the
+// broadcast checks built their error message, as long as the shapes, for every dimension even when
+// the check passed, which made a rank-R broadcast take R^2 time (minutes for R = 2^18); the
+// messages are now built only on failure.
+describe('shapes of a huge rank', () => {
+  let tmp;
+  beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-rank-')); });
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  it('Expand and Add to rank 2^18 run in linear time', async () => {
+    const RANK = 2 ** 18;
+    // x [1, 1, 2, 2] -> Relu -> r; e = Expand(r, [1] * RANK) (rank 2^18, 4 elements); s = Add(e, r);
+    // y = Reshape(s, [1, 1, 2, 2]) = 2 * relu(x).
+    const i64 = (values) => Buffer.from(new BigInt64Array(values.map(BigInt)).buffer);
+    const model = path.join(tmp, 'rank.onnx');
+    fs.writeFileSync(model, W.makeModel({
+      inputs: [['x', W.ELEM.FLOAT, [1, 1, 2, 2]]],
+      outputs: [['y', W.ELEM.FLOAT, [1, 1, 2, 2]]],
+      initializers: [
+        { name: 'ones', elemType: W.ELEM.INT64, dims: [RANK], raw: Buffer.from(new BigInt64Array(RANK).fill(1n).buffer) },
+        { name: 'four_d', elemType: W.ELEM.INT64, dims: [4], raw: i64([1, 1, 2, 2]) },
+      ],
+      nodes: [
+        { name: 'relu', op: 'Relu', inputs: ['x'], outputs: ['r'] },
+        { name: 'wide_expand', op: 'Expand', inputs: ['r', 'ones'], outputs: ['e'] },
+        { name: 'wide_add', op: 'Add', inputs: ['e', 'r'], outputs: ['s'] },
+        { name: 'flat', op: 'Reshape', inputs: ['s', 'four_d'], outputs: ['y'] },
+      ],
+    }));
+    const data = path.join(tmp, 'calibration_data');
+    fs.mkdirSync(path.join(data, 'x'), { recursive: true });
+    fs.writeFileSync(path.join(data, 'x', '0.npy'), encodeNpy('float32', [1, 1, 2, 2], SAMPLE));
+    const started = Date.now();
+    const r = await cli(['run', model, data, '--quant', 'off', '--out', path.join(tmp, 'out')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(60_000); // R^2 was minutes
+    const out = fs.readdirSync(path.join(tmp, 'out'), { recursive: true }).filter((f) => f.endsWith('.npy'));
+    expect(out.length).toBe(1);
+    const y = decodeNpy(fs.readFileSync(path.join(tmp, 'out', out[0])));
+    expect(Array.from(y.data)).toEqual([2, 0, 6, 0]);
   });
 });

@@ -68,10 +68,12 @@ BroadcastPlan<N> make_broadcast_plan(const std::array<const Shape*, N>& in, cons
     std::array<bool, N> a{};
     for (size_t i = 0; i < N; ++i) {
       const Shape& s = *in[i];
-      check(s.size() <= rank, "shape " + shape_str(s) + " cannot be broadcast to " + shape_str(out));
+      // The messages are built only on failure: they are as long as the shapes, and building them
+      // for every dimension made a rank-65536 broadcast quadratic (model_exec_fuzz).
+      if (s.size() > rank) fail("shape " + shape_str(s) + " cannot be broadcast to " + shape_str(out));
       const size_t pad = rank - s.size();
       const int64_t e = d < pad ? 1 : s[d - pad];
-      check(e == out[d] || e == 1, "shape " + shape_str(s) + " cannot be broadcast to " + shape_str(out));
+      if (e != out[d] && e != 1) fail("shape " + shape_str(s) + " cannot be broadcast to " + shape_str(out));
       a[i] = e == out[d];
     }
     if (out[d] == 1) continue;  // contributes no iteration

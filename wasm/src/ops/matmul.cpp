@@ -143,8 +143,8 @@ MatmulShape matmul_shape(const KernelContext& ctx, const Tensor& a_in, const Ten
     const size_t ai = i + m.a_batch.size(), bi = i + m.b_batch.size();  // index + size - br, unsigned-safe
     const int64_t ad = ai >= br ? m.a_batch[ai - br] : 1;
     const int64_t bd = bi >= br ? m.b_batch[bi - br] : 1;
-    ctx.check(ad == bd || ad == 1 || bd == 1, "batch dimensions of " + shape_str(a_in.shape()) + " and " +
-                                                  shape_str(b_in.shape()) + " do not broadcast");
+    if (ad != bd && ad != 1 && bd != 1)  // the message only on failure (it is as long as the shapes)
+      ctx.fail("batch dimensions of " + shape_str(a_in.shape()) + " and " + shape_str(b_in.shape()) + " do not broadcast");
     m.batch[i] = std::max(ad, bd);
     if (ad == 0 || bd == 0) m.batch[i] = 0;
     m.a_step[i] = ad == 1 ? 0 : a_acc;
