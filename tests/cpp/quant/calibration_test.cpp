@@ -179,6 +179,21 @@ TEST(Calibration, Constant2UsesScales) {
   EXPECT_FLOAT_EQ(s.thresholds[0], 0.5f * 127);
 }
 
+TEST(Calibration, Constant2AsymmetricKeepsStoredZeroPoint) {
+  // Asymmetric uint8 with stored scales: two thresholds [fmin, fmax] and one scale must not be
+  // replaced by a single threshold (the zero point was then read from thresholds[1], out of bounds).
+  ir::Graph g = calibration_graph({attr_floats("thresholds", {-1.0f, 3.0f}), attr_floats("scales", {0.02f}), attr_int("constant", 2),
+                                   attr_string("qtype", "uint8"), attr_ints("zero_point", {50})});
+  CalibrationSpec s = parse_calibration(g, 0);
+  ASSERT_TRUE(s.asymmetric);
+  EXPECT_EQ(s.scales, std::vector<float>{0.02f});
+  EXPECT_EQ(s.zero_points, std::vector<int64_t>{50});
+  EXPECT_EQ(s.thresholds, (std::vector<float>{-1.0f, 3.0f}));
+  Tensor y = fake_quantize(s, s.qtype, s.scales, Tensor::from_floats({2}, {0.0f, 10.0f}));
+  EXPECT_FLOAT_EQ(y.data<float>()[0], 0.0f);                 // round(0 / 0.02) + 50 = 50 -> 0
+  EXPECT_FLOAT_EQ(y.data<float>()[1], (255 - 50) * 0.02f);  // clamped at qmax
+}
+
 TEST(Calibration, RejectsNaNAndZeroThresholds) {
   EXPECT_THROW(parse_calibration(calibration_graph({attr_floats("thresholds", {std::nanf("")})}), 0), Error);
   EXPECT_THROW(parse_calibration(calibration_graph({attr_floats("thresholds", {0.0f})}), 0), Error);

@@ -262,15 +262,17 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
       spec.scales.size() != spec.thresholds.size())
     spec.warnings.push_back(where + ": attribute 'thresholds' has " + std::to_string(spec.thresholds.size()) + " values but 'scales' has " +
                             std::to_string(spec.scales.size()) + "; with constant=2 the thresholds are derived from 'scales'");
-  if (spec.constant == 2 && !spec.scales.empty()) {
+  const bool stored_scales = spec.constant == 2 && !spec.scales.empty();
+  if (stored_scales && !spec.asymmetric) {
     spec.thresholds.clear();
     for (float s : spec.scales) spec.thresholds.push_back(s * static_cast<float>(spec.qtype.qmax()));
-  } else if (!spec.thresholds.empty()) {
+  } else if (!stored_scales && !spec.thresholds.empty()) {
     spec.scales = derive_scales(spec, spec.qtype);
   }
   if (spec.affine) {
     finish_affine(spec, where);
-  } else if (spec.asymmetric) {
+  } else if (spec.asymmetric && !stored_scales) {
+    // With stored scales (constant = 2) an asymmetric node keeps its stored zero point and [fmin, fmax].
     const float s = spec.scales.at(0);
     spec.zero_points = {static_cast<int64_t>(spec.qtype.qmax() - round_half_even(spec.thresholds[1] / s))};
   }
