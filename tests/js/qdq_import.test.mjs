@@ -12,7 +12,8 @@
 //    node / web backend) differ by, plus the elements one flip in ours can move, judged per output;
 //  - sensitivity (white list: that quantizer only) and leave-one-out (all but that quantizer) items
 //    equal an independent evaluation: onnxruntime running the fixture's only__/without__ models
-//    against its float model, with the metrics computed here (§4 formulas in float64);
+//    against its float model, with the metrics computed here (§4 formulas in float64), within
+//    onnxruntime's own spread (node at two optimisation levels, web) or float32 rounding;
 //  - a qtype override (int16, what the what-if and the fix search apply) equals onnxruntime running
 //    the fixture's int16 variant of that quantizer (same real range, §1.11);
 //  - the CLI runs an analysis on a Q/DQ model and names its items after the quantized tensors;
@@ -192,25 +193,44 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
         const result = JSON.parse(session.analyze(JSON.stringify(request)));
         const row = result[analysis][o.kind][o.quantizer];
         expect(row, `${name} ${o.quantizer}`).toBeDefined();
-        const variant = await open(analysis === 'sensitivity' ? o.only : o.without);
-        const pairs = [];
-        for (const feed of inputs) pairs.push((await ortRun(variant, feed)).map((v, i) => [v, null, i]));
-        for (let k = 0; k < inputs.length; k++) {
-          const f = await ortRun(floatRef, inputs[k]);
-          pairs[k] = pairs[k].map(([v], i) => [f[i], v]);
-        }
-        await variant.release();
-        const expectedMse = aggregate(pairs, mse);
-        const expectedCos = aggregate(pairs, cosine);
-        if (process.env.PTQ_REPORT) console.log(`${name} ${analysis} ${o.quantizer}: mse ours ${row.mse} onnxruntime ${expectedMse}; cos ${row['cosine-similarity']} / ${expectedCos}`);
+        // Three valid evaluations of the item: onnxruntime-node with graph optimisation off (the
+        // reference) and at 'basic', onnxruntime-web; their largest distance is onnxruntime's own spread.
+        const file = analysis === 'sensitivity' ? o.only : o.without;
+        const metricsOf = async (openSession) => {
+          const variant = await openSession(file);
+          const reference = await openSession(entry.float_model);
+          const pairs = [];
+          for (const feed of inputs) {
+            const v = await ortRun(variant, feed);
+            const f = await ortRun(reference, feed);
+            pairs.push(f.map((x, i) => [x, v[i]]));
+          }
+          await variant.release?.();
+          await reference.release?.();
+          return { mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) };
+        };
+        const [expected, ...others] = await Promise.all([
+          metricsOf((f) => open(f)),
+          metricsOf((f) => open(f, 'basic')),
+          metricsOf((f) => ortWeb.InferenceSession.create(path.join(FIXTURES, f), { executionProviders: ['wasm'], graphOptimizationLevel: 'disabled' })),
+        ]);
+        const expectedMse = expected.mse;
+        const expectedCos = expected.cos;
+        const spreadMse = Math.max(...others.map((m) => Math.abs(m.mse - expected.mse)));
+        const spreadCos = Math.max(...others.map((m) => Math.abs(m.cos - expected.cos)));
+        if (process.env.PTQ_REPORT) console.log(`${name} ${analysis} ${o.quantizer}: mse ours ${row.mse} onnxruntime ${expectedMse} (spread ${spreadMse}); cos ${row['cosine-similarity']} / ${expectedCos} (spread ${spreadCos})`);
         if (expectedMse === 0) {
           // An integer weight (or a quantizer whose every value is on its grid): ON and OFF are the
           // same values, the model with or without it the same model.
           expect(row.mse, `${name} ${o.quantizer} mse`).toBe(0);
           continue;
         }
-        expect(Math.abs(row.mse - expectedMse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(0.02 * expectedMse);
-        expect(Math.abs(row['cosine-similarity'] - expectedCos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(0.02 * (1 - expectedCos) + 1e-6);
+        // Within onnxruntime's own spread; where no rounding decision flips (spread ~0), float32
+        // rounding of the outputs (~1e-7 of their scale) still moves a metric of the small
+        // quantization error: up to 3.4e-4 of the mse measured on these fixtures, allowed 1e-3; the
+        // cosine is a float32 near 1 (an ulp is 6e-8).
+        expect(Math.abs(row.mse - expectedMse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(Math.max(spreadMse, 1e-3 * expectedMse));
+        expect(Math.abs(row['cosine-similarity'] - expectedCos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(Math.max(spreadCos, 1e-3 * (1 - expectedCos)) + 1e-7);
       }
     });
   }
