@@ -6,12 +6,12 @@
 #include "analysis/selection.h"
 #include "analysis/sensitivity.h"
 #include "api/analyze.h"
-#include "api/json.h"
-#include "quant/config_doc.h"
+#include "io/json.h"
+#include "config/config_doc.h"
 #include "schema/result_json.h"
 
 using namespace ptq;
-using api::Json;
+using io::Json;
 
 namespace {
 
@@ -78,12 +78,12 @@ TEST(ApiConfig, LeaveOneOutAndSensitivityUseTheConfiguration) {
   };
   const Json& rows = *doc.find("leave_one_out")->find("node");
   auto value = [&](const char* item) {
-    schema::JsonWriter w;
+    io::JsonWriter w;
     w.value_float32(std::strtof(rows.find(item)->find("cosine-similarity")->as_string().c_str(), nullptr));
     return w.str();
   };
   auto expected = [&](float v) {
-    schema::JsonWriter w;
+    io::JsonWriter w;
     w.value_float32(v);
     return w.str();
   };

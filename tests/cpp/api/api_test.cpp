@@ -17,12 +17,12 @@
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
 #include "api/catalog.h"
-#include "api/json.h"
+#include "io/json.h"
 #include "graph_builder.h"
 #include "ops/op_test_util.h"
 
 using namespace ptq;
-using api::Json;
+using io::Json;
 using test::attr_floats;
 using test::attr_int;
 
@@ -80,7 +80,7 @@ std::vector<std::string> strings(const Json& array) {
 }
 
 std::string json_strings(const std::vector<std::string>& v) {
-  schema::JsonWriter w;
+  io::JsonWriter w;
   w.string_array(v);
   return w.str();
 }

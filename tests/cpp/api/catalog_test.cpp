@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "analysis/analysis_test_util.h"
-#include "api/json.h"
+#include "io/json.h"
 #include "api/request.h"
 
 using namespace ptq;
-using api::Json;
+using io::Json;
 
 namespace {
 

@@ -7,12 +7,12 @@
 #include "analysis/fix_search.h"
 #include "api/analyze.h"
 #include "api/catalog.h"
-#include "api/json.h"
+#include "io/json.h"
 #include "graph_builder.h"
 #include "ops/op_test_util.h"
 
 using namespace ptq;
-using api::Json;
+using io::Json;
 
 namespace {
 

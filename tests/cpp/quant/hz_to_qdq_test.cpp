@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "exec/executor.h"
 #include "exec/registry.h"
-#include "quant/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "quant/calibration.h"
 #include "quant/model_builder.h"
 #include "quant/opset_upgrade.h"

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "exec/executor.h"
-#include "quant/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "quant/calibration.h"
 #include "quant/hz_to_qdq.h"
 #include "quant/model_builder.h"

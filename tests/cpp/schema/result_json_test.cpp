@@ -6,8 +6,8 @@
 
 using namespace ptq;
 
-TEST(JsonWriter, NumbersStringsAndNonFinite) {
-  schema::JsonWriter w;
+TEST(io::JsonWriter, NumbersStringsAndNonFinite) {
+  io::JsonWriter w;
   w.begin_object().field("a", 0.99812f).field("b", std::nan("")).field("c", -INFINITY).field("s", "q\"\n");
   w.key("l").begin_array().value(1).value(true).null().end_array().end_object();
   EXPECT_EQ(w.str(), R"({"a":0.99812,"b":"nan","c":"-inf","s":"q\"\n","l":[1,true,null]})");
@@ -19,7 +19,7 @@ TEST(ResultJson, SensitivityTableShape) {
   r.metrics = {"cosine-similarity", "sqnr"};
   r.rows.push_back({"21", {0.5f, INFINITY}, "Conv_2", true, 3.12345, "int8"});
   r.rows.push_back({"b_HzCalibration", {0.75f, 12.5f}, "", false, 0.0, "int16"});
-  schema::JsonWriter w;
+  io::JsonWriter w;
   schema::write_sensitivity_table(w, r);
   EXPECT_EQ(w.str(),
             R"({"21":{"node":"Conv_2","threshold":3.12345,"qtype":"int8","cosine-similarity":0.5,"sqnr":"inf"},)"

@@ -11,7 +11,7 @@ namespace {
 
 template <class F>
 std::string in_object(F&& write) {
-  schema::JsonWriter w;
+  io::JsonWriter w;
   w.begin_object();
   write(w);
   w.end_object();
@@ -31,7 +31,7 @@ TEST(ResultSections, AccErrorCurvesFiguresAndKeyCollisions) {
   b.curves.push_back({"default calibrated model", {"t0", "t1"}, {0.5f, INFINITY}});
   b.curves.push_back({"partial_qmodel_0", {"t0", "t1"}, {0.1f, 1e-7f}});
   r.figures = {a, b};
-  const std::string json = in_object([&](schema::JsonWriter& w) { schema::write_acc_error_section(w, r); });
+  const std::string json = in_object([&](io::JsonWriter& w) { schema::write_acc_error_section(w, r); });
   EXPECT_EQ(json,
             R"({"acc_error":{)"
             R"("default calibrated model":{"label":"default calibrated model","x":["t0","t1"],"y":[0.5,"inf"]},)"
@@ -73,7 +73,7 @@ TEST(ResultSections, DistributionKeysThresholdCosineAndHistograms) {
   out2.histograms.clear();
   r.plots = {act, out1, out2};
   EXPECT_EQ(schema::distribution_keys(r), (std::vector<std::string>{"x_HzCalibration", "Split_1:a", "Split_1:b"}));
-  const std::string json = in_object([&](schema::JsonWriter& w) { schema::write_distribution_section(w, r); });
+  const std::string json = in_object([&](io::JsonWriter& w) { schema::write_distribution_section(w, r); });
   EXPECT_EQ(json,
             R"({"distribution":{"x_HzCalibration":{"name":"x_HzCalibration","kind":"activation","tensor":"x",)"
             R"("title":"x_HzCalibration activation distribution","file_name":"activation_x_HzCalibration.png",)"
@@ -112,7 +112,7 @@ TEST(ResultSections, ChannelwiseBoxStatistics) {
   nan_channel.whisker_low = nan_channel.whisker_high = std::nan("");
   p.channels = {b, nan_channel};
   r.plots = {p};
-  const std::string json = in_object([&](schema::JsonWriter& w) { schema::write_channelwise_section(w, r); });
+  const std::string json = in_object([&](io::JsonWriter& w) { schema::write_channelwise_section(w, r); });
   EXPECT_EQ(json,
             R"({"channelwise":{"w_HzCalibration":{"kind":"weight","shape":[2,3],"axis":0,"file_name":"w_HzCalibration_boxplot.png",)"
             R"("figure_width":1,"rotate_labels":false,"channels":[)"
@@ -126,7 +126,7 @@ TEST(ResultSections, StatInfoNodesCellsAndCurves) {
   r.samples = {"0.npy"};
   r.nodes.push_back({"w_HzCalibration", "weight", "per-channel", {0.5f, 1.0f}, {0.5f / 127, 1.0f / 127}, {0.5f, 1.0f}, {0.25f, 0.0f}});
   r.nodes.push_back({"x_HzCalibration", "feature", "per-tensor", {1.27f}, {0.01f}, {0.7f, 0.2f}, {0.1f, 0.0f}});
-  const std::string json = in_object([&](schema::JsonWriter& w) { schema::write_stat_info_section(w, r); });
+  const std::string json = in_object([&](io::JsonWriter& w) { schema::write_stat_info_section(w, r); });
   // Cells: per-channel "%.6f,..." of the first value; per-tensor max over rows and smallest positive.
   EXPECT_NE(json.find(R"("w_HzCalibration":{"tensor_type":"weight","granularity":"per-channel","thresholds":[0.5,1],)"
                       R"("scales":[0.003937008,0.007874016],"max_vals":[0.5,1],"min_nz_vals":[0.25,0],)"
@@ -154,7 +154,7 @@ TEST(ResultSections, SensitivityAnalysisCurveAndRanking) {
   r.ranking.push_back({"Conv_2", {0.875f}, "", false, 0.0, ""});
   r.ranking.push_back({"Add_3", {std::nanf("")}, "", false, 0.0, ""});
   r.messages = {"Start analyzing node sensitivity..."};
-  const std::string json = in_object([&](schema::JsonWriter& w) { schema::write_sensitivity_analysis_section(w, r); });
+  const std::string json = in_object([&](io::JsonWriter& w) { schema::write_sensitivity_analysis_section(w, r); });
   EXPECT_EQ(json,
             R"({"sensitivity_analysis":{"x":["none","Conv_2"],"cumulative":[0.75,1],"per_node":[0.875],"qtype":"int16",)"
             R"("ranked":true,"ranking":{"Conv_2":{"cosine-similarity":0.875},"Add_3":{"cosine-similarity":"nan"}},)"
@@ -166,13 +166,13 @@ TEST(ResultSections, OptionsBlocksEchoTheArguments) {
   analysis::AccErrorOptions a;
   a.quantize_node = analysis::NodeArgument::name("weight");
   a.non_quantize_node = analysis::NodeArgument::nested({{"A", "B"}, {"C"}});
-  schema::JsonWriter w;
+  io::JsonWriter w;
   schema::write_acc_error_options(w, a);
   EXPECT_EQ(w.str(), R"({"quantize_node":"weight","non_quantize_node":[["A","B"],["C"]],"metric":"cosine-similarity",)"
                      R"("average_mode":false,"sample_selection":"last"})");
   analysis::ChannelwiseOptions c;
   c.nodes = {"n"};
-  schema::JsonWriter w2;
+  io::JsonWriter w2;
   schema::write_channelwise_options(w2, c);
   EXPECT_EQ(w2.str(), R"({"nodes_list":["n"],"axis":null,"outlier_cap":200,"sample_selection":"last"})");
 }

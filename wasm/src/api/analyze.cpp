@@ -3,16 +3,17 @@
 #include <chrono>
 
 #include "api/fix.h"
-#include "api/json.h"
+#include "io/json.h"
 #include "api/request.h"
 #include "core/error.h"
-#include "quant/config_doc.h"
+#include "config/config_doc.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
 namespace {
 
-using schema::JsonWriter;
+using io::Json;
+using io::JsonWriter;
 
 // The items one call computes: names in run order and their positions in the full sweep.
 struct Sweep {

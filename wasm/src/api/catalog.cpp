@@ -10,12 +10,14 @@
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
 #include "analysis/what_if.h"
+#include "config/config_export.h"
 #include "core/error.h"
 #include "exec/registry.h"
-#include "quant/config_export.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
+
+using io::Json;
 namespace {
 
 namespace T = option_type;
@@ -27,7 +29,7 @@ Json strings_json(const std::vector<std::string>& v) {
 }
 
 Json number(double d) {
-  schema::JsonWriter w;
+  io::JsonWriter w;
   w.value(d);
   return Json::number_text(w.str());
 }
@@ -148,7 +150,7 @@ std::vector<AnalysisSpec> build() {
   };
 }
 
-void write_option(schema::JsonWriter& w, const OptionSpec& o) {
+void write_option(io::JsonWriter& w, const OptionSpec& o) {
   w.begin_object().field("name", o.name).field("type", o.type).key("default");
   o.default_value.write(w);
   w.key("choices").string_array(o.choices).field("required", o.required).field("null_is_all", o.null_is_all);
@@ -159,7 +161,7 @@ void write_option(schema::JsonWriter& w, const OptionSpec& o) {
   w.field("doc", o.doc).end_object();
 }
 
-void write_analysis(schema::JsonWriter& w, const AnalysisSpec& a) {
+void write_analysis(io::JsonWriter& w, const AnalysisSpec& a) {
   w.begin_object().field("name", a.name).field("section", a.section).field("splittable", a.splittable);
   w.field("streams_items", a.streams_items).key("keyed_by");
   if (a.keyed_by.empty()) w.null();
@@ -204,7 +206,7 @@ std::vector<MetricSpec> metric_specs() {
 }
 
 std::string describe_json() {
-  schema::JsonWriter w;
+  io::JsonWriter w;
   w.begin_object().field("schema", "ptqscope.describe").field("version", 1);
   w.key("tool").begin_object().field("name", kToolName).field("version", kToolVersion).end_object();
   w.key("metrics").begin_array();

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "api/json.h"
+#include "io/json.h"
 
 namespace ptq::api {
 
@@ -36,12 +36,12 @@ inline constexpr const char* kIntegers = "integers";  // an integer or a list of
 struct OptionSpec {
   std::string name;                  // the Python API's argument name
   std::string type;                  // option_type::k*
-  Json default_value;                // what an absent (or null) option means; null = no value
+  io::Json default_value;                // what an absent (or null) option means; null = no value
   std::vector<std::string> choices;  // the accepted strings (of each element for "strings"); empty = any
   std::string doc;                   // one line for help texts and forms
   bool required = false;             // the request fails without it
   bool null_is_all = false;          // data_num: null (or 0) = every sample
-  Json min{}, max{};                 // bounds of an integer option (of each element); null = none
+  io::Json min{}, max{};                 // bounds of an integer option (of each element); null = none
 };
 
 struct AnalysisSpec {

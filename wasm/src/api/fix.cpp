@@ -5,12 +5,13 @@
 #include "analysis/metrics.h"
 #include "api/catalog.h"
 #include "core/error.h"
-#include "quant/config_export.h"
+#include "config/config_export.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
 
-using schema::JsonWriter;
+using io::Json;
+using io::JsonWriter;
 
 void write_fix_options(JsonWriter& w, const analysis::FixOptions& o) {
   w.begin_object().field("target", o.target.text()).key("prefer").string_array(o.prefer).key("max_nodes");

@@ -1,6 +1,6 @@
 #pragma once
 // The documents of the `fix` analysis (analysis/fix_search.h) and of Session.exportConfig
-// (quant/config_export.h): options, the result's `fix` section and `fix_samples`, the rows of its
+// (config/config_export.h): options, the result's `fix` section and `fix_samples`, the rows of its
 // per-step events, the found configuration as a configuration document with provenance, and a
 // configuration document written in a toolchain format.
 #include <cstdint>
@@ -10,17 +10,17 @@
 
 #include "analysis/fix_search.h"
 #include "api/analyze.h"
-#include "quant/config_doc.h"
-#include "schema/json_writer.h"
+#include "config/config_doc.h"
+#include "io/json_writer.h"
 
 namespace ptq::api {
 
 // options.fix (the request's options with defaults filled in).
-void write_fix_options(schema::JsonWriter& w, const analysis::FixOptions& options);
+void write_fix_options(io::JsonWriter& w, const analysis::FixOptions& options);
 // The "fix" section object and "fix_samples".
-void write_fix_section(schema::JsonWriter& w, const analysis::FixResult& result);
+void write_fix_section(io::JsonWriter& w, const analysis::FixResult& result);
 // One event row: {"phase", "node", "action", "value", "accepted"}.
-void write_fix_event_row(schema::JsonWriter& w, const analysis::FixOptions::Event& event);
+void write_fix_event_row(io::JsonWriter& w, const analysis::FixOptions::Event& event);
 
 // The found configuration: the start's base and intents, then the chosen nodes as intents, the
 // resolved state, and provenance {tool, analysis: "fix", target, reached, met}.

@@ -8,10 +8,12 @@
 #include "analysis/metrics.h"
 #include "analysis/sensitivity.h"
 #include "api/analyze.h"
-#include "api/json.h"
+#include "io/json.h"
 #include "core/error.h"
 
 namespace ptq::api {
+
+using io::Json;
 namespace {
 
 const Json& member(const Json& doc, const std::string& key, const std::string& where) {
@@ -208,7 +210,7 @@ std::string merge_results(const std::string& results_json_array) {
   sweep.set("indices", std::move(indices));
   merged.set("sweep", std::move(sweep));
   merged.set("cancelled", Json::boolean(cancelled));
-  schema::JsonWriter tw;
+  io::JsonWriter tw;
   tw.begin_object();
   for (const auto& [name, ms] : timings) tw.field(name, ms);
   tw.end_object();

@@ -9,6 +9,9 @@
 #include "schema/result_json.h"
 
 namespace ptq::api {
+
+using io::Json;
+using io::kind_name;
 namespace {
 
 std::string joined(const std::vector<std::string>& v) {

@@ -17,8 +17,8 @@
 #include "analysis/stat_info.h"
 #include "analysis/what_if.h"
 #include "api/catalog.h"
-#include "api/json.h"
-#include "quant/config_doc.h"
+#include "config/config_doc.h"
+#include "io/json.h"
 
 namespace ptq::api {
 
@@ -38,7 +38,7 @@ struct ItemsSpec {
 
 struct Request {
   Analysis analysis = Analysis::Sensitivity;
-  Json options = Json::object();
+  io::Json options = io::Json::object();
   ItemsSpec items;
   std::string model_file = "model.onnx";
   // "config": the quantization configuration the analysis runs under (docs/config-schema.md), read

@@ -29,9 +29,9 @@
 #include "data/calibration_data.h"
 #include "exec/executor.h"
 #include "ops/conv_winograd.h"
-#include "quant/calibrate.h"
+#include "calibrate/calibrate.h"
 #include "quant/calibration.h"
-#include "quant/config_export.h"
+#include "config/config_export.h"
 #include "quant/hz_to_qdq.h"
 #include "quant/qdq_import.h"
 #include "quant/relations.h"
@@ -244,7 +244,7 @@ val tensor_view(const Tensor& t) {
 }
 
 // ptq.calibrate(floatModelBytes, files, {method?, percentile?, int16?, qdq?}) ->
-// {model: Uint8Array, qdq: Uint8Array | null, activations, weights, samples}: quant/calibrate.h.
+// {model: Uint8Array, qdq: Uint8Array | null, activations, weights, samples}: calibrate/calibrate.h.
 val calibrate(val model_bytes, val files, val options) {
   return guarded([&] {
     const Buffer model = copy_from_js(model_bytes, "calibrate: model");

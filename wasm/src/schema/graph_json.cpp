@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "exec/shape_inference.h"
+#include "io/json_writer.h"
 #include "quant/calibration.h"
-#include "schema/json_writer.h"
 
 namespace ptq::schema {
 namespace {
@@ -27,7 +27,7 @@ bool is_integer(DType t) {
          t == DType::Int64 || t == DType::UInt32 || t == DType::UInt64;
 }
 
-void write_values(JsonWriter& w, const Tensor& t) {
+void write_values(io::JsonWriter& w, const Tensor& t) {
   w.key("values").begin_array();
   for (int64_t i = 0; i < t.numel(); ++i) {
     if (t.dtype() == DType::Bool) w.value(t.get_as_int64(i) != 0);
@@ -39,7 +39,7 @@ void write_values(JsonWriter& w, const Tensor& t) {
 }
 
 // {"dtype","dims"} plus "values" for small numeric tensors.
-void write_tensor_summary(JsonWriter& w, const Tensor& t) {
+void write_tensor_summary(io::JsonWriter& w, const Tensor& t) {
   w.begin_object().field("dtype", dtype_name(t.dtype()));
   w.key("dims").begin_array();
   for (int64_t d : t.shape()) w.value(d);
@@ -48,7 +48,7 @@ void write_tensor_summary(JsonWriter& w, const Tensor& t) {
   w.end_object();
 }
 
-void write_dims(JsonWriter& w, const ir::ValueInfo& info) {
+void write_dims(io::JsonWriter& w, const ir::ValueInfo& info) {
   if (!info.has_shape) { w.null(); return; }
   w.begin_array();
   for (size_t i = 0; i < info.dims.size(); ++i) {
@@ -58,15 +58,15 @@ void write_dims(JsonWriter& w, const ir::ValueInfo& info) {
   w.end_array();
 }
 
-void write_dtype(JsonWriter& w, DType t) {
+void write_dtype(io::JsonWriter& w, DType t) {
   if (t == DType::Undefined) w.null();
   else w.value(dtype_name(t));
 }
 
-void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations);
+void write_graph(io::JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations);
 
 // {"graph": {...}} for a subgraph attribute.
-void write_subgraph(JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
+void write_subgraph(io::JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
   w.begin_object().key("graph");
   if (g) {
     w.begin_object();
@@ -78,7 +78,7 @@ void write_subgraph(JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
   w.end_object();
 }
 
-void write_attribute(JsonWriter& w, const ir::Attribute& a) {
+void write_attribute(io::JsonWriter& w, const ir::Attribute& a) {
   using T = ir::AttrType;
   switch (a.type) {
     case T::Float: w.value_float32(a.f); break;
@@ -112,7 +112,7 @@ void write_attribute(JsonWriter& w, const ir::Attribute& a) {
   }
 }
 
-void write_calibration(JsonWriter& w, const ir::Graph& graph, int node_id, const quant::CalibrationRelations& rel) {
+void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, const quant::CalibrationRelations& rel) {
   const quant::CalibrationSpec spec = quant::parse_calibration(graph, node_id);
   w.begin_object();
   const std::string kind = spec.kind_name();
@@ -151,7 +151,7 @@ void write_calibration(JsonWriter& w, const ir::Graph& graph, int node_id, const
   w.end_object();
 }
 
-void write_value_ref(JsonWriter& w, const ir::Graph& graph, const std::vector<ir::ValueInfo>& shapes, int id) {
+void write_value_ref(io::JsonWriter& w, const ir::Graph& graph, const std::vector<ir::ValueInfo>& shapes, int id) {
   w.begin_object().field("name", graph.value(id).name).key("dtype");
   write_dtype(w, shapes[static_cast<size_t>(id)].dtype);
   w.key("dims");
@@ -159,14 +159,14 @@ void write_value_ref(JsonWriter& w, const ir::Graph& graph, const std::vector<ir
   w.end_object();
 }
 
-void write_value_names(JsonWriter& w, const ir::Graph& graph, const std::vector<int>& ids) {
+void write_value_names(io::JsonWriter& w, const ir::Graph& graph, const std::vector<int>& ids) {
   w.begin_array();
   for (int id : ids) w.value(id >= 0 ? graph.value(id).name : std::string());
   w.end_array();
 }
 
 // `relations` is null inside subgraphs: calibration relations are defined on the main graph only.
-void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations) {
+void write_graph(io::JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations) {
   const std::vector<ir::ValueInfo> shapes = exec::infer_shapes(graph);
   w.field("name", graph.name);
   w.key("inputs").begin_array();
@@ -232,7 +232,7 @@ void write_graph(JsonWriter& w, const ir::Graph& graph, const quant::Calibration
 }  // namespace
 
 std::string graph_json(const ir::Model& model, const quant::CalibrationRelations& relations) {
-  JsonWriter w;
+  io::JsonWriter w;
   w.begin_object().field("schema", "ptqscope.graph").field("version", 1);
   w.field("ir_version", model.ir_version).field("producer_name", model.producer_name);
   w.field("producer_version", model.producer_version);

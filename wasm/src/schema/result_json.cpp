@@ -6,27 +6,27 @@
 namespace ptq::schema {
 namespace {
 
-void float32_array(JsonWriter& w, const std::vector<float>& v) {
+void float32_array(io::JsonWriter& w, const std::vector<float>& v) {
   w.begin_array();
   for (float f : v) w.value_float32(f);
   w.end_array();
 }
 
-void double_array(JsonWriter& w, const std::vector<double>& v) {
+void double_array(io::JsonWriter& w, const std::vector<double>& v) {
   w.begin_array();
   for (double d : v) w.value(d);
   w.end_array();
 }
 
 template <class T>
-void int_array(JsonWriter& w, const std::vector<T>& v) {
+void int_array(io::JsonWriter& w, const std::vector<T>& v) {
   w.begin_array();
   for (T i : v) w.value(static_cast<int64_t>(i));
   w.end_array();
 }
 
 // None -> null, a name -> "name", a list -> [name | [names]].
-void write_node_argument(JsonWriter& w, const analysis::NodeArgument& a) {
+void write_node_argument(io::JsonWriter& w, const analysis::NodeArgument& a) {
   if (a.is_none) {
     w.null();
   } else if (!a.is_list) {
@@ -41,7 +41,7 @@ void write_node_argument(JsonWriter& w, const analysis::NodeArgument& a) {
   }
 }
 
-void write_box_stats(JsonWriter& w, const analysis::BoxStats& b) {
+void write_box_stats(io::JsonWriter& w, const analysis::BoxStats& b) {
   w.begin_object().field("count", b.count).key("mean").value_float32(b.mean);
   w.field("q1", b.q1).field("median", b.median).field("q3", b.q3);
   w.field("whisker_low", b.whisker_low).field("whisker_high", b.whisker_high);
@@ -50,7 +50,7 @@ void write_box_stats(JsonWriter& w, const analysis::BoxStats& b) {
   w.end_object();
 }
 
-void write_histogram(JsonWriter& w, const analysis::Histogram& h) {
+void write_histogram(io::JsonWriter& w, const analysis::Histogram& h) {
   w.begin_object().field("label", h.label).field("color", h.color).key("edges");
   float32_array(w, h.edges);
   w.key("counts");
@@ -59,12 +59,12 @@ void write_histogram(JsonWriter& w, const analysis::Histogram& h) {
 }
 
 // Number or null (the optional fields of a channel histogram).
-void optional_float32(JsonWriter& w, bool present, float v) {
+void optional_float32(io::JsonWriter& w, bool present, float v) {
   if (present) w.value_float32(v);
   else w.null();
 }
 
-void write_channel_histogram(JsonWriter& w, const analysis::ChannelHistogram& h) {
+void write_channel_histogram(io::JsonWriter& w, const analysis::ChannelHistogram& h) {
   w.begin_object().field("channel", h.channel).field("count", h.count).key("min");
   optional_float32(w, h.has_range, h.min);
   w.key("max");
@@ -82,7 +82,7 @@ std::string selection_name(data::SampleSelection s) {
   return s == data::SampleSelection::Last ? "last" : s == data::SampleSelection::First ? "first" : "all";
 }
 
-void write_model_summary(JsonWriter& w, const exec::Executor& ex, const std::string& file_name) {
+void write_model_summary(io::JsonWriter& w, const exec::Executor& ex, const std::string& file_name) {
   const ir::Model& m = ex.model();
   const ir::Graph& g = m.graph;
   auto write_values = [&](const std::vector<int>& ids) {
@@ -123,7 +123,7 @@ void write_model_summary(JsonWriter& w, const exec::Executor& ex, const std::str
   w.end_object();
 }
 
-void write_sensitivity_row(JsonWriter& w, const std::string& node_type, const std::vector<std::string>& metrics,
+void write_sensitivity_row(io::JsonWriter& w, const std::string& node_type, const std::vector<std::string>& metrics,
                            const analysis::SensitivityRow& row) {
   w.begin_object();
   if (node_type != "node") w.field("node", row.node);
@@ -137,7 +137,7 @@ void write_sensitivity_row(JsonWriter& w, const std::string& node_type, const st
   w.end_object();
 }
 
-void write_sensitivity_table(JsonWriter& w, const analysis::SensitivityResult& r) {
+void write_sensitivity_table(io::JsonWriter& w, const analysis::SensitivityResult& r) {
   w.begin_object();
   for (const auto& row : r.rows) {
     w.key(row.item);
@@ -146,7 +146,7 @@ void write_sensitivity_table(JsonWriter& w, const analysis::SensitivityResult& r
   w.end_object();
 }
 
-void write_sensitivity_options(JsonWriter& w, const analysis::SensitivityOptions& o) {
+void write_sensitivity_options(io::JsonWriter& w, const analysis::SensitivityOptions& o) {
   w.begin_object();
   w.field("node_type", o.node_type);
   w.key("metrics").string_array(o.metrics);
@@ -165,13 +165,13 @@ void write_sensitivity_options(JsonWriter& w, const analysis::SensitivityOptions
   w.end_object();
 }
 
-void write_header(JsonWriter& w, const exec::Executor& ex, const std::string& model_file) {
+void write_header(io::JsonWriter& w, const exec::Executor& ex, const std::string& model_file) {
   w.field("schema", "ptqscope.result").field("version", kResultSchemaVersion);
   w.key("model");
   write_model_summary(w, ex, model_file);
 }
 
-void write_sensitivity_section(JsonWriter& w, const std::string& section, const analysis::SensitivityResult& r) {
+void write_sensitivity_section(io::JsonWriter& w, const std::string& section, const analysis::SensitivityResult& r) {
   w.key("samples").string_array(r.samples);
   w.key("compared_tensors").string_array(r.compared_tensors);
   w.key(section).begin_object().key(r.node_type);
@@ -186,7 +186,7 @@ void write_sensitivity_section(JsonWriter& w, const std::string& section, const 
 std::string sensitivity_document(const exec::Executor& ex, const std::string& model_file,
                                  const analysis::SensitivityOptions& o, const analysis::SensitivityResult& r,
                                  double elapsed_ms) {
-  JsonWriter w;
+  io::JsonWriter w;
   const std::string section = o.leave_one_out ? "leave_one_out" : "sensitivity";
   w.begin_object();
   write_header(w, ex, model_file);
@@ -216,7 +216,7 @@ std::vector<std::vector<std::string>> acc_error_keys(const analysis::AccErrorRes
   return keys;
 }
 
-void write_acc_error_section(JsonWriter& w, const analysis::AccErrorResult& r) {
+void write_acc_error_section(io::JsonWriter& w, const analysis::AccErrorResult& r) {
   const auto keys = acc_error_keys(r);
   w.key("acc_error").begin_object();
   for (size_t f = 0; f < r.figures.size(); ++f)
@@ -247,7 +247,7 @@ std::vector<std::string> distribution_keys(const analysis::DistributionResult& r
   return keys;
 }
 
-void write_distribution_section(JsonWriter& w, const analysis::DistributionResult& r) {
+void write_distribution_section(io::JsonWriter& w, const analysis::DistributionResult& r) {
   const auto keys = distribution_keys(r);
   w.key("distribution").begin_object();
   for (size_t k = 0; k < r.plots.size(); ++k) {
@@ -267,7 +267,7 @@ void write_distribution_section(JsonWriter& w, const analysis::DistributionResul
   w.field("distribution_sample", r.sample);
 }
 
-void write_channelwise_section(JsonWriter& w, const analysis::ChannelwiseResult& r) {
+void write_channelwise_section(io::JsonWriter& w, const analysis::ChannelwiseResult& r) {
   w.key("channelwise").begin_object();
   std::vector<std::string> order;
   for (const auto& p : r.plots) {
@@ -291,7 +291,7 @@ void write_channelwise_section(JsonWriter& w, const analysis::ChannelwiseResult&
   w.field("channelwise_sample", r.sample);
 }
 
-void write_stat_info_section(JsonWriter& w, const analysis::StatInfoResult& r) {
+void write_stat_info_section(io::JsonWriter& w, const analysis::StatInfoResult& r) {
   w.key("stat_info").begin_object();
   std::vector<std::string> order;
   for (const auto& n : r.nodes) {
@@ -328,7 +328,7 @@ void write_stat_info_section(JsonWriter& w, const analysis::StatInfoResult& r) {
   w.key("stat_info_samples").string_array(r.samples);
 }
 
-void write_sensitivity_analysis_section(JsonWriter& w, const analysis::SensitivityAnalysisResult& r) {
+void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::SensitivityAnalysisResult& r) {
   w.key("sensitivity_analysis").begin_object();
   w.key("x").string_array(r.x).key("cumulative");
   float32_array(w, r.cumulative);
@@ -349,7 +349,7 @@ void write_sensitivity_analysis_section(JsonWriter& w, const analysis::Sensitivi
   w.key("sensitivity_analysis_messages").string_array(r.messages);
 }
 
-void write_what_if_section(JsonWriter& w, const analysis::WhatIfResult& r) {
+void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
   const auto& metrics = analysis::all_metrics();
   auto metric_object = [&](const std::vector<float>& values) {
     w.begin_object();
@@ -369,7 +369,7 @@ void write_what_if_section(JsonWriter& w, const analysis::WhatIfResult& r) {
   w.field("executed_nodes", r.nodes_executed).field("graph_nodes", r.node_count).end_object();
 }
 
-void write_node_errors_section(JsonWriter& w, const analysis::NodeErrorsResult& r) {
+void write_node_errors_section(io::JsonWriter& w, const analysis::NodeErrorsResult& r) {
   w.key("node_errors").begin_object().field("metric", r.metric).key("nodes").begin_object();
   for (size_t n = 0; n < r.nodes.size(); ++n) {
     w.key(r.nodes[n]).begin_object().key("own").value_float32(r.own[n]);
@@ -378,17 +378,17 @@ void write_node_errors_section(JsonWriter& w, const analysis::NodeErrorsResult& 
   w.end_object().key("order").string_array(r.nodes).key("samples").string_array(r.samples).end_object();
 }
 
-void write_what_if_options(JsonWriter& w, const analysis::WhatIfOptions& o) {
+void write_what_if_options(io::JsonWriter& w, const analysis::WhatIfOptions& o) {
   w.begin_object().field("data_num", o.data_num).field("sample_selection", selection_name(o.selection));
   w.field("metric", o.metric).end_object();
 }
 
-void write_node_errors_options(JsonWriter& w, const analysis::NodeErrorsOptions& o) {
+void write_node_errors_options(io::JsonWriter& w, const analysis::NodeErrorsOptions& o) {
   w.begin_object().field("data_num", o.data_num).field("sample_selection", selection_name(o.selection));
   w.field("metric", o.metric).end_object();
 }
 
-void write_acc_error_options(JsonWriter& w, const analysis::AccErrorOptions& o) {
+void write_acc_error_options(io::JsonWriter& w, const analysis::AccErrorOptions& o) {
   w.begin_object().key("quantize_node");
   write_node_argument(w, o.quantize_node);
   w.key("non_quantize_node");
@@ -397,12 +397,12 @@ void write_acc_error_options(JsonWriter& w, const analysis::AccErrorOptions& o) 
   w.field("sample_selection", selection_name(o.selection)).end_object();
 }
 
-void write_distribution_options(JsonWriter& w, const analysis::DistributionOptions& o) {
+void write_distribution_options(io::JsonWriter& w, const analysis::DistributionOptions& o) {
   w.begin_object().key("nodes_list").string_array(o.nodes).field("bins", o.bins);
   w.field("sample_selection", selection_name(o.selection)).end_object();
 }
 
-void write_channelwise_options(JsonWriter& w, const analysis::ChannelwiseOptions& o) {
+void write_channelwise_options(io::JsonWriter& w, const analysis::ChannelwiseOptions& o) {
   w.begin_object().key("nodes_list").string_array(o.nodes).key("axis");
   if (o.has_axis) w.value(o.axis);
   else w.null();
@@ -415,14 +415,14 @@ void write_channelwise_options(JsonWriter& w, const analysis::ChannelwiseOptions
   w.end_object();
 }
 
-void write_stat_info_options(JsonWriter& w, const analysis::StatInfoOptions& o) {
+void write_stat_info_options(io::JsonWriter& w, const analysis::StatInfoOptions& o) {
   w.begin_object().key("nodes_list");
   if (o.has_nodes) w.string_array(o.nodes);
   else w.null();
   w.end_object();
 }
 
-void write_sensitivity_analysis_options(JsonWriter& w, const analysis::SensitivityAnalysisOptions& o) {
+void write_sensitivity_analysis_options(io::JsonWriter& w, const analysis::SensitivityAnalysisOptions& o) {
   w.begin_object().field("pick_threshold", o.pick_threshold).field("data_num", o.data_num);
   w.field("sample_selection", selection_name(o.selection)).key("sensitive_nodes").string_array(o.sensitive_nodes);
   w.field("qtype", o.qtype).end_object();

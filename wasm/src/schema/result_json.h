@@ -12,24 +12,24 @@
 #include "analysis/stat_info.h"
 #include "analysis/what_if.h"
 #include "exec/executor.h"
-#include "schema/json_writer.h"
+#include "io/json_writer.h"
 
 namespace ptq::schema {
 
 constexpr int kResultSchemaVersion = 1;
 
 // {"file", "ir_version", "producer", "opsets", "inputs", "outputs", "node_count", "calibration_nodes": [...]}
-void write_model_summary(JsonWriter& w, const exec::Executor& executor, const std::string& file_name);
+void write_model_summary(io::JsonWriter& w, const exec::Executor& executor, const std::string& file_name);
 
 // {"<item>": {"node"?, "threshold"?, "qtype"?, "<metric>": number|"inf"|"nan", ...}, ...} in sorted order.
-void write_sensitivity_table(JsonWriter& w, const analysis::SensitivityResult& result);
+void write_sensitivity_table(io::JsonWriter& w, const analysis::SensitivityResult& result);
 
 // One row of that table: {"node"?, "threshold"?, "qtype"?, "<metric>": ...}.
-void write_sensitivity_row(JsonWriter& w, const std::string& node_type, const std::vector<std::string>& metrics,
+void write_sensitivity_row(io::JsonWriter& w, const std::string& node_type, const std::vector<std::string>& metrics,
                            const analysis::SensitivityRow& row);
 
 // The options block of a sensitivity run (as the user gave them).
-void write_sensitivity_options(JsonWriter& w, const analysis::SensitivityOptions& options);
+void write_sensitivity_options(io::JsonWriter& w, const analysis::SensitivityOptions& options);
 
 // A complete result document holding one sensitivity table (under "sensitivity" or "leave_one_out").
 std::string sensitivity_document(const exec::Executor& executor, const std::string& model_file,
@@ -37,27 +37,28 @@ std::string sensitivity_document(const exec::Executor& executor, const std::stri
                                  double elapsed_ms);
 
 // The document header: "schema", "version", "model" (the caller has opened the top-level object).
-void write_header(JsonWriter& w, const exec::Executor& executor, const std::string& model_file);
+void write_header(io::JsonWriter& w, const exec::Executor& executor, const std::string& model_file);
 
 // Section keys, written into the open top-level object (docs/result-schema.md, one table per section).
 // "samples", "compared_tensors", "<section>": {"<node_type>": table}, "<section>_order".
-void write_sensitivity_section(JsonWriter& w, const std::string& section, const analysis::SensitivityResult& result);
+void write_sensitivity_section(io::JsonWriter& w, const std::string& section,
+                               const analysis::SensitivityResult& result);
 // "acc_error", "acc_error_figures", "acc_error_sample", "acc_error_messages".
-void write_acc_error_section(JsonWriter& w, const analysis::AccErrorResult& result);
+void write_acc_error_section(io::JsonWriter& w, const analysis::AccErrorResult& result);
 // "distribution", "distribution_order", "distribution_sample".
-void write_distribution_section(JsonWriter& w, const analysis::DistributionResult& result);
+void write_distribution_section(io::JsonWriter& w, const analysis::DistributionResult& result);
 // "channelwise", "channelwise_order", "channelwise_sample".
-void write_channelwise_section(JsonWriter& w, const analysis::ChannelwiseResult& result);
+void write_channelwise_section(io::JsonWriter& w, const analysis::ChannelwiseResult& result);
 // "stat_info", "stat_info_order", "stat_info_curves", "stat_info_samples".
-void write_stat_info_section(JsonWriter& w, const analysis::StatInfoResult& result);
+void write_stat_info_section(io::JsonWriter& w, const analysis::StatInfoResult& result);
 // "sensitivity_analysis", "sensitivity_analysis_samples", "sensitivity_analysis_messages".
-void write_sensitivity_analysis_section(JsonWriter& w, const analysis::SensitivityAnalysisResult& result);
+void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::SensitivityAnalysisResult& result);
 
 // "what_if": {"outputs", "output_order", "mean", "metric", "nodes", "order", "samples", "executed_nodes",
 // "graph_nodes"}.
-void write_what_if_section(JsonWriter& w, const analysis::WhatIfResult& result);
+void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& result);
 // "node_errors": {"metric", "nodes": {"<node>": {"own", "accumulated"}}, "order", "samples"}.
-void write_node_errors_section(JsonWriter& w, const analysis::NodeErrorsResult& result);
+void write_node_errors_section(io::JsonWriter& w, const analysis::NodeErrorsResult& result);
 
 // Keys of the distribution plots: the requested name, or "<name>:<tensor>" for a node with several
 // plotted outputs (in plot order).
@@ -66,13 +67,13 @@ std::vector<std::string> distribution_keys(const analysis::DistributionResult& r
 std::vector<std::vector<std::string>> acc_error_keys(const analysis::AccErrorResult& result);
 
 // Options blocks, as used (after defaults).
-void write_acc_error_options(JsonWriter& w, const analysis::AccErrorOptions& options);
-void write_distribution_options(JsonWriter& w, const analysis::DistributionOptions& options);
-void write_channelwise_options(JsonWriter& w, const analysis::ChannelwiseOptions& options);
-void write_stat_info_options(JsonWriter& w, const analysis::StatInfoOptions& options);
-void write_sensitivity_analysis_options(JsonWriter& w, const analysis::SensitivityAnalysisOptions& options);
-void write_what_if_options(JsonWriter& w, const analysis::WhatIfOptions& options);
-void write_node_errors_options(JsonWriter& w, const analysis::NodeErrorsOptions& options);
+void write_acc_error_options(io::JsonWriter& w, const analysis::AccErrorOptions& options);
+void write_distribution_options(io::JsonWriter& w, const analysis::DistributionOptions& options);
+void write_channelwise_options(io::JsonWriter& w, const analysis::ChannelwiseOptions& options);
+void write_stat_info_options(io::JsonWriter& w, const analysis::StatInfoOptions& options);
+void write_sensitivity_analysis_options(io::JsonWriter& w, const analysis::SensitivityAnalysisOptions& options);
+void write_what_if_options(io::JsonWriter& w, const analysis::WhatIfOptions& options);
+void write_node_errors_options(io::JsonWriter& w, const analysis::NodeErrorsOptions& options);
 
 std::string selection_name(data::SampleSelection selection);  // "last" | "first" | "all"
 

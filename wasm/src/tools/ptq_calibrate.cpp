@@ -1,5 +1,5 @@
 // ptq_calibrate: float ONNX model + calibration_data/ folder -> Horizon-format calibrated model
-// (HzCalibration nodes, quant/calibrate.h), optionally also its QuantizeLinear/DequantizeLinear
+// (HzCalibration nodes, calibrate/calibrate.h), optionally also its QuantizeLinear/DequantizeLinear
 // rewrite for plain onnxruntime (quant/hz_to_qdq.h).
 #include <algorithm>
 #include <cstdio>
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/calibrate.h"
 #include "core/error.h"
 #include "data/calibration_data.h"
 #include "io/pb_wire.h"
-#include "quant/calibrate.h"
 #include "quant/calibration.h"
 #include "quant/hz_to_qdq.h"
 #include "reader/onnx.h"

@@ -1,7 +1,7 @@
 // `ptqscope calibrate FLOAT_MODEL CALIBRATION_DATA --out CALIBRATED_MODEL [--method max|percentile|kl]
 //  [--percentile P] [--int16 name,name] [--qdq QDQ_MODEL]`
 // Makes a Horizon-format calibrated model (HzCalibration nodes, §1) from a float model and
-// its calibration data with the wasm core (quant/calibrate.h), so the other commands and the web app
+// its calibration data with the wasm core (calibrate/calibrate.h), so the other commands and the web app
 // can be tried on any float ONNX model. --qdq also writes the QuantizeLinear/DequantizeLinear rewrite
 // that onnxruntime runs.
 import { parseArgs } from '../lib/args.mjs';

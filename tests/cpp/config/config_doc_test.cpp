@@ -1,4 +1,4 @@
-#include "quant/config_doc.h"
+#include "config/config_doc.h"
 
 #include <gtest/gtest.h>
 

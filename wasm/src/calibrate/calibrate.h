@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/observers.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
-#include "quant/observers.h"
 
 namespace ptq::quant {
 

@@ -1,4 +1,4 @@
-#include "quant/config_export.h"
+#include "config/config_export.h"
 
 #include <algorithm>
 #include <cstring>
@@ -13,14 +13,14 @@
 #include "quant/calibration.h"
 #include "quant/precision.h"
 #include "reader/onnx.h"
-#include "schema/json_writer.h"
+#include "io/json_writer.h"
 
 namespace ptq::quant {
 namespace {
 
 // A string as a JSON string literal: also a valid YAML double-quoted scalar and Python str literal.
 std::string quoted(const std::string& s) {
-  schema::JsonWriter w;
+  io::JsonWriter w;
   w.value(s);
   return w.str();
 }
@@ -33,10 +33,10 @@ const std::string& effective_qtype(const exec::Executor& ex, const exec::QuantCo
 // configuration reached.
 std::string provenance_line(const ExportInput& in) {
   std::string line = "Written by " + in.tool + (in.model.empty() ? "" : " for " + in.model) + ".";
-  const api::Json& p = in.provenance;
-  const api::Json* reached = p.is_object() ? p.find("reached") : nullptr;
-  const api::Json* target = p.is_object() ? p.find("target") : nullptr;
-  const api::Json* analysis = p.is_object() ? p.find("analysis") : nullptr;
+  const io::Json& p = in.provenance;
+  const io::Json* reached = p.is_object() ? p.find("reached") : nullptr;
+  const io::Json* target = p.is_object() ? p.find("target") : nullptr;
+  const io::Json* analysis = p.is_object() ? p.find("analysis") : nullptr;
   std::string metric;
   if (target && target->is_string()) {
     const std::string& t = target->as_string();

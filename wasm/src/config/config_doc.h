@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "api/json.h"
+#include "io/json.h"
 #include "exec/executor.h"
 #include "quant/relations.h"
-#include "schema/json_writer.h"
+#include "io/json_writer.h"
 
 namespace ptq::quant {
 
@@ -39,7 +39,7 @@ struct ConfigDocument {
   RoundMode round = RoundMode::HalfToEven;
   std::vector<ConfigIntent> intents;
   std::vector<CalibrationEntry> calibrations;  // document order
-  api::Json provenance;                        // null when absent; kept as given
+  io::Json provenance;                        // null when absent; kept as given
 };
 
 // A document applied to a model: the executor's configuration and what to write back.
@@ -48,12 +48,12 @@ struct ResolvedConfig {
   std::vector<ConfigIntent> intents;
   std::string model;
   std::string base = "stored";
-  api::Json provenance;
+  io::Json provenance;
 };
 
 // Reads a document. `what` prefixes every error message ("config", or the file name in the CLI), which
 // then names the field: "config.intents[1].action: unknown action 'int7' ...". Throws ptq::Error.
-ConfigDocument parse_config_document(const api::Json& doc, const std::string& what = "config");
+ConfigDocument parse_config_document(const io::Json& doc, const std::string& what = "config");
 ConfigDocument parse_config_document_text(const std::string& text, const std::string& what = "config");
 
 // Applies `doc` to the model: start from `base`, then every intent sets the calibration nodes that feed
@@ -67,7 +67,7 @@ ResolvedConfig resolved_from(const exec::Executor& executor, const exec::QuantCo
 
 // Writes the full document: schema, version, model, base, round, intents, calibrations (every
 // calibration node in model order, {"on", "qtype"} with the effective qtype name), provenance when set.
-void write_config_document(schema::JsonWriter& w, const exec::Executor& executor, const ResolvedConfig& config);
+void write_config_document(io::JsonWriter& w, const exec::Executor& executor, const ResolvedConfig& config);
 std::string config_document_json(const exec::Executor& executor, const ResolvedConfig& config);
 
 // "half_to_even" / "half_away_from_zero".

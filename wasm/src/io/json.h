@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "schema/json_writer.h"
+#include "io/json_writer.h"
 
-namespace ptq::api {
+namespace ptq::io {
 
 class Json {
  public:
@@ -51,7 +51,7 @@ class Json {
   void erase(const std::string& key);
   void push(Json value) { items_.push_back(std::move(value)); }
 
-  void write(schema::JsonWriter& w) const;
+  void write(JsonWriter& w) const;
   std::string dump() const;
 
   friend bool operator==(const Json& a, const Json& b);
@@ -68,4 +68,4 @@ class Json {
 // A short human description of a value's kind ("a string", "an array", ...) for error messages.
 std::string kind_name(const Json& v);
 
-}  // namespace ptq::api
+}  // namespace ptq::io

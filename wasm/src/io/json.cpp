@@ -1,4 +1,4 @@
-#include "api/json.h"
+#include "io/json.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace ptq::api {
+namespace ptq::io {
 
 Json Json::boolean(bool b) {
   Json j;
@@ -82,7 +82,7 @@ void Json::erase(const std::string& key) {
     }
 }
 
-void Json::write(schema::JsonWriter& w) const {
+void Json::write(JsonWriter& w) const {
   switch (kind_) {
     case Kind::Null: w.null(); break;
     case Kind::Bool: w.value(bool_); break;
@@ -105,7 +105,7 @@ void Json::write(schema::JsonWriter& w) const {
 }
 
 std::string Json::dump() const {
-  schema::JsonWriter w;
+  JsonWriter w;
   write(w);
   return w.str();
 }
@@ -322,4 +322,4 @@ class Parser {
 
 Json Json::parse(const std::string& text, const std::string& what) { return Parser(text, what).document(); }
 
-}  // namespace ptq::api
+}  // namespace ptq::io

@@ -1,4 +1,4 @@
-#include "quant/config_doc.h"
+#include "config/config_doc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 namespace ptq::quant {
 namespace {
 
-using api::Json;
+using io::Json;
 
 const char* const kTopFields[] = {"schema", "version", "model", "base", "round", "intents", "calibrations", "provenance"};
 
@@ -17,7 +17,7 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 // Checks that `action` is "float" or a qtype name; returns it.
 std::string checked_action(const Json& v, const std::string& field) {
-  check(v.is_string(), field + " must be a string (\"float\", \"int8\", \"int16\", ...), got " + api::kind_name(v));
+  check(v.is_string(), field + " must be a string (\"float\", \"int8\", \"int16\", ...), got " + io::kind_name(v));
   const std::string& a = v.as_string();
   if (a == "float") return a;
   try {
@@ -29,7 +29,7 @@ std::string checked_action(const Json& v, const std::string& field) {
 }
 
 std::string checked_qtype(const Json& v, const std::string& field) {
-  check(v.is_string(), field + " must be a qtype name such as \"int8\" or \"int16\", got " + api::kind_name(v));
+  check(v.is_string(), field + " must be a qtype name such as \"int8\" or \"int16\", got " + io::kind_name(v));
   try {
     QType::parse(v.as_string());
   } catch (const Error&) {
@@ -52,26 +52,26 @@ std::string round_mode_name(RoundMode mode) {
 
 ConfigDocument parse_config_document(const Json& doc, const std::string& what) {
   check(doc.is_object(), what + " must be a JSON object {\"schema\": \"" + kConfigSchemaName + "\", ...}, got " +
-                             api::kind_name(doc));
+                             io::kind_name(doc));
   for (const auto& [key, value] : doc.members())
     check(std::find(std::begin(kTopFields), std::end(kTopFields), key) != std::end(kTopFields),
           what + "." + key + ": unknown field (expected schema, version, model, base, round, intents, calibrations, provenance)");
   const Json* schema = doc.find("schema");
   check(schema && schema->is_string() && schema->as_string() == kConfigSchemaName,
         what + ".schema must be \"" + std::string(kConfigSchemaName) + "\"" +
-            (schema ? std::string(", got ") + (schema->is_string() ? quoted(schema->as_string()) : api::kind_name(*schema)) : " (missing)"));
+            (schema ? std::string(", got ") + (schema->is_string() ? quoted(schema->as_string()) : io::kind_name(*schema)) : " (missing)"));
   const Json* version = doc.find("version");
   check(version && version->is_number() && version->as_number() == kConfigSchemaVersion,
         what + ".version must be " + std::to_string(kConfigSchemaVersion) +
-            (version ? std::string(", got ") + (version->is_number() ? version->as_string() : api::kind_name(*version)) : " (missing)"));
+            (version ? std::string(", got ") + (version->is_number() ? version->as_string() : io::kind_name(*version)) : " (missing)"));
 
   ConfigDocument d;
   if (const Json* model = doc.find("model"); model && !model->is_null()) {
-    check(model->is_string(), what + ".model must be a string (the model's file name), got " + api::kind_name(*model));
+    check(model->is_string(), what + ".model must be a string (the model's file name), got " + io::kind_name(*model));
     d.model = model->as_string();
   }
   if (const Json* base = doc.find("base"); base && !base->is_null()) {
-    check(base->is_string(), what + ".base must be \"stored\", \"all_on\" or \"all_off\", got " + api::kind_name(*base));
+    check(base->is_string(), what + ".base must be \"stored\", \"all_on\" or \"all_off\", got " + io::kind_name(*base));
     d.base = base->as_string();
     check(d.base == "stored" || d.base == "all_on" || d.base == "all_off",
           what + ".base must be \"stored\", \"all_on\" or \"all_off\", got " + quoted(d.base));
@@ -80,15 +80,15 @@ ConfigDocument parse_config_document(const Json& doc, const std::string& what) {
     const std::string r = round->is_string() ? round->as_string() : "";
     check(r == "half_to_even" || r == "half_away_from_zero",
           what + ".round must be \"half_to_even\" or \"half_away_from_zero\", got " +
-              (round->is_string() ? quoted(r) : api::kind_name(*round)));
+              (round->is_string() ? quoted(r) : io::kind_name(*round)));
     d.round = r == "half_to_even" ? RoundMode::HalfToEven : RoundMode::HalfAwayFromZero;
   }
   if (const Json* intents = doc.find("intents"); intents && !intents->is_null()) {
-    check(intents->is_array(), what + ".intents must be a list of {\"node\", \"action\"}, got " + api::kind_name(*intents));
+    check(intents->is_array(), what + ".intents must be a list of {\"node\", \"action\"}, got " + io::kind_name(*intents));
     for (size_t i = 0; i < intents->items().size(); ++i) {
       const Json& e = intents->items()[i];
       const std::string field = what + ".intents[" + std::to_string(i) + "]";
-      check(e.is_object(), field + " must be an object {\"node\", \"action\"}, got " + api::kind_name(e));
+      check(e.is_object(), field + " must be an object {\"node\", \"action\"}, got " + io::kind_name(e));
       for (const auto& [key, value] : e.members())
         check(key == "node" || key == "action", field + "." + key + ": unknown field (expected node and action)");
       const Json* node = e.find("node");
@@ -100,15 +100,15 @@ ConfigDocument parse_config_document(const Json& doc, const std::string& what) {
   }
   if (const Json* cals = doc.find("calibrations"); cals && !cals->is_null()) {
     check(cals->is_object(), what + ".calibrations must be an object {\"<calibration node>\": {\"on\", \"qtype\"}}, got " +
-                                 api::kind_name(*cals));
+                                 io::kind_name(*cals));
     for (const auto& [name, value] : cals->members()) {
       const std::string field = what + ".calibrations." + name;
-      check(value.is_object(), field + " must be an object {\"on\"?, \"qtype\"?}, got " + api::kind_name(value));
+      check(value.is_object(), field + " must be an object {\"on\"?, \"qtype\"?}, got " + io::kind_name(value));
       CalibrationEntry entry;
       entry.name = name;
       for (const auto& [key, v] : value.members()) {
         if (key == "on") {
-          check(v.is_bool(), field + ".on must be true or false, got " + api::kind_name(v));
+          check(v.is_bool(), field + ".on must be true or false, got " + io::kind_name(v));
           entry.has_on = true;
           entry.on = v.as_bool();
         } else if (key == "qtype") {
@@ -122,7 +122,7 @@ ConfigDocument parse_config_document(const Json& doc, const std::string& what) {
     }
   }
   if (const Json* provenance = doc.find("provenance"); provenance && !provenance->is_null()) {
-    check(provenance->is_object(), what + ".provenance must be an object, got " + api::kind_name(*provenance));
+    check(provenance->is_object(), what + ".provenance must be an object, got " + io::kind_name(*provenance));
     d.provenance = *provenance;
   }
   return d;
@@ -183,7 +183,7 @@ ResolvedConfig resolved_from(const exec::Executor& ex, const exec::QuantConfig& 
   return r;
 }
 
-void write_config_document(schema::JsonWriter& w, const exec::Executor& ex, const ResolvedConfig& c) {
+void write_config_document(io::JsonWriter& w, const exec::Executor& ex, const ResolvedConfig& c) {
   const auto& cals = ex.calibrations();
   check(c.config.on.size() == cals.size(), "configuration has " + std::to_string(c.config.on.size()) +
                                                " entries but the model has " + std::to_string(cals.size()) +
@@ -207,7 +207,7 @@ void write_config_document(schema::JsonWriter& w, const exec::Executor& ex, cons
 }
 
 std::string config_document_json(const exec::Executor& ex, const ResolvedConfig& c) {
-  schema::JsonWriter w;
+  io::JsonWriter w;
   write_config_document(w, ex, c);
   return w.str();
 }

@@ -1,4 +1,4 @@
-#include "quant/calibrate.h"
+#include "calibrate/calibrate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "quant/observers.h"
+#include "calibrate/observers.h"
 
 #include <algorithm>
 #include <cfloat>

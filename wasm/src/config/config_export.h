@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "api/json.h"
+#include "io/json.h"
 #include "exec/executor.h"
 #include "quant/relations.h"
 
@@ -34,12 +34,12 @@ const ExportFormat* find_export_format(const std::string& name);  // nullptr whe
 std::string export_format_names();                  // "horizon-yaml, calibrated-onnx, ..." for messages
 bool export_is_binary(const std::string& format);   // calibrated-onnx
 
-// A configuration as the exports need it (from a configuration document: quant/config_doc.h).
+// A configuration as the exports need it (from a configuration document: config/config_doc.h).
 struct ExportInput {
   exec::QuantConfig config;                                 // indexed like Executor::calibrations()
   std::vector<std::pair<std::string, std::string>> intents;  // (node, action), document order
   std::string model;                                        // file name, informational
-  api::Json provenance;                                     // {"tool","analysis","target","reached"} or null
+  io::Json provenance;                                     // {"tool","analysis","target","reached"} or null
   std::string tool;                                         // "ptqscope 0.1.0"
 };
 

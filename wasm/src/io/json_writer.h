@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace ptq::schema {
+namespace ptq::io {
 
 class JsonWriter {
  public:
@@ -101,4 +101,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace ptq::schema
+}  // namespace ptq::io

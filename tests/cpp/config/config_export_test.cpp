@@ -1,4 +1,4 @@
-#include "quant/config_export.h"
+#include "config/config_export.h"
 
 #include <gtest/gtest.h>
 
@@ -65,7 +65,7 @@ quant::ExportInput fixed_config(const Loaded& m) {
   in.intents = {{"Mul_A", "int16"}, {"Mul_B", "float"}};
   in.model = "m.onnx";
   in.tool = "ptqscope 0.1.0";
-  in.provenance = api::Json::parse(
+  in.provenance = io::Json::parse(
       R"({"tool": "ptqscope 0.1.0", "analysis": "fix", "target": "cosine-similarity>=0.999", "reached": 0.9993})", "test");
   return in;
 }
@@ -127,7 +127,7 @@ TEST(ConfigExport, HorizonYaml) {
                                    }));
   quant::ExportInput none = fixed_config(m);
   none.config = m.ex->stored_config();
-  none.provenance = api::Json::null();
+  none.provenance = io::Json::null();
   const std::string empty = quant::export_config_text(*m.ex, *m.rel, none, "horizon-yaml");
   EXPECT_EQ(lines_of(empty, false), (std::vector<std::string>{"model_parameters:", "  node_info: {}"}));
   EXPECT_NE(empty.find("Metric reached: not recorded in the configuration."), std::string::npos);
@@ -136,11 +136,11 @@ TEST(ConfigExport, HorizonYaml) {
 TEST(ConfigExport, OnnxruntimeJsonAndPython) {
   Loaded m(model_bytes());
   const std::string text = quant::export_config_text(*m.ex, *m.rel, fixed_config(m), "ort-json");
-  const api::Json doc = api::Json::parse(text, "ort-json");
+  const io::Json doc = io::Json::parse(text, "ort-json");
   ASSERT_TRUE(doc.find("nodes_to_exclude")->is_array());
   ASSERT_EQ(doc.find("nodes_to_exclude")->items().size(), 1u);
   EXPECT_EQ(doc.find("nodes_to_exclude")->items()[0].as_string(), "Mul_B");
-  const api::Json& overrides = *doc.find("extra_options")->find("TensorQuantOverrides");
+  const io::Json& overrides = *doc.find("extra_options")->find("TensorQuantOverrides");
   ASSERT_EQ(overrides.members().size(), 2u);
   EXPECT_EQ(overrides.members()[0].first, "a");   // Mul_A's activation input
   EXPECT_EQ(overrides.members()[1].first, "wa");  // and its weight
@@ -149,7 +149,7 @@ TEST(ConfigExport, OnnxruntimeJsonAndPython) {
     EXPECT_EQ(list.items()[0].find("quant_type")->as_string(), "QInt16");
   }
   EXPECT_TRUE(doc.find("extra_options")->find("UseQDQContribOps")->as_bool());
-  const api::Json& nodes = *doc.find("ptqscope")->find("nodes");
+  const io::Json& nodes = *doc.find("ptqscope")->find("nodes");
   ASSERT_EQ(nodes.members().size(), 2u);
   EXPECT_EQ(nodes.members()[0].first, "Mul_A");
   EXPECT_EQ(nodes.members()[1].second.find("action")->as_string(), "float");
