@@ -1,16 +1,17 @@
 // QuantizeLinear / DequantizeLinear (opsets 10, 13, 19, 21): per-tensor, per-axis (13+) and blocked
 // (21, `block_size`) scales; integer types int8/uint8/int16/uint16 (plus int32 input to
 // DequantizeLinear). float8 / int4 types have no ptq::Tensor dtype and are rejected.
-//   Q:  y = saturate(round_half_even(x / scale) + zero_point)
+//   Q:  y = saturate(round_half_even(x / scale) + zero_point)   (NaN: the zero point)
 //   DQ: y = (x - zero_point) * scale
-// Both are evaluated in float32 with a true division, the same arithmetic as the HzCalibration
-// fake-quant (quant/calibration.cpp), so a Horizon model rewritten by hz_to_qdq runs bit-identically.
+// Both per value by quant/fake_quant.h, the arithmetic of the HzCalibration fake-quant too, so a
+// Horizon model rewritten by hz_to_qdq runs bit-identically.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "exec/registry.h"
 #include "ops/shape_util.h"
+#include "quant/fake_quant.h"
 
 namespace ptq::exec {
 namespace {
@@ -91,10 +92,7 @@ void quantize_as(const ParamLayout& p, const float* x, const std::vector<float>&
       for (int64_t i = 0; i < p.inner; ++i, k += step) {
         const float s = scale[static_cast<size_t>(k)];
         const float z = static_cast<float>(zp[static_cast<size_t>(k)]);
-        float q = std::nearbyint(x[offset + i] / s) + z;
-        // NaN has no integer image: it maps to the zero point (dequantizes to 0).
-        q = std::isnan(q) ? z : std::min(std::max(q, qmin), qmax);
-        y[offset + i] = static_cast<Q>(q);
+        y[offset + i] = quant::to_integer<Q>(quant::quantize_value(x[offset + i], s, z, qmin, qmax), z);
       }
     }
 }
@@ -140,9 +138,12 @@ void dequantize_as(const ParamLayout& p, const Q* x, const std::vector<float>& s
     for (int64_t c = 0; c < p.channels; ++c) {
       const int64_t offset = (o * p.channels + c) * p.inner;
       int64_t k = p.base(o, c);
+      // Exact in float32: x and the zero point share an integer type of at most 16 bits, or x is int32
+      // with a zero point of 0.
       for (int64_t i = 0; i < p.inner; ++i, k += step)
-        y[offset + i] = static_cast<float>(static_cast<int64_t>(x[offset + i]) - zp[static_cast<size_t>(k)]) *
-                        scale[static_cast<size_t>(k)];
+        y[offset + i] = quant::dequantize_value(static_cast<float>(x[offset + i]),
+                                                static_cast<float>(zp[static_cast<size_t>(k)]),
+                                                scale[static_cast<size_t>(k)]);
     }
 }
 
@@ -191,7 +192,7 @@ void dynamic_quantize_linear(KernelContext& ctx) {
   Tensor y(DType::UInt8, x.shape());
   uint8_t* q = y.mutable_data<uint8_t>();
   for (int64_t i = 0; i < x.numel(); ++i)
-    q[i] = scale > 0 ? static_cast<uint8_t>(std::clamp(std::nearbyint(xs[i] / scale) + zp, 0.0f, 255.0f)) : 0;
+    q[i] = scale > 0 ? quant::to_integer<uint8_t>(quant::quantize_value(xs[i], scale, zp, 0.0f, 255.0f), zp) : 0;
   ctx.outputs[0] = y;
   if (ctx.has_output(1)) ctx.outputs[1] = Tensor::from_floats({}, {scale});
   if (ctx.has_output(2)) {

@@ -342,20 +342,10 @@ ChannelMap channel_map(const CalibrationSpec& spec, const Tensor& input, size_t 
   return m;
 }
 
-template <RoundMode R>
-inline float round_value(float v) {
-  if constexpr (R == RoundMode::HalfToEven) return std::nearbyint(v);
-  else return std::round(v);
-}
-
-// y = (clamp(R(x / s) + zp, qmin, qmax) − zp) · s over a contiguous run sharing one scale.
+// y = dequantize(quantize(x)) (quant/fake_quant.h) over a contiguous run sharing one scale.
 template <RoundMode R>
 void quantize_run(const float* x, float* y, int64_t n, float s, float zp, float qmin, float qmax) {
-  for (int64_t i = 0; i < n; ++i) {
-    float q = round_value<R>(x[i] / s) + zp;
-    q = std::min(std::max(q, qmin), qmax);
-    y[i] = (q - zp) * s;
-  }
+  for (int64_t i = 0; i < n; ++i) y[i] = dequantize_value(quantize_value<R>(x[i], s, zp, qmin, qmax), zp, s);
 }
 
 template <RoundMode R>

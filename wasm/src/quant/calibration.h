@@ -7,11 +7,11 @@
 
 #include "core/tensor.h"
 #include "ir/graph.h"
+#include "quant/fake_quant.h"
 
 namespace ptq::quant {
 
 enum class TensorKind { Unknown, Feature, Weight };  // tensor_type "", "feature", "weight"
-enum class RoundMode { HalfToEven, HalfAwayFromZero };
 
 // A target data type with its integer range (§1.4 table).
 struct QType {
@@ -78,7 +78,8 @@ std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype
 // stored asymmetric zero point, or 0.
 std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales);
 
-// y = fake_quant(x) under `qtype` (switch ON). Per-channel along spec.axis when more than one scale.
+// y = fake_quant(x) under `qtype` (switch ON): quant/fake_quant.h per value. Per-channel along spec.axis
+// when more than one scale.
 Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
                      const Tensor& input, RoundMode round = RoundMode::HalfToEven);
 

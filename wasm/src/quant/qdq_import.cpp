@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "quant/fake_quant.h"
 #include "quant/graph_edit.h"
 
 namespace ptq::quant {
@@ -329,7 +330,8 @@ class Importer {
     changed_ = true;
   }
 
-  // (q - zp) * s in float32, as DequantizeLinear computes it.
+  // (q - zp) * s in float32 (quant/fake_quant.h), as DequantizeLinear computes it: exact up to the
+  // product, the values being at most 16-bit integers, or int32 with a zero point of 0.
   static std::optional<Tensor> dequantize(const Tensor& q, const Params& p, std::string& why) {
     const std::vector<int64_t> v = q.to_int64_vector();
     std::vector<float> out(v.size());
@@ -354,7 +356,7 @@ class Importer {
         const int64_t base = (o * channels + c) * inner;
         for (int64_t i = 0; i < inner; ++i) {
           const size_t e = static_cast<size_t>(base + i);
-          out[e] = static_cast<float>(v[e] - zp) * p.scales[k];
+          out[e] = dequantize_value(static_cast<float>(v[e]), static_cast<float>(zp), p.scales[k]);
         }
       }
     return Tensor::from_floats(q.shape(), out);
