@@ -9,7 +9,7 @@ import { pointsBox } from './cull.mjs';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const edgePath = line().x((p) => p.x).y((p) => p.y).curve(curveBasis);
 
-export function svgElement(name, attrs = {}, parent = null) {
+function svgElement(name, attrs = {}, parent = null) {
   const e = document.createElementNS(SVG_NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   if (parent) parent.appendChild(e);
