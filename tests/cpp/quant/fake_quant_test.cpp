@@ -56,8 +56,8 @@ TEST(FakeQuant, RoundsSaturatesAndKeepsNaN) {
 // The HzCalibration fake-quant of NaN is NaN (visible to the analyses), ±inf saturate.
 TEST(FakeQuant, CalibrationNodeKeepsNaN) {
   const CalibrationSpec s = int8_spec(0.5f);
-  const Tensor x = Tensor::from_floats({4}, {NAN, std::numeric_limits<float>::infinity(),
-                                             -std::numeric_limits<float>::infinity(), 1.25f});
+  const Tensor x = Tensor::from_floats(
+      {4}, {NAN, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 1.25f});
   const Tensor y = fake_quantize(s, s.qtype, s.scales, x);
   EXPECT_TRUE(std::isnan(y.data<float>()[0]));
   EXPECT_EQ(y.data<float>()[1], 63.5f);   // 127 * 0.5
