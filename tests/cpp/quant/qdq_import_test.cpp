@@ -6,9 +6,9 @@
 #include <cstring>
 #include <random>
 
+#include "calibrate/calibrate.h"
 #include "core/error.h"
 #include "exec/executor.h"
-#include "calibrate/calibrate.h"
 #include "quant/calibration.h"
 #include "quant/hz_to_qdq.h"
 #include "quant/model_builder.h"
