@@ -107,3 +107,28 @@ TEST(PbWriter, UnclosedMessageIsAnError) {
   pb::Writer v;
   EXPECT_THROW(v.end_message(), Error);
 }
+
+// Groups (a deprecated wire type) are skipped without recursion: a file nesting them a million deep
+// once overflowed the stack (onnx_reader_fuzz).
+TEST(PbReader, DeeplyNestedGroupsAreSkippedWithoutRecursion) {
+  const size_t depth = 1000000;
+  std::vector<uint8_t> bytes(depth, 0x0b);  // field 1, start group
+  bytes.insert(bytes.end(), depth, 0x0c);   // field 1, end group
+  bytes.push_back(0x10);                    // field 2, varint 7
+  bytes.push_back(0x07);
+  ptq::pb::Reader reader(bytes.data(), bytes.size(), "test");
+  ptq::pb::Field f;
+  ASSERT_TRUE(reader.next(f));
+  EXPECT_EQ(f.number, 1u);
+  ASSERT_TRUE(reader.next(f));
+  EXPECT_EQ(f.number, 2u);
+  EXPECT_EQ(f.varint, 7u);
+  EXPECT_FALSE(reader.next(f));
+
+  std::vector<uint8_t> unterminated(depth, 0x0b);
+  ptq::pb::Reader bad(unterminated.data(), unterminated.size(), "test");
+  EXPECT_THROW(bad.next(f), ptq::FormatError);
+  std::vector<uint8_t> mismatched = {0x0b, 0x13, 0x0c, 0x14};  // group 1 opens 2, closes 1 first
+  ptq::pb::Reader wrong(mismatched.data(), mismatched.size(), "test");
+  EXPECT_THROW(wrong.next(f), ptq::FormatError);
+}

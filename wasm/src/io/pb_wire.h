@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -85,18 +86,18 @@ class Reader {
   void need(size_t n) const {
     if (static_cast<size_t>(end_ - p_) < n) bad("truncated data");
   }
+  // Iterative: nesting depth is bounded only by the file, so recursion could overflow the stack.
   void skip_group(uint32_t number) {
-    Field inner;
-    for (;;) {
+    std::vector<uint32_t> open{number};  // field numbers of the groups not yet closed, innermost last
+    while (!open.empty()) {
       if (p_ >= end_) bad("unterminated group");
       const uint64_t tag = read_varint();
-      const auto wire = static_cast<WireType>(tag & 7u);
-      if (wire == WireType::EndGroup) {
-        if ((tag >> 3) != number) bad("mismatched end group");
-        return;
-      }
-      inner.number = static_cast<uint32_t>(tag >> 3);
-      switch (wire) {
+      const auto field = static_cast<uint32_t>(tag >> 3);
+      switch (static_cast<WireType>(tag & 7u)) {
+        case WireType::EndGroup:
+          if (field != open.back()) bad("mismatched end group");
+          open.pop_back();
+          break;
         case WireType::Varint: read_varint(); break;
         case WireType::Fixed64: need(8); p_ += 8; break;
         case WireType::Fixed32: need(4); p_ += 4; break;
@@ -106,7 +107,7 @@ class Reader {
           p_ += len;
           break;
         }
-        case WireType::StartGroup: skip_group(inner.number); break;
+        case WireType::StartGroup: open.push_back(field); break;
         default: bad("invalid wire type in group");
       }
     }
