@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "exec/executor.h"
+#include "ops/op_test_util.h"
 #include "quant/calibration.h"
 #include "quant/model_builder.h"
 #include "reader/onnx.h"
@@ -16,24 +17,11 @@
 
 using namespace ptq;
 using namespace ptq::quant;
+using test::attr_int;
+using test::attr_ints;
 using test::ModelBuilder;
 
 namespace {
-
-ir::Attribute attr_i(const std::string& n, int64_t v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::Int;
-  a.i = v;
-  return a;
-}
-ir::Attribute attr_is(const std::string& n, std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::Ints;
-  a.ints = std::move(v);
-  return a;
-}
 
 // Small values everywhere (|v| <= 0.05) plus one planted maximum per channel.
 Tensor weights(Shape shape, const std::vector<std::pair<std::vector<int64_t>, float>>& planted) {
@@ -63,7 +51,7 @@ ir::Model conv_model() {
       .initializer("W1", weights({3, 2, 3, 3}, {{{0, 1, 2, 2}, -0.9f}, {{1, 0, 0, 0}, 0.7f}, {{2, 1, 1, 1}, -1.3f}}))
       .initializer("B1", Tensor::from_floats({3}, {0.1f, -0.2f, 0.3f}))
       .initializer("W2", weights({2, 3, 1, 1}, {{{0, 2, 0, 0}, 0.4f}, {{1, 0, 0, 0}, -0.6f}}))
-      .node("Conv", "conv1", {"x", "W1", "B1"}, {"c"}, {attr_is("pads", {1, 1, 1, 1}), attr_is("kernel_shape", {3, 3})})
+      .node("Conv", "conv1", {"x", "W1", "B1"}, {"c"}, {attr_ints("pads", {1, 1, 1, 1}), attr_ints("kernel_shape", {3, 3})})
       .node("Relu", "relu", {"c"}, {"r"})
       .node("Conv", "conv2", {"r", "W2"}, {"y"})
       .node("Add", "add", {"r", "c"}, {"z"})
@@ -197,7 +185,7 @@ TEST(Calibrate, GemmAndMatMulWeightAxes) {
                            .initializer("Wg", weights({3, 4}, {{{0, 3}, 0.5f}, {{1, 0}, -0.25f}, {{2, 2}, 2.0f}}))
                            .initializer("Wm", weights({3, 5}, {{{0, 0}, 1.0f}, {{1, 1}, -1.5f}, {{2, 2}, 0.75f},
                                                                {{0, 3}, 0.125f}, {{2, 4}, -3.0f}}))
-                           .node("Gemm", "gemm", {"x", "Wg"}, {"h"}, {attr_i("transB", 1)})
+                           .node("Gemm", "gemm", {"x", "Wg"}, {"h"}, {attr_int("transB", 1)})
                            .node("MatMul", "matmul", {"h", "Wm"}, {"y"})
                            .output("y")
                            .build();
@@ -232,7 +220,7 @@ TEST(Calibrate, ConvTransposeWeightsAreRegrouped) {
   const ir::Model fm = ModelBuilder()
                            .input("x", DType::Float, {1, 4, 3, 3})
                            .initializer("W", w)
-                           .node("ConvTranspose", "deconv", {"x", "W"}, {"y"}, {attr_i("group", 2)})
+                           .node("ConvTranspose", "deconv", {"x", "W"}, {"y"}, {attr_int("group", 2)})
                            .output("y")
                            .build();
   const ir::Model cm = calibrate(fm, {{random_tensor({1, 4, 3, 3}, 5)}});
@@ -315,8 +303,8 @@ TEST(Calibrate, OptionalActivationOpsAndNonFloatTensors) {
   const ir::Model fm = ModelBuilder()
                            .input("a", DType::Float, {1, 1, 2, 2})
                            .input("i", DType::Int64, {2})
-                           .node("AveragePool", "pool", {"a"}, {"p"}, {attr_is("kernel_shape", {1, 1})})
-                           .node("Concat", "cat", {"p", "a"}, {"y"}, {attr_i("axis", 1)})
+                           .node("AveragePool", "pool", {"a"}, {"p"}, {attr_ints("kernel_shape", {1, 1})})
+                           .node("Concat", "cat", {"p", "a"}, {"y"}, {attr_int("axis", 1)})
                            .node("Add", "iadd", {"i", "i"}, {"j"})
                            .output("y")
                            .output("j")

@@ -4,35 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "core/size.h"
+#include "core/size_test_util.h"
 #include "core/tensor.h"
 #include "ops/gemm_kernel.h"
 
 using namespace ptq;
-
-namespace {
-
-// Sets the budget for one test and restores the default after it.
-struct ScopedBudget {
-  explicit ScopedBudget(uint64_t bytes) { set_memory_budget(bytes); }
-  ~ScopedBudget() { set_memory_budget(0); }
-};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SizeError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a SizeError: ") + e.what();
-  }
-  return "no error";
-}
-
-}  // namespace
+using test::ScopedMemoryBudget;
+using test::size_error_of;
 
 TEST(MemoryBudget, DefaultIsThreeGiB) {
   EXPECT_EQ(memory_budget(), uint64_t{3} << 30);
@@ -61,11 +42,11 @@ TEST(MemoryBudget, TensorsCountWhileAliveAndViewsDoNot) {
 
 TEST(MemoryBudget, TensorBeyondTheBudgetIsRefusedBeforeAllocating) {
   const uint64_t base = memory_in_use();
-  ScopedBudget budget(base + 4096);
+  ScopedMemoryBudget budget(base + 4096);
   Tensor a(DType::Float, {512});  // 2048 bytes
   // 2048 more fit exactly; 2048 + 64 do not.
   Tensor b(DType::Float, {512});
-  const std::string m = error_of([] { Tensor c(DType::Float, {1, 16}); });
+  const std::string m = size_error_of([] { Tensor c(DType::Float, {1, 16}); });
   EXPECT_NE(m.find("a float32 tensor of shape [1, 16] needs 64 bytes"), std::string::npos) << m;
   EXPECT_NE(m.find("but " + std::to_string(base + 4096) + " bytes"), std::string::npos) << m;
   EXPECT_NE(m.find("already in use and the memory budget is " + std::to_string(base + 4096) + " bytes"),
@@ -85,8 +66,8 @@ TEST(MemoryBudget, ScratchBuffersCountAgainstTheBudget) {
   EXPECT_EQ(memory_in_use() - base, 4096u - 64u);
   ops::gemm_scratch(7, 512);  // fits in what is held
   EXPECT_EQ(memory_in_use() - base, 4096u - 64u);
-  ScopedBudget budget(memory_in_use() + 4096);
-  const std::string m = error_of([] { ops::gemm_scratch(7, 4096); });  // 16384 bytes
+  ScopedMemoryBudget budget(memory_in_use() + 4096);
+  const std::string m = size_error_of([] { ops::gemm_scratch(7, 4096); });  // 16384 bytes
   EXPECT_NE(m.find("a scratch buffer of 4096 floats needs 16384 bytes (16.0 KiB)"), std::string::npos) << m;
   EXPECT_EQ(memory_in_use(), base - 64);  // its old block was given back, nothing new is held
 }

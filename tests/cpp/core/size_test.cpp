@@ -8,23 +8,13 @@
 #include <string>
 
 #include "core/size.h"
+#include "core/size_test_util.h"
 #include "core/tensor.h"
 
 using namespace ptq;
+using test::size_error_of;
 
 namespace {
-
-template <class F>
-std::string size_error_of(F&& f) {
-  try {
-    f();
-  } catch (const SizeError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a SizeError: ") + e.what();
-  }
-  return "no error";
-}
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 

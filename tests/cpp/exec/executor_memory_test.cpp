@@ -8,20 +8,18 @@
 #include <string>
 
 #include "core/size.h"
+#include "core/size_test_util.h"
 #include "exec/executor.h"
 #include "graph_builder.h"
 
 using namespace ptq;
+using test::ScopedMemoryBudget;
+using test::size_error_of;
 
 namespace {
 
 constexpr int64_t kElements = 16384;                          // every big tensor: [16384] float32
 constexpr uint64_t kTensorBytes = kElements * sizeof(float);  // 64 KiB, a multiple of the alignment
-
-struct ScopedBudget {
-  explicit ScopedBudget(uint64_t bytes) { set_memory_budget(bytes); }
-  ~ScopedBudget() { set_memory_budget(0); }
-};
 
 // x[1, 4]; fill = ConstantOfShape([16384]) -> relu_1 -> relu_2 -> relu_3 -> relu_4. With
 // `all_outputs` every relu's output is a graph output (all four stay alive to the end of the run),
@@ -44,14 +42,7 @@ ir::Model fill_and_relu_chain(bool all_outputs) {
 }
 
 std::string run_error(exec::Executor& ex, const Tensor& x) {
-  try {
-    ex.run({x}, ex.uniform_config(false));
-  } catch (const SizeError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a SizeError: ") + e.what();
-  }
-  return "no error";
+  return size_error_of([&] { ex.run({x}, ex.uniform_config(false)); });
 }
 
 }  // namespace
@@ -63,7 +54,7 @@ TEST(ExecutorMemory, TensorsAliveTogetherBeyondTheBudgetFailNamingTheNode) {
   // Room for three of the big tensors (and the small ones), not for the fourth relu's output.
   const uint64_t budget = base + 3 * kTensorBytes + 4096;
   {
-    ScopedBudget scoped(budget);
+    ScopedMemoryBudget scoped(budget);
     const std::string m = run_error(ex, x);
     EXPECT_EQ(m.rfind("node 'relu_4' (Relu): a float32 tensor of shape [16384] needs 65536 bytes (64.0 KiB), but ", 0),
               0u)
@@ -74,7 +65,7 @@ TEST(ExecutorMemory, TensorsAliveTogetherBeyondTheBudgetFailNamingTheNode) {
     EXPECT_EQ(memory_in_use(), base);
   }
   // The same executor runs the model under a budget that holds it.
-  ScopedBudget scoped(base + 5 * kTensorBytes);
+  ScopedMemoryBudget scoped(base + 5 * kTensorBytes);
   const exec::RunRecord record = ex.run({x}, ex.uniform_config(false));
   const std::vector<Tensor> outputs = ex.outputs(record);
   ASSERT_EQ(outputs.size(), 5u);
@@ -89,9 +80,9 @@ TEST(ExecutorMemory, TensorsAliveTogetherBeyondTheBudgetFailNamingTheNode) {
 TEST(ExecutorMemory, TensorsReleasedOnTheWayDoNotCount) {
   exec::Executor ex(fill_and_relu_chain(false));
   const Tensor x = Tensor::from_floats({1, 4}, {1, -2, 3, -4});
-  ScopedBudget scoped(memory_in_use() + 2 * kTensorBytes + kTensorBytes / 2);
+  ScopedMemoryBudget scoped(memory_in_use() + 2 * kTensorBytes + kTensorBytes / 2);
   EXPECT_NO_THROW(ex.run({x}, ex.uniform_config(false)));
-  ScopedBudget tighter(memory_in_use() + kTensorBytes + kTensorBytes / 2);
+  ScopedMemoryBudget tighter(memory_in_use() + kTensorBytes + kTensorBytes / 2);
   const std::string m = run_error(ex, x);
   EXPECT_EQ(m.rfind("node 'relu_1' (Relu): a float32 tensor of shape [16384] needs 65536 bytes", 0), 0u) << m;
 }

@@ -5,10 +5,11 @@
 #include <cstring>
 #include <random>
 
+#include "calibrate/calibrate.h"
 #include "core/error.h"
 #include "exec/executor.h"
 #include "exec/registry.h"
-#include "calibrate/calibrate.h"
+#include "ops/op_test_util.h"
 #include "quant/calibration.h"
 #include "quant/model_builder.h"
 #include "quant/opset_upgrade.h"
@@ -17,38 +18,13 @@
 
 using namespace ptq;
 using namespace ptq::quant;
+using test::attr_floats;
+using test::attr_int;
+using test::attr_ints;
+using test::attr_string;
 using test::ModelBuilder;
 
 namespace {
-
-ir::Attribute attr_i(const std::string& n, int64_t v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::Int;
-  a.i = v;
-  return a;
-}
-ir::Attribute attr_is(const std::string& n, std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-ir::Attribute attr_s(const std::string& n, const std::string& v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::String;
-  a.s = v;
-  return a;
-}
-ir::Attribute attr_fs(const std::string& n, std::vector<float> v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::Floats;
-  a.floats = std::move(v);
-  return a;
-}
 
 Tensor random_tensor(Shape shape, uint32_t seed, float scale = 1.0f) {
   Tensor t(DType::Float, shape);
@@ -83,7 +59,7 @@ ir::Model calibrated_conv(const CalibrateOptions& o = {}) {
                            .input("x", DType::Float, {1, 2, 5, 5})
                            .initializer("W1", w1)
                            .initializer("W2", w2)
-                           .node("Conv", "conv1", {"x", "W1"}, {"c"}, {attr_is("pads", {1, 1, 1, 1})})
+                           .node("Conv", "conv1", {"x", "W1"}, {"c"}, {attr_ints("pads", {1, 1, 1, 1})})
                            .node("Relu", "relu", {"c"}, {"r"})
                            .node("Conv", "conv2", {"r", "W2"}, {"y"})
                            .output("y")
@@ -171,9 +147,9 @@ TEST(HzToQdq, SwitchedOffAndFloatNodes) {
   const ir::Model cm = ModelBuilder(17)
                            .opset("horizon", 1)
                            .input("x", DType::Float, {1, 4})
-                           .node("HzCalibration", "off", {"x"}, {"a"}, {attr_fs("thresholds", {1.0f}), attr_s("switch", "OFF")}, "horizon")
-                           .node("HzCalibration", "half", {"a"}, {"b"}, {attr_fs("thresholds", {1.0f}), attr_s("qtype", "float16")}, "horizon")
-                           .node("HzCalibration", "full", {"b"}, {"c"}, {attr_fs("thresholds", {1.0f}), attr_s("qtype", "float32")}, "horizon")
+                           .node("HzCalibration", "off", {"x"}, {"a"}, {attr_floats("thresholds", {1.0f}), attr_string("switch", "OFF")}, "horizon")
+                           .node("HzCalibration", "half", {"a"}, {"b"}, {attr_floats("thresholds", {1.0f}), attr_string("qtype", "float16")}, "horizon")
+                           .node("HzCalibration", "full", {"b"}, {"c"}, {attr_floats("thresholds", {1.0f}), attr_string("qtype", "float32")}, "horizon")
                            .node("HzSwish", "swish", {"c"}, {"y"}, {}, "horizon")
                            .output("y")
                            .build();
@@ -196,7 +172,7 @@ TEST(HzToQdq, AsymmetricUint8KeepsItsZeroPoint) {
                            .opset("horizon", 1)
                            .input("x", DType::Float, {4})
                            .node("HzCalibration", "asym", {"x"}, {"y"},
-                                 {attr_fs("thresholds", {-1.0f, 3.0f}), attr_s("qtype", "uint8"), attr_is("zero_point", {0})},
+                                 {attr_floats("thresholds", {-1.0f, 3.0f}), attr_string("qtype", "uint8"), attr_ints("zero_point", {0})},
                                  "horizon")
                            .output("y")
                            .build();
@@ -212,7 +188,7 @@ TEST(HzToQdq, GroupedConvTransposeWeightsAreRegroupedAroundQdq) {
   const ir::Model fm = ModelBuilder()
                            .input("x", DType::Float, {1, 4, 3, 3})
                            .initializer("W", random_tensor({4, 3, 2, 2}, 5))
-                           .node("ConvTranspose", "deconv", {"x", "W"}, {"y"}, {attr_i("group", 2)})
+                           .node("ConvTranspose", "deconv", {"x", "W"}, {"y"}, {attr_int("group", 2)})
                            .output("y")
                            .build();
   const ir::Model cm = calibrate(fm, {{random_tensor({1, 4, 3, 3}, 6)}});
@@ -243,7 +219,7 @@ TEST(HzToQdq, RejectsQtypesWithoutAQuantizeLinear) {
   const ir::Model cm = ModelBuilder()
                            .opset("horizon", 1)
                            .input("x", DType::Float, {4})
-                           .node("HzCalibration", "c", {"x"}, {"y"}, {attr_fs("thresholds", {1.0f}), attr_s("qtype", "int32")}, "horizon")
+                           .node("HzCalibration", "c", {"x"}, {"y"}, {attr_floats("thresholds", {1.0f}), attr_string("qtype", "int32")}, "horizon")
                            .output("y")
                            .build();
   EXPECT_THROW(hz_to_qdq(cm), Error);
@@ -254,12 +230,12 @@ TEST(HzToQdq, RejectsQtypesWithoutAQuantizeLinear) {
 TEST(OpsetUpgrade, MovesAttributesToInputsAndKeepsSoftmaxSemantics) {
   const ir::Model m11 = ModelBuilder(11)
                             .input("x", DType::Float, {2, 1, 3, 4})
-                            .node("Squeeze", "sq", {"x"}, {"s"}, {attr_is("axes", {1})})
-                            .node("Softmax", "sm", {"s"}, {"p"}, {attr_i("axis", 1)})
-                            .node("ReduceMean", "rm", {"p"}, {"m"}, {attr_is("axes", {2}), attr_i("keepdims", 0)})
-                            .node("Unsqueeze", "us", {"m"}, {"u"}, {attr_is("axes", {0})})
-                            .node("Split", "sp", {"u"}, {"y1", "y2"}, {attr_i("axis", 1)})
-                            .node("LogSoftmax", "ls", {"s"}, {"q"}, {attr_i("axis", -1)})
+                            .node("Squeeze", "sq", {"x"}, {"s"}, {attr_ints("axes", {1})})
+                            .node("Softmax", "sm", {"s"}, {"p"}, {attr_int("axis", 1)})
+                            .node("ReduceMean", "rm", {"p"}, {"m"}, {attr_ints("axes", {2}), attr_int("keepdims", 0)})
+                            .node("Unsqueeze", "us", {"m"}, {"u"}, {attr_ints("axes", {0})})
+                            .node("Split", "sp", {"u"}, {"y1", "y2"}, {attr_int("axis", 1)})
+                            .node("LogSoftmax", "ls", {"s"}, {"q"}, {attr_int("axis", -1)})
                             .output("y1")
                             .output("y2")
                             .output("q")
@@ -332,7 +308,7 @@ TEST(OpsetUpgrade, MovesSubgraphNodesWithoutTouchingTheSource) {
   // A subgraph node that would need rewriting is refused.
   ir::Node& relu = branch->nodes[1];
   relu.op_type = "Squeeze";
-  relu.attributes = {attr_is("axes", {0})};
+  relu.attributes = {attr_ints("axes", {0})};
   ir::Model squeeze = m11;
   EXPECT_THROW(upgrade_default_opset(squeeze, 13), Error);
 }
@@ -344,7 +320,7 @@ TEST(OpsetUpgrade, RefusesWhatItCannotExpress) {
                          .input("x", DType::Float, {1, 1, 2, 2})
                          .input("roi", DType::Float, {0})
                          .input("scales", DType::Float, {4})
-                         .node("Resize", "rs", {"x", "roi", "scales"}, {"y"}, {attr_s("coordinate_transformation_mode", "tf_half_pixel_for_nn")})
+                         .node("Resize", "rs", {"x", "roi", "scales"}, {"y"}, {attr_string("coordinate_transformation_mode", "tf_half_pixel_for_nn")})
                          .output("y")
                          .build();
   EXPECT_THROW(upgrade_default_opset(resize, 13), Error);

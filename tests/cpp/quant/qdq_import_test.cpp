@@ -9,6 +9,7 @@
 #include "calibrate/calibrate.h"
 #include "core/error.h"
 #include "exec/executor.h"
+#include "ops/op_test_util.h"
 #include "quant/calibration.h"
 #include "quant/hz_to_qdq.h"
 #include "quant/model_builder.h"
@@ -16,17 +17,10 @@
 
 using namespace ptq;
 using namespace ptq::quant;
+using test::attr_int;
 using test::ModelBuilder;
 
 namespace {
-
-ir::Attribute attr_i(const std::string& n, int64_t v) {
-  ir::Attribute a;
-  a.name = n;
-  a.type = ir::AttrType::Int;
-  a.i = v;
-  return a;
-}
 
 Tensor random_tensor(Shape shape, uint32_t seed, float scale = 1.0f) {
   Tensor t(DType::Float, shape);
@@ -91,7 +85,7 @@ ModelBuilder qdq_conv(int64_t opset = 13) {
       .initializer("b_scale", Tensor::from_floats({}, {0.0005f}))
       .node("QuantizeLinear", "x_QuantizeLinear", {"x", "x_scale", "x_zp"}, {"x_q"})
       .node("DequantizeLinear", "x_DequantizeLinear", {"x_q", "x_scale", "x_zp"}, {"x_dq"})
-      .node("DequantizeLinear", "w_DequantizeLinear", {"w_q", "w_scale", "w_zp"}, {"w_dq"}, {attr_i("axis", 0)})
+      .node("DequantizeLinear", "w_DequantizeLinear", {"w_q", "w_scale", "w_zp"}, {"w_dq"}, {attr_int("axis", 0)})
       .node("DequantizeLinear", "b_DequantizeLinear", {"b_q", "b_scale"}, {"b_dq"})
       .node("Conv", "conv", {"x_dq", "w_dq", "b_dq"}, {"y"})
       .output("y");
@@ -149,7 +143,7 @@ TEST(QdqImport, AsymmetricActivationPerAxisWeightAndFoldedBias) {
           .initializer("w_zp", typed<int8_t>(DType::Int8, {2}, {0, 0}))
           .initializer("b_q", typed<int32_t>(DType::Int32, {2}, {30, -40}))
           .initializer("b_scale", Tensor::from_floats({}, {0.0005f}))
-          .node("DequantizeLinear", "w_dq", {"w_q", "w_scale", "w_zp"}, {"w_dq"}, {attr_i("axis", 0)})
+          .node("DequantizeLinear", "w_dq", {"w_q", "w_scale", "w_zp"}, {"w_dq"}, {attr_int("axis", 0)})
           .node("DequantizeLinear", "b_dq", {"b_q", "b_scale"}, {"b_dq"})
           .node("Conv", "conv", {"x", "w_dq", "b_dq"}, {"y"})
           .output("y")
@@ -240,8 +234,8 @@ TEST(QdqImport, UnmappableQuantizersStayWithAWarningNamingTheNode) {
           .input("x", DType::Float, {2, 4})
           .initializer("s", Tensor::from_floats({2, 2}, {0.1f, 0.2f, 0.3f, 0.4f}))
           .initializer("z", typed<int8_t>(DType::Int8, {2, 2}, {0, 0, 0, 0}))
-          .node("QuantizeLinear", "bq", {"x", "s", "z"}, {"xq"}, {attr_i("axis", 1), attr_i("block_size", 2)})
-          .node("DequantizeLinear", "bdq", {"xq", "s", "z"}, {"y"}, {attr_i("axis", 1), attr_i("block_size", 2)})
+          .node("QuantizeLinear", "bq", {"x", "s", "z"}, {"xq"}, {attr_int("axis", 1), attr_int("block_size", 2)})
+          .node("DequantizeLinear", "bdq", {"xq", "s", "z"}, {"y"}, {attr_int("axis", 1), attr_int("block_size", 2)})
           .output("y")
           .build();
   const QdqImportSummary s = import_qdq(blocked);
