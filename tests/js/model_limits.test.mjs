@@ -39,14 +39,20 @@ function expandModel(shape) {
 
 const SAMPLE = Float32Array.from([1, -2, 3, -4]);
 
+// A temporary folder with calibration_data/x/0.npy holding SAMPLE as [1, 1, 2, 2].
+function sampleFolder(prefix) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const data = path.join(tmp, 'calibration_data');
+  fs.mkdirSync(path.join(data, 'x'), { recursive: true });
+  fs.writeFileSync(path.join(data, 'x', '0.npy'), encodeNpy('float32', [1, 1, 2, 2], SAMPLE));
+  return { tmp, data };
+}
+
 describe('tensors larger than the wasm heap', () => {
   let tmp;
   let data;
   beforeAll(() => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-limits-'));
-    data = path.join(tmp, 'calibration_data');
-    fs.mkdirSync(path.join(data, 'x'), { recursive: true });
-    fs.writeFileSync(path.join(data, 'x', '0.npy'), encodeNpy('float32', [1, 1, 2, 2], SAMPLE));
+    ({ tmp, data } = sampleFolder('ptqscope-limits-'));
   });
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -118,10 +124,7 @@ describe('tensors beyond the memory budget', () => {
   let tmp;
   let data;
   beforeAll(() => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-budget-'));
-    data = path.join(tmp, 'calibration_data');
-    fs.mkdirSync(path.join(data, 'x'), { recursive: true });
-    fs.writeFileSync(path.join(data, 'x', '0.npy'), encodeNpy('float32', [1, 1, 2, 2], SAMPLE));
+    ({ tmp, data } = sampleFolder('ptqscope-budget-'));
   });
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
