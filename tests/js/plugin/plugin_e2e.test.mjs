@@ -260,8 +260,10 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.locator('#ptqscope-panel .ptq-node [data-section="analysis-results"] h4').first().waitFor();
     // Its distribution chart (web/charts/histogram.mjs) from a per-node run.
     await page.locator('#ptqscope-panel .ptq-node-actions [data-analysis="distribution"]').click();
+    // The Run all of the previous test already drew a distribution figure: wait for this run's end
+    // (the click sets data-run to 'running' at once), then for its figure.
+    await waitOrPanelError('#ptqscope-panel[data-run="done"]');
     await waitOrPanelError('#ptqscope-panel .ptq-node figure[data-kind="distribution"] svg');
-    expect(await page.locator('#ptqscope-panel').getAttribute('data-run')).toBe('done');
     // A row of the app's sensitivity table selects its item here and scrolls Netron's graph to it.
     await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
     await page.locator('#ptqscope-panel .ptq-analysis-output tr[data-item="/head/Flatten_output_0_HzCalibration"]').click();
