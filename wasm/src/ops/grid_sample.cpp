@@ -147,7 +147,7 @@ void grid_sample(KernelContext& ctx) {
       for (int64_t p = 0; p < ho * wo; ++p) {
         const float* gp = g + (b * ho * wo + p) * 2;
         const float sx = denormalize(gp[0], w, s.align_corners), sy = denormalize(gp[1], h, s.align_corners);
-        out[(b * c + ch) * ho * wo + p] = h * w ? sample(s, mode, sx, sy) : 0.0f;
+        out[(b * c + ch) * ho * wo + p] = h * w != 0 ? sample(s, mode, sx, sy) : 0.0f;
       }
     }
   }

@@ -37,7 +37,7 @@ void trilu(KernelContext& ctx) {
   const size_t esize = dtype_size(x.dtype());
   const auto* src = static_cast<const uint8_t*>(x.raw());
   auto* dst = static_cast<uint8_t*>(out.mutable_raw());
-  const int64_t matrices = rows * cols ? x.numel() / (rows * cols) : 0;
+  const int64_t matrices = rows * cols != 0 ? x.numel() / (rows * cols) : 0;
   for (int64_t m = 0; m < matrices; ++m) {
     for (int64_t i = 0; i < rows; ++i) {
       // Kept columns of row i: [max(0, i + k), cols) for upper, [0, min(cols, i + k + 1)) for lower.
