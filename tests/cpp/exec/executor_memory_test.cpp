@@ -4,6 +4,7 @@
 // allocation; the bytes of a failed run are given back and the executor stays usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -85,4 +86,30 @@ TEST(ExecutorMemory, TensorsReleasedOnTheWayDoNotCount) {
   ScopedMemoryBudget tighter(memory_in_use() + kTensorBytes + kTensorBytes / 2);
   const std::string m = run_error(ex, x);
   EXPECT_EQ(m.rfind("node 'relu_1' (Relu): a float32 tensor of shape [16384] needs 65536 bytes", 0), 0u) << m;
+}
+
+// The run cache holds the records of earlier runs; a run that fits the budget on its own but not
+// beside them drops them and runs, in both cached entry points, with the outputs of a plain run.
+TEST(ExecutorMemory, CachedRecordsGiveWayToARunThatFitsOnItsOwn) {
+  exec::Executor ex(fill_and_relu_chain(true));
+  const Tensor x1 = Tensor::from_floats({1, 4}, {1, -2, 3, -4});
+  const Tensor x2 = Tensor::from_floats({1, 4}, {-1, 2, -3, 4});
+  const Tensor x3 = Tensor::from_floats({1, 4}, {5, 6, -7, 8});
+  // One keep_all run holds five big tensors (fill and four relus); the budget has room for seven.
+  ScopedMemoryBudget scoped(memory_in_use() + 7 * kTensorBytes);
+  const exec::QuantConfig off = ex.uniform_config(false);
+  // Checks a record's outputs and lets it go (only the cache holds it afterwards).
+  const auto expect_relu_outputs = [&](const exec::RunRecord& record, const Tensor& x) {
+    const std::vector<Tensor> got = ex.outputs(record);
+    ASSERT_EQ(got.size(), 5u);
+    EXPECT_EQ(got[3].data<float>()[0], 0.0f);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(got[4].data<float>()[i], std::max(0.0f, x.data<float>()[i])) << i;
+  };
+  expect_relu_outputs(ex.cached_keep_all_run({x1}, off), x1);
+  expect_relu_outputs(ex.cached_keep_all_run({x2}, off), x2);
+  expect_relu_outputs(ex.cached_keep_all_run_nearest({x3}, off), x3);
+  // A budget too small for one run still fails.
+  ex.clear_run_cache();
+  ScopedMemoryBudget tighter(memory_in_use() + 3 * kTensorBytes);
+  EXPECT_THROW(ex.cached_keep_all_run({x1}, off), SizeError);
 }

@@ -188,16 +188,40 @@ void Executor::execute_node_untimed(int node_id, const std::vector<const Tensor*
     if (node.outputs[o] >= 0 && !outputs[o].defined()) ctx.fail("kernel did not produce output " + std::to_string(o));
 }
 
+namespace {
+
+// The cache is an optimisation: a run that reaches the memory budget while cached records hold
+// memory is retried once without them, so a model that fits on its own never fails for the cache.
+template <class Run>
+RunRecord without_cache_on_budget(RunCache& cache, const Run& run) {
+  try {
+    return run();
+  } catch (const SizeError&) {
+    if (cache.empty()) throw;
+    cache.clear();
+    return run();
+  }
+}
+
+}  // namespace
+
 RunRecord Executor::cached_keep_all_run(const std::vector<Tensor>& inputs, const QuantConfig& config) {
-  if (const RunRecord* cached = run_cache_.find(inputs, config)) return *cached;
-  RunRecord record = run(inputs, config, {}, true);
-  run_cache_.insert(inputs, config, record);
-  return record;
+  return without_cache_on_budget(run_cache_, [&] {
+    if (const RunRecord* cached = run_cache_.find(inputs, config)) return *cached;
+    RunRecord record = run(inputs, config, {}, true);
+    run_cache_.insert(inputs, config, record);
+    return record;
+  });
 }
 
 RunRecord Executor::cached_keep_all_run_nearest(const std::vector<Tensor>& inputs, const QuantConfig& config,
                                                 RunStats* stats) {
   check_config(config);
+  return without_cache_on_budget(run_cache_, [&] { return cached_keep_all_run_nearest_once(inputs, config, stats); });
+}
+
+RunRecord Executor::cached_keep_all_run_nearest_once(const std::vector<Tensor>& inputs, const QuantConfig& config,
+                                                     RunStats* stats) {
   if (const RunRecord* cached = run_cache_.find(inputs, config)) {
     if (stats) stats->nodes_skipped += static_cast<int64_t>(graph().nodes.size());
     return *cached;

@@ -56,6 +56,7 @@ class Executor {
   // configuration differs in the fewest calibration nodes (run_incremental keeping every tensor, so
   // only what the differing calibration nodes reach is recomputed); a full keep_all run when no record
   // of these inputs is cached. What-if toggles: each configuration is one change away from the last.
+  // Both retry once with an empty cache when a run reaches the memory budget (core/size.h).
   RunRecord cached_keep_all_run_nearest(const std::vector<Tensor>& inputs, const QuantConfig& config,
                                         RunStats* stats = nullptr);
   void set_run_cache_budget(size_t bytes) { run_cache_.set_budget(bytes); }
@@ -95,6 +96,8 @@ class Executor {
   void check_input(size_t index, const Tensor& t) const;
 
  private:
+  RunRecord cached_keep_all_run_nearest_once(const std::vector<Tensor>& inputs, const QuantConfig& config,
+                                             RunStats* stats);
   // Scratch of one node loop: the node's input pointers and outputs, reused from node to node.
   struct NodeIo {
     std::vector<const Tensor*> inputs;

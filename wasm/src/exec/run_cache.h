@@ -31,6 +31,7 @@ class RunCache {
 
   void set_budget(size_t bytes);  // 0 disables the cache
   void clear() { entries_.clear(); }
+  bool empty() const { return entries_.empty(); }
   size_t hits() const { return hits_; }
 
  private:
