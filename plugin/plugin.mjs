@@ -16,6 +16,7 @@ import { mountPanel, PANEL_ID, togglePicked } from './ui/panel.mjs';
 import { injectStyle } from './ui/style.mjs';
 import { createAnalysisRunner, queuedRun } from '../web/app/analysis/runner.mjs';
 import { createHeatController } from '../web/app/heatmap/controller.mjs';
+import { createReportController } from '../web/app/reports/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { loadGraphInWorker } from './graph_loader.mjs';
 
@@ -40,6 +41,8 @@ export function installPlugin(win, deps) {
 
   const runner = createAnalysisRunner({ state, pipeline: deps.pipeline, spawn: deps.spawn, ...(deps.poolSize ? { size: deps.poolSize } : {}) });
   const heat = createHeatController(state, deps.heatScale);
+  // A toolchain report opened in the panel follows the model Netron shows.
+  const reports = createReportController(state);
   // A box plot's channel click (the app's channelwise chart) runs that channel's histogram here,
   // after the run in flight if there is one.
   setChannelRunner(queuedRun(runner));
@@ -125,6 +128,7 @@ export function installPlugin(win, deps) {
       observer.disconnect();
       offs.forEach((off) => off());
       heat.dispose();
+      reports.dispose();
       setChannelRunner(null);
       runner.dispose();
       panel.dispose();

@@ -1,7 +1,8 @@
 // The PTQ panel, docked beside Netron's graph (dock.mjs: resizable, collapsible). Its analyses and exports ARE the web app's panels
 // (web/app/analysis/panel.mjs: every analysis tab, Run all, progress / ETA / cancel, tables and charts;
 // web/app/export/panel.mjs: JSON, CSV, SVG / PNG, HTML report, ...) mounted with the plugin's store and
-// runner; so is the heatmap's view / metric / legend (web/app/heatmap/panel.mjs). Only the Netron glue
+// runner; so is the heatmap's view / metric / legend (web/app/heatmap/panel.mjs), and the toolchain
+// report panel (web/app/reports/panel.mjs). Only the Netron glue
 // lives here: calibration data drop and the results of the node selected in Netron.
 import { h, clear } from './dom.mjs';
 import { createDock } from './dock.mjs';
@@ -13,6 +14,7 @@ import { createWhatIfController } from '../../web/app/whatif/controller.mjs';
 import { mountWhatIfPanel } from '../../web/app/whatif/panel.mjs';
 import { mountFixPanel } from '../../web/app/whatif/fix_panel.mjs';
 import { mountComparePanel } from '../../web/app/compare/panel.mjs';
+import { mountReportPanel } from '../../web/app/reports/panel.mjs';
 import { stripRoot, placeLooseNpy, checkCalibrationLayout, isJunk } from '../../web/app/open/checks.mjs';
 
 export const PANEL_ID = 'ptqscope-panel';
@@ -119,6 +121,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
   const whatIfHost = h(doc, 'div', { class: 'ptq-whatif-host' });
   const fixHost = h(doc, 'div', { class: 'ptq-fix-host' });
   const compareHost = h(doc, 'div', { class: 'ptq-compare-host' });
+  const reportHost = h(doc, 'div', { class: 'ptq-report-host' });
 
   // --- selected node ---
   const nodeTitle = h(doc, 'div', { class: 'ptq-node-title', text: 'Select a node in the graph to see its results.' });
@@ -195,6 +198,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
     section('ptq-plugin-heat', 'Heatmap', heatHost),
     section('ptq-section-whatif', 'What-if', whatIfHost),
     section('ptq-section-fix', 'Fix', fixHost),
+    section('ptq-section-report', 'Toolchain report', reportHost),
     section('ptq-section-compare', 'Compare two results', compareHost),
     section('ptq-node', 'Selected node', nodeTitle, nodeActions, nodeBody),
     section('ptq-section-export', 'Export', exportHost));
@@ -211,6 +215,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
   const whatIfPanel = mountWhatIfPanel(whatIfHost, state, whatIf, runner, { focus, save });
   const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { focus, save });
   const comparePanel = mountComparePanel(compareHost, state, { focus });
+  const reportPanel = mountReportPanel(reportHost, state, { focus });
 
   return {
     element: panel,
@@ -220,6 +225,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
     whatIfPanel,
     fixPanel,
     comparePanel,
+    reportPanel,
     exports,
     heat,
     dispose() {
@@ -231,6 +237,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
       whatIfPanel.dispose();
       fixPanel.dispose();
       comparePanel.dispose();
+      reportPanel.dispose();
       whatIf.dispose();
       dock.dispose();
     },

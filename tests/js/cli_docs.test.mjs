@@ -55,9 +55,12 @@ function prepare(dir) {
   for (const name of PLACEHOLDERS.float) fs.copyFileSync(floatModel, path.join(dir, name));
   for (const name of PLACEHOLDERS.data) fs.cpSync(data, path.join(dir, name), { recursive: true });
   for (const name of PLACEHOLDERS.config) fs.writeFileSync(path.join(dir, name), JSON.stringify(EXAMPLE_CONFIG));
-  // Commands written from the repository root: its fixtures and `node web/cli/ptqscope.mjs`.
+  // Commands written from the repository root: its fixtures (the generated ones and the report samples
+  // of tests/fixtures) and `node web/cli/ptqscope.mjs`.
   fs.symlinkSync(path.join(REPO_ROOT, '.cache'), path.join(dir, '.cache'));
   fs.symlinkSync(path.join(REPO_ROOT, 'web'), path.join(dir, 'web'));
+  fs.mkdirSync(path.join(dir, 'tests'));
+  fs.symlinkSync(path.join(REPO_ROOT, 'tests/fixtures'), path.join(dir, 'tests/fixtures'));
 }
 
 // The earlier commands of the same page that write a file `c` reads, each before its own prerequisites' users.
@@ -122,7 +125,7 @@ describe('documented commands', () => {
     const shown = new Set(commands.filter((c) => c.file === 'README.md').map((c) => c.args[0]));
     for (const sub of ['get-sensitivity-of-nodes', 'plot-acc-error', 'plot-distribution', 'get-channelwise-data-distribution',
       'sensitivity-analysis', 'runall', 'leave-one-out', 'get-calibration-nodes-stat-info', 'calibrate', 'run', 'node-errors',
-      'fix', 'export-config']) {
+      'fix', 'export-config', 'import-report']) {
       expect(shown.has(sub), sub).toBe(true);
     }
   });

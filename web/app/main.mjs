@@ -15,7 +15,7 @@ export { state };
 
 // Other modules of the app (analyses, heatmap, what-if and fix, compare, export) register their panels on import; load
 // whichever exist so the shell builds without them.
-import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './whatif/index.mjs', './compare/index.mjs', './export/index.mjs'], { eager: true });
+import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './whatif/index.mjs', './compare/index.mjs', './reports/index.mjs', './export/index.mjs'], { eager: true });
 
 const $ = (sel) => document.querySelector(sel);
 const opener = createOpener(state, { loadModel, loadCalibration });
@@ -87,6 +87,7 @@ function bindPickers() {
   pick('#open-model', 'calibration_data');
   pick('#open-data-folder', 'calibration_data');
   pick('#open-data-files', 'calibration_data');
+  pick('#open-report', 'calibration_data');
   for (const b of document.querySelectorAll('[data-open]')) {
     b.addEventListener('click', () => $(`#${b.dataset.open}`).click());
   }

@@ -10,6 +10,7 @@
 //   results          merged result object
 //   whatIf           the what-if view: {document, changes, base, before, after, busy, options} (whatif/controller.mjs)
 //   compare          two compared results: {nameA, nameB, source, metric, comparison} | null (compare/panel.mjs)
+//   report           a toolchain report beside the model: {name, report, mapped, document} | null (reports/)
 //   error            message for the banner | null; the page stays usable
 //   status           short progress text ('Loading model…') | null
 //   convolutionMode  'accurate' (default when unset) | 'fast': the analysis workers' convolution
@@ -68,6 +69,7 @@ export const DEFAULTS = Object.freeze({
   results: null,
   whatIf: null,
   compare: null,
+  report: null,
   error: null,
   status: null,
 });

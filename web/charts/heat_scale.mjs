@@ -10,7 +10,10 @@ export const NAN_COLOR = '#bdbdbd';
 export const interpolateHeat = (t) => interpolateYlOrRd(0.08 + 0.87 * t);
 
 // "lower" | "higher": which side is worse for `metric`. Throws for an unknown metric name.
-export function worseDirection(metric) {
+// `better` ('higher' | 'lower'): the direction a metric that is not the core's declares itself
+// (a toolchain report's metric, web/pipeline/reports/).
+export function worseDirection(metric, better) {
+  if (better === 'higher' || better === 'lower') return better === 'higher' ? 'lower' : 'higher';
   try {
     return betterDirection(metric) === 'higher' ? 'lower' : 'higher';
   } catch (err) {
@@ -19,16 +22,17 @@ export function worseDirection(metric) {
 }
 
 /**
- * heatScale(metric, values, {scale: 'linear'|'log'}) -> {color(v), worseness(v), label(v), legend}
+ * heatScale(metric, values, {scale: 'linear'|'log', better}) -> {color(v), worseness(v), label(v), legend}
  * values: the numbers the colours are spread over (numbers or "inf"/"-inf"/"nan"); the domain is the
  * extent of the finite ones. worseness(v) is in [0, 1] (1 = worst), NaN for NaN.
  * 'log' spreads positive values logarithmically (mse/chebyshev over many decades); it falls back to
  * linear when a finite value is <= 0. With a single distinct value every finite value is mid-scale.
+ * better: the declared direction of a metric the core does not know (see worseDirection).
  * legend: {title, metric, direction: "lower is worse"|"higher is worse", domain: [min, max],
  *   best, worst, scale, stops: [{offset, color}] (best -> worst), nanColor}.
  */
-export function heatScale(metric, values, { scale = 'linear' } = {}) {
-  const direction = worseDirection(metric);
+export function heatScale(metric, values, { scale = 'linear', better } = {}) {
+  const direction = worseDirection(metric, better);
   const finite = [...(values || [])].map(toNumber).filter(Number.isFinite);
   // A loop, not Math.min(...values): spreading very long arrays overflows the call stack.
   let lo = finite.length ? Infinity : NaN;

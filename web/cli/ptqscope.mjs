@@ -13,6 +13,7 @@ const COMMANDS = {
   'leave-one-out': () => import('./commands/leave-one-out.mjs'),
   fix: () => import('./commands/fix.mjs'),
   'export-config': () => import('./commands/export-config.mjs'),
+  'import-report': () => import('./commands/import-report.mjs'),
   'get-calibration-nodes-stat-info': () => import('./commands/get-calibration-nodes-stat-info.mjs'),
   'node-errors': () => import('./commands/node-errors.mjs'),
   calibrate: () => import('./commands/calibrate.mjs'),

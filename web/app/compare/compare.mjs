@@ -2,7 +2,10 @@
 // model, before / after a fix. Every per-node table a document holds is a "source"; the two
 // documents' values of one source and metric are matched by node (or item) name. Unmatched names are
 // listed, never guessed. Metric directions come from the chart package's table (worseDirection),
-// the one the heat scale uses.
+// the one the heat scale uses; a toolchain report's own metrics carry the direction their format
+// declares (web/pipeline/reports/). A report opened beside the model is a document of the same shape
+// (web/pipeline/reports/document.mjs): its cosine per node is a node_errors table, so it pairs with
+// ptqscope's node errors, and all its metrics are the source report:<format>.
 import { toNumber } from '../../charts/format.mjs';
 import { worseDirection } from '../../charts/heat_scale.mjs';
 
@@ -17,11 +20,13 @@ const metricColumns = (rows) => {
 
 /**
  * The per-node tables of a result document: [{id, label, metrics, values(metric) -> Map<name, number>,
- * order: [names]}] (order: the document's own order, graph order where it has one).
+ * order: [names], better?: {metric: 'higher'|'lower'}}] (order: the document's own order, graph order
+ * where it has one; better: directions the table declares, for metrics the core does not know).
  *   sensitivity:<type>, leave_one_out:<type>  rows of the sweeps (item -> metric columns)
  *   what_if                                  what_if.nodes (accumulated error of the configuration)
  *   node_errors:accumulated, node_errors:own  node_errors.nodes[*].accumulated / .own
  *   acc_error:<curve>                        a curve's y per compared tensor (x)
+ *   report:<format>                          a toolchain report's metrics per node
  */
 export function sourcesOf(doc) {
   const out = [];
@@ -56,6 +61,15 @@ export function sourcesOf(doc) {
       });
     }
   }
+  const rep = doc.report;
+  if (rep?.nodes && Array.isArray(rep.metrics)) {
+    const order = rep.order ?? Object.keys(rep.nodes);
+    out.push({
+      id: `report:${rep.format}`, label: `report: ${rep.label ?? rep.format}`, metrics: rep.metrics.map((m) => m.name), order,
+      better: Object.fromEntries(rep.metrics.map((m) => [m.name, m.better])),
+      values: (m) => new Map(order.filter((k) => rep.nodes[k] && m in rep.nodes[k]).map((k) => [k, toNumber(rep.nodes[k][m])])),
+    });
+  }
   const figures = doc.acc_error_figures ?? [];
   for (const [key, curve] of Object.entries(doc.acc_error ?? {})) {
     const metric = figures.find((f) => (f.curves ?? []).includes(key))?.metric ?? 'cosine-similarity';
@@ -76,10 +90,11 @@ export function commonSources(a, b) {
   })).filter((s) => s.metrics.length);
 }
 
-// The signed change of B against A, positive when B is worse (by the metric's direction).
-export function worsening(metric, a, b) {
+// The signed change of B against A, positive when B is worse (by the metric's direction; `better`:
+// a declared direction, see sourcesOf).
+export function worsening(metric, a, b, better) {
   const d = b - a;
-  return worseDirection(metric) === 'higher' ? d : -d;
+  return worseDirection(metric, better) === 'higher' ? d : -d;
 }
 
 /**
@@ -97,6 +112,7 @@ export function compareDocuments(a, b, { source, metric } = {}) {
   }
   const m = metric ?? sa.metrics.find((x) => sb.metrics.includes(x));
   if (!m || !sa.metrics.includes(m) || !sb.metrics.includes(m)) throw new Error(`compare: both results need the metric '${metric}' in '${source}'`);
+  const better = sa.better?.[m] ?? sb.better?.[m];
   const va = sa.values(m);
   const vb = sb.values(m);
   const order = [...va.keys()].filter((k) => vb.has(k));
@@ -105,7 +121,7 @@ export function compareDocuments(a, b, { source, metric } = {}) {
     const x = va.get(name);
     const y = vb.get(name);
     const delta = x === y ? 0 : y - x; // inf - inf is NaN: equal values are "no change"
-    return { name, a: x, b: y, delta, worse: x === y ? 0 : worsening(m, x, y) };
+    return { name, a: x, b: y, delta, worse: x === y ? 0 : worsening(m, x, y, better) };
   });
   rows.sort((r, s) => {
     const dr = Math.abs(r.delta);
@@ -114,8 +130,8 @@ export function compareDocuments(a, b, { source, metric } = {}) {
     return (ds - dr) || rank.get(r.name) - rank.get(s.name) || 0;
   });
   return {
-    source, metric: m, direction: worseDirection(m) === 'higher' ? 'higher is worse' : 'lower is worse',
-    rows, order,
+    source, metric: m, direction: worseDirection(m, better) === 'higher' ? 'higher is worse' : 'lower is worse',
+    ...(better ? { better } : {}), rows, order,
     onlyA: [...va.keys()].filter((k) => !vb.has(k)),
     onlyB: [...vb.keys()].filter((k) => !va.has(k)),
   };

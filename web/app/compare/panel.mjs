@@ -1,11 +1,13 @@
 // The compare panel: open two result JSONs (two configurations, two calibrations of the same model,
-// before / after a fix), or take the current results as one of them; pick a table both hold and a
+// before / after a fix), or take the current results or the toolchain report opened beside the model
+// (state 'report', web/app/reports/) as one of them; pick a table both hold and a
 // metric; see the nodes whose value changed most, the names only one of them has, both curves on one
 // chart, and the change as a heat layer on the graph (state 'compare' -> the heat view "compare Δ").
 import { el } from '../analysis/forms.mjs';
 import { commonSources, compareDocuments, compareFigure } from './compare.mjs';
 import { renderAccError } from '../../charts/acc_error.mjs';
 import { formatValue } from '../../charts/format.mjs';
+import { SCHEMA as REPORT_SCHEMA } from '../../pipeline/reports/document.mjs';
 
 const TOP_ROWS = 30;
 
@@ -16,8 +18,8 @@ async function readJson(file) {
   } catch (err) {
     throw new Error(`${file.name}: not valid JSON (${err.message})`);
   }
-  if (!doc || typeof doc !== 'object' || doc.schema !== 'ptqscope.result') {
-    throw new Error(`${file.name}: not a ptqscope result document ("schema" is ${JSON.stringify(doc?.schema)}, expected "ptqscope.result")`);
+  if (!doc || typeof doc !== 'object' || (doc.schema !== 'ptqscope.result' && doc.schema !== REPORT_SCHEMA)) {
+    throw new Error(`${file.name}: not a ptqscope result document ("schema" is ${JSON.stringify(doc?.schema)}, expected "ptqscope.result" or "${REPORT_SCHEMA}")`);
   }
   return doc;
 }
@@ -38,6 +40,7 @@ export function mountComparePanel(root, state, hooks = {}) {
     const input = el(doc, 'input', { type: 'file', accept: '.json,application/json', class: `ptq-compare-file-${key}`, hidden: true });
     const open = el(doc, 'button', { type: 'button', class: `ptq-compare-open-${key}`, text: `Open ${key.toUpperCase()}…` });
     const current = el(doc, 'button', { type: 'button', class: `ptq-compare-current-${key}`, text: 'current results' });
+    const report = el(doc, 'button', { type: 'button', class: `ptq-compare-report-${key}`, text: 'report', title: 'the toolchain report opened beside the model' });
     const label = el(doc, 'span', { class: `ptq-compare-name ptq-compare-name-${key} ptq-name`, text: 'none' });
     open.addEventListener('click', () => input.click());
     input.addEventListener('change', async () => {
@@ -55,7 +58,12 @@ export function mountComparePanel(root, state, hooks = {}) {
       if (!r) state.set('error', 'compare: there are no results yet');
       else set(key, structuredClone(r), 'current results');
     });
-    return { row: el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: key.toUpperCase() }), open, current, input, label), label };
+    report.addEventListener('click', () => {
+      const rep = state.get('report');
+      if (!rep?.document) state.set('error', 'compare: no toolchain report is open (Report… or drop one beside the model)');
+      else set(key, rep.document, rep.name);
+    });
+    return { row: el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: key.toUpperCase() }), open, current, report, input, label), label };
   };
   const A = side('a');
   const B = side('b');
@@ -97,7 +105,7 @@ export function mountComparePanel(root, state, hooks = {}) {
     unmatched.replaceChildren();
     chart.replaceChildren();
     if (!docs.a || !docs.b) {
-      summary.textContent = 'Open two result JSONs (or use the current results for one of them).';
+      summary.textContent = 'Open two result JSONs (or use the current results or the open report for one of them).';
       state.set('compare', null);
       return;
     }

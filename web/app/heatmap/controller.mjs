@@ -33,10 +33,14 @@ export function createHeatController(state, heatScale) {
     }
     state.set('heat', buildHeat(result, state.get('graph'), settings, heatScale, context));
   }
-  const offs = ['results', 'heatSettings', 'graph', 'compare'].map((k) => state.on(k, refresh));
+  const offs = ['results', 'heatSettings', 'graph', 'compare', 'report'].map((k) => state.on(k, refresh));
   refresh();
   return { refresh, dispose: () => offs.forEach((off) => off()) };
 }
 
-// What the views read besides the results: the comparison of two results (state 'compare').
-export const heatContext = (state) => ({ compare: state.get('compare')?.comparison ?? null });
+// What the views read besides the results: the comparison of two results (state 'compare') and the
+// toolchain report opened beside the model (state 'report': its result-shaped document).
+export const heatContext = (state) => ({
+  compare: state.get('compare')?.comparison ?? null,
+  report: state.get('report')?.document ?? null,
+});

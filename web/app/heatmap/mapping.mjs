@@ -6,8 +6,10 @@ import { worseDirection } from '../../charts/heat_scale.mjs';
 import { isMetric } from '../../pipeline/catalog.mjs';
 import { orderedKeys } from '../../pipeline/result.mjs';
 
-// Which way is "worse" (the core's describe(), §4); false for non-metric columns.
-export function worseIsLower(metric) {
+// Which way is "worse" (the core's describe(), §4, or the direction a report's format declares for
+// its own metrics: `better`); false for non-metric columns.
+export function worseIsLower(metric, better) {
+  if (better) return worseDirection(metric, better) === 'lower';
   return isMetric(metric) && worseDirection(metric) === 'lower';
 }
 
@@ -17,17 +19,28 @@ export { toNumber, formatValue };
 // The views of the heatmap toggle and where their rows live in the result document:
 // the sweeps (node / weight / activation / leave-one-out), the accumulated error of the what-if
 // configuration (what_if.nodes), each node's own and accumulated error (node_errors), and the change
-// between two compared results (context.compare: web/app/compare/compare.mjs's compareDocuments).
-export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out', 'what_if', 'own', 'accumulated', 'compare'];
+// between two compared results (context.compare: web/app/compare/compare.mjs's compareDocuments), and
+// a toolchain report's metrics per node (context.report: web/pipeline/reports/document.mjs).
+export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out', 'what_if', 'own', 'accumulated', 'compare', 'report'];
 
-// {section, nodeType, rows, order} for a view, or null when the result has no such table.
+// {section, nodeType, rows, order, better?} for a view, or null when the result has no such table.
 // `looType` picks the leave-one-out table when several node types were run (else node first).
+// better: {metric: 'higher' | 'lower'} for metrics whose direction the table declares (a report's).
 export function viewTable(result, view, looType, context = {}) {
+  if (view === 'report') {
+    const rep = context.report?.report;
+    if (!rep?.order?.length) return null;
+    return {
+      section: 'report', nodeType: rep.format, rows: rep.nodes, order: rep.order,
+      better: Object.fromEntries(rep.metrics.map((m) => [m.name, m.better])), label: rep.label,
+    };
+  }
   if (view === 'compare') {
     const cmp = context.compare;
     if (!cmp?.rows?.length) return null;
     const rows = Object.fromEntries(cmp.rows.map((r) => [r.name, { [cmp.metric]: r.delta }]));
-    return { section: 'compare', nodeType: cmp.source, rows, order: cmp.rows.map((r) => r.name) };
+    const better = cmp.better ? { [cmp.metric]: cmp.better } : undefined;
+    return { section: 'compare', nodeType: cmp.source, rows, order: cmp.rows.map((r) => r.name), better };
   }
   if (!result) return null;
   if (view === 'what_if') {
@@ -102,7 +115,7 @@ export function nodeValues(result, graph, { view = 'node', metric, looType } = {
   if (!table) return out;
   const m = metric ?? metricColumns(table.rows)[0];
   if (!m) return out;
-  const lowerWorse = worseIsLower(m);
+  const lowerWorse = worseIsLower(m, table.better?.[m]);
   const worse = (a, b) => {
     if (Number.isNaN(a)) return false;
     if (Number.isNaN(b)) return true;
@@ -139,7 +152,7 @@ export function buildHeat(result, graph, { view = 'node', metric, looType } = {}
   const values = nodeValues(result, graph, { view, metric: m, looType }, context);
   if (!values.size) return null;
   const finite = [...values.values()].map((e) => e.value).filter(Number.isFinite);
-  const scale = heatScale(m, finite);
+  const scale = heatScale(m, finite, { better: table.better?.[m] });
   const heat = new Map();
   for (const [name, entry] of values) {
     heat.set(name, {
@@ -159,6 +172,7 @@ function viewTitle(view, table) {
     case 'own': return 'own error (only its calibration on)';
     case 'accumulated': return 'accumulated error';
     case 'compare': return `change B − A (${table.nodeType})`;
+    case 'report': return `report (${table.nodeType})`;
     default: return `${view} sensitivity`;
   }
 }

@@ -10,7 +10,7 @@ import { formatValue } from './mapping.mjs';
 
 const VIEW_LABELS = {
   node: 'node', weight: 'weight', activation: 'activation', leave_one_out: 'leave-one-out',
-  what_if: 'what-if', own: 'own error', accumulated: 'accumulated error', compare: 'compare Δ',
+  what_if: 'what-if', own: 'own error', accumulated: 'accumulated error', compare: 'compare Δ', report: 'report',
 };
 
 /**
@@ -54,7 +54,7 @@ export function mountHeatPanel(root, state, { legendWidth } = {}) {
   }
   metric.addEventListener('change', () => choose({ metric: metric.value }));
   // 'heat' alone is not enough: a result without a heat view leaves 'heat' null and unannounced.
-  const offs = ['results', 'heatSettings', 'heat', 'compare'].map((k) => state.on(k, draw));
+  const offs = ['results', 'heatSettings', 'heat', 'compare', 'report'].map((k) => state.on(k, draw));
   draw();
   return {
     element,

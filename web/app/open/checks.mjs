@@ -12,6 +12,10 @@ export const isZip = (bytes) => bytes.length >= 4 && bytes[0] === 0x50 && bytes[
 // model from .npy/.zip; the wasm reader does the real validation.
 export const looksLikeOnnx = (name, bytes) => /\.onnx$/i.test(name) || (bytes.length > 2 && bytes[0] === 0x08);
 
+// A toolchain report opened beside the model (web/pipeline/reports/: text logs and JSON). Calibration
+// data is .npy only, so these never belong to calibration_data.
+export const isReportFile = (path) => /\.(txt|log|json)$/i.test(path);
+
 // Files the OS or archivers add, which the user never meant as calibration samples.
 export const isJunk = (path) => path.split('/').some((p) => p.startsWith('.') || p === '__MACOSX' || p === 'Thumbs.db');
 

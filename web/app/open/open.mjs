@@ -1,8 +1,11 @@
-// Opening files: routes what the user dropped or picked to the model and calibration-data loaders,
-// checks it, and publishes the result in the store. Failures go to state 'error' (the banner); the
+// Opening files: routes what the user dropped or picked to the model, calibration-data and toolchain
+// report loaders (web/app/reports/), checks it, and publishes the result in the store. Failures go to state 'error' (the banner); the
 // previous model stays usable. The engine (wasm worker client) is injected so tests can pass a
 // Node session.
-import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, findCalibrationRoot } from './checks.mjs';
+import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, findCalibrationRoot, isJunk, isReportFile } from './checks.mjs';
+import { detectFormat } from '../../pipeline/reports/index.mjs';
+import { textOf } from '../../pipeline/reports/common.mjs';
+import { openReport } from '../reports/controller.mjs';
 
 export function createOpener(state, engine) {
   const fail = (message) => {
@@ -60,12 +63,28 @@ export function createOpener(state, engine) {
     return true;
   }
 
-  // Anything the user opened at once: a model, a calibration folder, a zip, loose .npy files.
-  async function openFiles(files, label) {
+  // Toolchain reports among the opened files: a file chosen on its own (no folder) must be one; inside
+  // a dropped folder, text files that are no report are left alone (as before: a README beside the data).
+  function takeReports(files) {
+    const reports = [];
+    const rest = [];
+    for (const f of files) {
+      if (isJunk(f.path) || !isReportFile(f.path)) rest.push(f);
+      else if (!f.path.includes('/') || detectFormat(f.path, textOf(f.bytes))) reports.push(f);
+    }
+    return { reports, rest };
+  }
+
+  // Anything the user opened at once: a model, a calibration folder, a zip, loose .npy files, reports.
+  async function openFiles(opened, label) {
+    const { reports, rest: files } = takeReports(opened);
+    const openReports = () => reports.every((r) => openReport(state, r));
+    if (reports.length && !files.length) return openReports();
     const { model, data, errors } = classifyOpened(files);
     if (errors.length) return fail(errors.join('\n'));
-    if (!model && data.length === 0) return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, or .npy files.');
+    if (!model && data.length === 0) return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, .npy files, or a toolchain report.');
     if (model && !(await openModel(model))) return false;
+    if (reports.length && !openReports()) return false;
     if (!data.length) return true;
     if (model && data.some((f) => f.path.includes('/'))) {
       // Dropped with the model, the data may sit inside a larger folder: use the calibration folder in it.
