@@ -5,6 +5,7 @@ import { createStore, DEFAULTS } from '../web/app/state.mjs';
 import * as pipeline from '../web/app/analysis/pipeline.mjs';
 import { heatScale } from '../web/charts/heat_scale.mjs';
 import { renderNodeSection } from '../web/app/heatmap/sidebar.mjs';
+import { renderReportSection } from '../web/app/reports/sidebar.mjs';
 import { filesFromDataTransfer, filesFromFileList } from '../web/app/open/sources.mjs';
 
 // A worker *file* next to this script, not an inlined blob: a blob/data worker inherits Netron's CSP
@@ -18,7 +19,10 @@ const deps = {
   pipeline,
   spawn,
   heatScale,
-  sections: () => [{ id: 'analysis-results', title: 'Analysis results', render: renderNodeSection }],
+  sections: () => [
+    { id: 'analysis-results', title: 'Analysis results', render: renderNodeSection },
+    { id: 'report', title: 'Toolchain report', render: renderReportSection },
+  ],
   readDrop: filesFromDataTransfer,
   readPicked: filesFromFileList,
 };

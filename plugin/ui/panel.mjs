@@ -169,6 +169,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
   };
   on('selection', renderNode);
   on('results', renderNode);
+  on('report', renderNode);
   on('picked', syncPick);
 
   // --- status and errors ---

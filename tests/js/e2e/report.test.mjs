@@ -74,6 +74,13 @@ describe('a toolchain report beside the model', () => {
     const worstColor = await page.evaluate(() => window.ptqscope.state.get('heat').legend.stops.at(-1).color);
     expect(fills['/features/features.7/Conv'].replace(/\s/g, '')).toBe(worstColor.replace(/\s/g, ''));
     await page.screenshot({ path: path.join(ARTIFACTS, 'rknn-euclidean-heat.png') });
+
+    // The node sidebar: the rows placed on the selected node.
+    await page.evaluate(() => window.ptqscope.state.set('selection', '/fc/Gemm'));
+    await expect.poll(() => page.textContent('#sidebar')).toContain('logits_conv');
+    const side = await page.textContent('#sidebar');
+    expect(side).toContain('the node shows another row');
+    expect(side).toContain('2.4431');
   });
 
   it('a report dropped on the page replaces the first one (Horizon log: node names, truncated name)', async () => {

@@ -9,6 +9,7 @@ import { headerPath } from '../../../plugin/netron/contract.mjs';
 import { coloredCount } from '../../../plugin/netron/decorate.mjs';
 import { PANEL_ID } from '../../../plugin/ui/panel.mjs';
 import { heatScale } from '../../../web/charts/heat_scale.mjs';
+import { renderReportSection } from '../../../web/app/reports/sidebar.mjs';
 import { netronPage, pluginDeps, until, settle, openModelThroughNetron } from './helpers.mjs';
 
 const LOG = `2025-05-12 09:41:07,212 INFO The main quantized node information:
@@ -30,7 +31,8 @@ describe('plugin: a toolchain report beside the model Netron shows', () => {
 
   beforeAll(async () => {
     page = netronPage();
-    plugin = installPlugin(page.window, pluginDeps());
+    // The sections plugin/entry.mjs gives the panel, the report's among them.
+    plugin = installPlugin(page.window, pluginDeps({ sections: () => [{ id: 'report', title: 'Toolchain report', render: renderReportSection }] }));
     expect(plugin.ok).toBe(true);
     state = plugin.state;
     await openModelThroughNetron(page.window, page.view);
@@ -61,6 +63,15 @@ describe('plugin: a toolchain report beside the model Netron shows', () => {
     }
     expect(coloredCount(doc)).toBe(Object.keys(COSINES).length);
     expect(doc.querySelector(`#${PANEL_ID} .ptq-heat-summary`).textContent).toContain('report (horizon): cosine similarity');
+  });
+
+  it('the selected node shows its report row', () => {
+    state.set('selection', 'Conv_0');
+    const section = page.document.querySelector(`#${PANEL_ID} .ptq-node-section[data-section="report"]`);
+    expect(section.textContent).toContain('0.998113');
+    expect(section.textContent).toContain('exact');
+    state.set('selection', '/backbone/Add');
+    expect(page.document.querySelector(`#${PANEL_ID} .ptq-node-section[data-section="report"]`).textContent).toContain('no row on this node');
   });
 
   it('the report follows a model opened afterwards', async () => {

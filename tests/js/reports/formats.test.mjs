@@ -232,6 +232,30 @@ describe('never throws', () => {
   });
 });
 
+describe('large inputs stay linear', () => {
+  it('20000 rows of each text format, a 2 MB line, 20000 JSON entries: each read in seconds', () => {
+    const rk = ['layer_name  simulator_error', '  entire  single', '  cos  euc  cos  euc', '-----'];
+    const hz = ['Node        Type  Cosine Similarity  Threshold  DataType', '----'];
+    const js = {};
+    for (let i = 0; i < 20000; i++) {
+      rk.push(`[Conv] /m/conv_${i}_output_0    0.99${i % 10} | 1.5    0.999 | 0.2`);
+      hz.push(`/m/conv_${i}`.padEnd(12) + 'Conv  0.999000           1.0        int8');
+      js[`/m/conv_${i}_output_0`] = { qdq_err: i, xmodel_err: i / 2 };
+    }
+    rk.push(`[Conv] x${' '.repeat(2_000_000)}0.9 | 1`);
+    const t0 = Date.now();
+    const a = readReport('error_analysis.txt', rk.join('\n'));
+    const b = readReport('hb.log', hz.join('\n'));
+    const c = readReport('errs.json', JSON.stringify(js, null, 1));
+    const d = readReport('big.metrics.json', JSON.stringify({ signature: 'netron:attachment', metrics: Object.keys(js).map((k, i) => ({ kind: 'value', target: k, name: 'sqnr', value: i })) }, null, 1));
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect([a.rows.length, b.rows.length, c.rows.length, d.rows.length]).toEqual([20000, 20000, 20000, 20000]);
+    expect(a.problems).toEqual([{ line: 20005, reason: 'a line of 2000015 characters: not a table row' }]);
+    expect(c.rows[19999].line).toBe(1 + 19999 * 4 + 1);
+    expect(d.rows[19999].line).toBe(4 + 19999 * 6);
+  });
+});
+
 describe('helpers', () => {
   it('number cells and Python JSON', () => {
     expect(parseNumber('0.99455')).toBe(0.99455);

@@ -118,6 +118,7 @@ export function createSidebar(container, state) {
   });
   state.on('selection', (name) => renderNode(name));
   state.on('results', () => renderNode(state.get('selection')));
+  state.on('report', () => renderNode(state.get('selection')));
   onRegister((kind) => {
     if (kind === 'section') renderNode(state.get('selection'));
   });

@@ -60,21 +60,32 @@ export function parseJsonLenient(text) {
 // cannot be found gets no line.
 export function keyLines(text, keys, from = 0) {
   const lines = new Map();
+  const lineOf = lineCounter(text);
   let cursor = from;
   for (const key of keys) {
     const quoted = JSON.stringify(key);
     const at = text.indexOf(quoted, cursor);
     if (at < 0) continue;
-    lines.set(key, lineAt(text, at));
+    lines.set(key, lineOf(at));
     cursor = at + quoted.length;
   }
   return lines;
 }
 
-export function lineAt(text, offset) {
+// lineOf(offset) -> 1-based line, for offsets asked in increasing order (linear in the text overall;
+// an earlier offset restarts the count).
+export function lineCounter(text) {
+  let pos = 0;
   let line = 1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
+  return (offset) => {
+    if (offset < pos) {
+      pos = 0;
+      line = 1;
+    }
+    const end = Math.min(offset, text.length);
+    for (; pos < end; pos++) if (text.charCodeAt(pos) === 10) line++;
+    return line;
+  };
 }
 
 // The better direction of a report metric: a metric that IS one of the core's metrics says so with

@@ -12,7 +12,7 @@
 // higher-is-better when they say so (cos, similar, snr, acc, score) and for ranks (rank 1 = the most
 // sensitive item, hot), else lower-is-better (errors, losses, distances). ptqscope's own export
 // (Export → Netron attachment) reads back this way.
-import { isPlainObject, lineAt, parseJsonLenient, parseNumber } from './common.mjs';
+import { isPlainObject, lineCounter, parseJsonLenient, parseNumber } from './common.mjs';
 import { isMetric } from '../catalog.mjs';
 
 export const id = 'netron';
@@ -36,6 +36,7 @@ export function metricOf(name) {
 // 1-based line of each element of the array that follows `"metrics": [`.
 function itemLines(text) {
   const lines = [];
+  const lineAt = lineCounter(text);
   const open = text.search(/"metrics"\s*:\s*\[/);
   if (open < 0) return lines;
   let depth = 0;
@@ -49,15 +50,15 @@ function itemLines(text) {
     }
     if (c === '"') {
       inString = true;
-      if (depth === 0) lines.push(lineAt(text, i));
+      if (depth === 0) lines.push(lineAt(i));
     } else if (c === '{' || c === '[') {
-      if (depth === 0) lines.push(lineAt(text, i));
+      if (depth === 0) lines.push(lineAt(i));
       depth++;
     } else if (c === '}' || c === ']') {
       if (depth === 0) break;
       depth--;
     } else if (depth === 0 && /[-\dntf]/.test(c) && !/[\w.]/.test(text[i - 1])) {
-      lines.push(lineAt(text, i)); // a bare number / true / false / null element
+      lines.push(lineAt(i)); // a bare number / true / false / null element
     }
   }
   return lines;

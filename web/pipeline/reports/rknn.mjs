@@ -65,6 +65,10 @@ export function parse(text) {
     const t = line.trim();
     if (!t || /^-{3,}$/.test(t) || t === '...' || t === '…' || t.startsWith('#')) continue;
     if (/^(entire|cos)\b/.test(t)) continue; // the header's second and third lines
+    if (t.length > MAX_LINE) {
+      problems.push({ line: n + 1, reason: `a line of ${t.length} characters: not a table row` });
+      continue;
+    }
     const m = /^\[([^\]]*)\]\s+(.*)$/.exec(t);
     if (!m) {
       problems.push({ line: n + 1, reason: `not a table row (expected "[OpType] name  cells"): ${clip(t)}` });
@@ -98,4 +102,6 @@ export function parse(text) {
   return { metrics, rows, problems, generation: paired ? '1.6+' : '<=1.5' };
 }
 
+// Rows are a name and at most eight cells; a longer line is no row (and is not fed to the patterns).
+const MAX_LINE = 4096;
 const clip = (s) => (s.length > 80 ? `${s.slice(0, 77)}...` : s);
