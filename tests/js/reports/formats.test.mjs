@@ -131,6 +131,12 @@ describe('onnxruntime qdq_loss_debug JSON', () => {
     ]);
   });
 
+  it('weights alone are detected by the "weights" key', () => {
+    const r = readReport('w.json', '{"weights": {"fc.weight_quantized": 36.0}}');
+    expect(r.format).toBe('ort-qdq');
+    expect(r.rows).toEqual([{ layer: 'fc.weight_quantized', values: { 'weight error (dB)': 36 }, line: 1, info: { weight: true } }]);
+  });
+
   it('the flat activation dict alone', () => {
     const r = readReport('errs.json', '{"a": {"qdq_err": 3.5}, "b": {"xmodel_err": -Infinity}}');
     expect(r.format).toBe('ort-qdq');

@@ -26,10 +26,11 @@ const METRICS = [
 ];
 
 const ERR_KEYS = /"(qdq_err|xmodel_err)"\s*:/;
+const WRAPPED = /^\s*\{\s*"(activations|weights)"\s*:\s*\{/;
 
 export function detect(name, text) {
   if (!/\.json$/i.test(name ?? '') && !/^\s*\{/.test(text)) return false;
-  return ERR_KEYS.test(text);
+  return ERR_KEYS.test(text) || WRAPPED.test(text);
 }
 
 const kind = (v) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'string' ? JSON.stringify(v) : typeof v);
