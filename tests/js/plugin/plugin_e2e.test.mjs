@@ -4,7 +4,7 @@
 // page's file input, loads generated calibration data through the panel, runs a sensitivity and an
 // accumulated-error analysis in the web app's analyses panel (wasm in the plugin's worker) and checks
 // the colours, the chart SVGs, the exported results JSON, the colours' survival across a re-render,
-// and the selected node's results. Waits on DOM state only (no sleeps). (No real Netron build can be
+// the selected node's results, and a toolchain report opened in its section colouring the nodes. Waits on DOM state only (no sleeps). (No real Netron build can be
 // had from npm or Debian: docs/plugin.md.)
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
@@ -273,6 +273,25 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.locator('[id="node-name-/head/fc/Gemm"][data-ptq-picked]').waitFor();
     expect(await page.locator('[id="node-name-/head/fc/Gemm"] > path.node-border').evaluate((p) => getComputedStyle(p).stroke)).toBe('rgb(46, 107, 210)');
     expect(await page.locator('#ptqscope-panel .ptq-use-picked').first().textContent()).toBe('← picked (1)');
+    expect(problems).toEqual([]);
+  });
+
+  it('a toolchain report opened in its section colours Netron\'s nodes by the report', async () => {
+    // A Horizon converter log for the recorded model (rows: node names; one the model does not have).
+    const row = (node, cos) => `${node.padEnd(22)}BPU  id(0)     HzSQuantizedConv  ${cos.padEnd(19)}1.0        int8`;
+    const log = [`${'Node'.padEnd(22)}ON   Subgraph  Type              Cosine Similarity  Threshold  DataType`, '-'.repeat(90),
+      row('/backbone/conv1/Conv', '0.999702'), row('Conv_0', '0.998113'), row('/head/fc/Gemm', '0.990415'), row('/backbone/gone', '0.996'), ''].join('\n');
+    await page.setInputFiles('#ptqscope-panel .ptq-report-file', { name: 'hb_mapper_makertbin.log', mimeType: 'text/plain', buffer: Buffer.from(log) });
+    await waitOrPanelError('#ptqscope-panel .ptq-report-unmatched li');
+    expect(await page.locator('#ptqscope-panel .ptq-report-unmatched li').textContent()).toContain('/backbone/gone');
+    await page.locator('#ptqscope-panel .ptq-heat-summary', { hasText: 'report (horizon)' }).waitFor();
+    const scale = heatScale('cosine-similarity', [0.999702, 0.998113, 0.990415]);
+    const fillOf = (name) => page.locator(`[id="node-name-${name}"] > g.node-item > path`).first().evaluate((p) => getComputedStyle(p).fill);
+    await page.locator('#nodes > g.node[data-ptq-heat]').nth(2).waitFor();
+    expect(await fillOf('/backbone/conv1/Conv')).toBe(rgb(scale.color(0.999702)).toString());
+    expect(await fillOf('Conv_0')).toBe(rgb(scale.color(0.998113)).toString());
+    expect(await fillOf('/head/fc/Gemm')).toBe(rgb(scale.color(0.990415)).toString());
+    expect(await page.locator('#nodes > g.node[data-ptq-heat]').count()).toBe(3);
     expect(problems).toEqual([]);
   });
 });
