@@ -4,7 +4,8 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, FIXTURES, loadPtqModule } from '../helpers.mjs';
+import { REPO_ROOT, FIXTURES, loadPtqModule, fixture, readCalibrationFolder } from '../helpers.mjs';
+import { netronAttachment } from '../../../web/app/export/netron.mjs';
 import { readReport } from '../../../web/pipeline/reports/index.mjs';
 import { mapReport, modulePath } from '../../../web/pipeline/reports/mapping.mjs';
 import { reportDocument } from '../../../web/pipeline/reports/document.mjs';
@@ -126,6 +127,36 @@ describe('synthetic graphs', () => {
     const m = mapReport(report('a'), null);
     expect(m.matched).toBe(0);
     expect(m.unmatched).toHaveLength(1);
+  });
+});
+
+describe('ptqscope\'s own Netron attachment reads back', () => {
+  it('every node value of the export is the result\'s, on the same node, with the core\'s direction', async () => {
+    const ptq = await loadPtqModule();
+    const s = new ptq.Session();
+    let result;
+    try {
+      const { model, data } = fixture('digits_cnn_calibrated');
+      s.loadModel(fs.readFileSync(model));
+      s.loadCalibrationData(readCalibrationFolder(data));
+      result = JSON.parse(s.analyze(JSON.stringify({ analysis: 'sensitivity', options: { node_type: 'node', metrics: ['cosine-similarity', 'mse'], data_num: 1 } })));
+    } finally {
+      s.delete();
+    }
+    const text = JSON.stringify(netronAttachment(result, hz), null, 1);
+    const r = readReport('digits.attachment.json', text);
+    expect(r.format).toBe('netron');
+    expect(r.problems).toEqual([]);
+    const m = mapReport(r, hz);
+    expect(m.unmatched).toEqual([]);
+    const rows = result.sensitivity.node;
+    for (const [node, row] of Object.entries(rows)) {
+      expect(m.nodes[node]['node sensitivity cosine-similarity'], node).toBe(Number(row['cosine-similarity']));
+      expect(m.nodes[node]['node sensitivity mse'], node).toBe(Number(row.mse));
+      expect(m.nodes[node]['node sensitivity rank']).toBe(result.sensitivity_order.node.indexOf(node) + 1);
+    }
+    const better = Object.fromEntries(r.metrics.map((x) => [x.name, x.better]));
+    expect(better).toMatchObject({ 'node sensitivity cosine-similarity': 'higher', 'node sensitivity mse': 'lower', 'node sensitivity rank': 'higher' });
   });
 });
 
