@@ -1,13 +1,14 @@
 // The panel's stylesheet (Netron's CSP restricts scripts only, so a <style> element is allowed).
-// The web app's analyses / export styles (web/app/analysis/analysis.css, only .ptq-* classes, which
-// Netron does not use) come first; the plugin's rules are scoped under #ptqscope-panel so Netron's own
-// elements are never restyled, but for the outline of the nodes we mark data-ptq-picked and, while the
+// The web app's panel styles (web/app/analysis/analysis.css, whatif/whatif.css, reports/reports.css:
+// only .ptq-* classes, which Netron does not use) come first; the plugin's rules are scoped under
+// #ptqscope-panel so Netron's own elements are never restyled, but for the outline of the nodes we mark data-ptq-picked and, while the
 // dock is open (html[data-ptq-docked], dock.mjs), the left offset of Netron's graph (#target) and toolbar so
 // that the dock sits beside the graph instead of over it. The app's panels are laid out as one column
 // sized to the dock; names wrap (never cut off) and carry their full text in a tooltip.
 // (Under Vitest the ?inline import is an empty string.)
 import APP_CSS from '../../web/app/analysis/analysis.css?inline';
 import WHATIF_CSS from '../../web/app/whatif/whatif.css?inline';
+import REPORTS_CSS from '../../web/app/reports/reports.css?inline';
 
 export const PANEL_CSS = `
 #ptqscope-panel { --accent: #2e6bd2; --muted: #666; --mono: ui-monospace, Menlo, Consolas, monospace;
@@ -70,6 +71,6 @@ export function injectStyle(doc) {
   if (doc.getElementById('ptqscope-style')) return;
   const style = doc.createElement('style');
   style.id = 'ptqscope-style';
-  style.textContent = `${APP_CSS}\n${WHATIF_CSS}\n${PANEL_CSS}`;
+  style.textContent = `${APP_CSS}\n${WHATIF_CSS}\n${REPORTS_CSS}\n${PANEL_CSS}`;
   doc.head.append(style);
 }

@@ -48,6 +48,7 @@ describe('a toolchain report beside the model', () => {
     const problems = await page.textContent('.ptq-report-problems');
     expect(problems).toContain('line 27: unreadable metric cells');
     expect(problems).toContain('line 28: not a table row');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'rknn-report-panel.png') });
 
     // The heat view "report" with the first metric (simulator entire cos): the rows' nodes, plus the
     // consumer of the input's calibration node (/features/features.0/Conv: its own rknn row is a fused
@@ -109,7 +110,7 @@ describe('a toolchain report beside the model', () => {
     await page.click('.ptq-compare-report-b');
     await page.selectOption('.ptq-compare-source', 'node_errors:accumulated');
     await expect.poll(() => page.textContent('.ptq-compare-summary')).toMatch(/^3 matched/);
-    const rows = await page.$$eval('.ptq-compare-table .ptq-compare-rows tbody tr', (trs) => trs.map((tr) => [tr.dataset.item, tr.children[2].textContent]));
+    const rows = await page.$$eval('.ptq-compare-rows tbody tr', (trs) => trs.map((tr) => [tr.dataset.item, tr.children[2].textContent]));
     expect(rows.map((r) => r[0]).sort()).toEqual(['/features/features.0/Conv', '/features/features.3/Conv', '/features/features.7/Conv']);
     expect(rows.find((r) => r[0] === '/features/features.7/Conv')[1]).toBe('0.994552');
     expect(await page.textContent('.ptq-compare-only-b')).toContain('/features/features.2/Relu');

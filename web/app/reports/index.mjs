@@ -2,6 +2,7 @@
 // rows of the selected node (sidebar.mjs) and the controller
 // that keeps state 'report' mapped onto the model shown (controller.mjs). Files dropped or picked
 // with the model are routed here by web/app/open/open.mjs.
+import './reports.css';
 import { state } from '../state.mjs';
 import { registerPanel, registerSidebarSection } from '../shell.mjs';
 import { createReportController } from './controller.mjs';

@@ -30,7 +30,7 @@ export function mountReportPanel(root, state, hooks = {}) {
   const table = el(doc, 'div', { class: 'ptq-report-table' });
   const unmatched = el(doc, 'div', { class: 'ptq-report-unmatched' });
   const problems = el(doc, 'div', { class: 'ptq-report-problems' });
-  const element = el(doc, 'div', { class: 'ptq-compare ptq-report' },
+  const element = el(doc, 'div', { class: 'ptq-report' },
     el(doc, 'div', { class: 'ptq-field' }, openButton, format, input, name), drop, summary, metrics, table, unmatched, problems);
   root.append(element);
 
@@ -81,7 +81,7 @@ export function mountReportPanel(root, state, hooks = {}) {
       return b;
     }));
     const cols = report.metrics.map((m) => m.name);
-    const t = el(doc, 'table', { class: 'ptq-compare-rows ptq-report-rows' });
+    const t = el(doc, 'table', { class: 'ptq-report-rows' });
     t.append(el(doc, 'thead', {}, el(doc, 'tr', {}, ...['line', 'layer', 'node', 'rule', ...cols].map((h) => el(doc, 'th', { text: h })))));
     const body = el(doc, 'tbody');
     for (const r of mapped.rows.slice(0, MAX_ROWS)) {
