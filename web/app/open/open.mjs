@@ -63,29 +63,22 @@ export function createOpener(state, engine) {
     return true;
   }
 
-  // Toolchain reports among the opened files: a file chosen on its own (no folder) must be one; inside
-  // a dropped folder, text files that are no report are left alone (as before: a README beside the data).
-  function takeReports(files) {
+  // Toolchain reports among the opened files: a file chosen on its own (no folder) must be one; in a
+  // folder dropped with its model, text files that are no report are left alone (a README beside the
+  // data); in a calibration folder alone they stay data, so the layout check names them.
+  function takeReports(files, withModel) {
     const reports = [];
     const rest = [];
     for (const f of files) {
       if (isJunk(f.path) || !isReportFile(f.path)) rest.push(f);
       else if (!f.path.includes('/') || detectFormat(f.path, textOf(f.bytes))) reports.push(f);
+      else if (!withModel) rest.push(f);
     }
     return { reports, rest };
   }
 
-  // Anything the user opened at once: a model, a calibration folder, a zip, loose .npy files, reports.
-  async function openFiles(opened, label) {
-    const { reports, rest: files } = takeReports(opened);
-    const openReports = () => reports.every((r) => openReport(state, r));
-    if (reports.length && !files.length) return openReports();
-    const { model, data, errors } = classifyOpened(files);
-    if (errors.length) return fail(errors.join('\n'));
-    if (!model && data.length === 0) return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, .npy files, or a toolchain report.');
-    if (model && !(await openModel(model))) return false;
-    if (reports.length && !openReports()) return false;
-    if (!data.length) return true;
+  // The calibration files that came with (or without) the model.
+  async function openData(model, data, label) {
     if (model && data.some((f) => f.path.includes('/'))) {
       // Dropped with the model, the data may sit inside a larger folder: use the calibration folder in it.
       const found = findCalibrationRoot(data, state.get('summary').inputs.map((i) => i.name));
@@ -94,6 +87,23 @@ export function createOpener(state, engine) {
       return openCalibration(relative, found.root.split('/').pop() || label);
     }
     return openCalibration(data, label);
+  }
+
+  // Anything the user opened at once: a model, a calibration folder, a zip, loose .npy files, reports.
+  // Reports are opened last, after the model they are placed on.
+  async function openFiles(opened, label) {
+    const { model, data: other, errors } = classifyOpened(opened);
+    if (errors.length) return fail(errors.join('\n'));
+    const { reports, rest: data } = takeReports(other, Boolean(model));
+    const openReports = () => reports.every((r) => openReport(state, r));
+    if (!model && data.length === 0) {
+      if (reports.length) return openReports();
+      return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, .npy files, or a toolchain report.');
+    }
+    if (model && !(await openModel(model))) return false;
+    const dataOk = data.length ? await openData(model, data, label) : true;
+    const reportsOk = reports.length ? openReports() : true;
+    return dataOk && reportsOk;
   }
 
   return { openFiles, openModel, openCalibration };
