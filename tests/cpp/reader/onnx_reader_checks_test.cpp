@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -114,15 +115,15 @@ TEST(OnnxReaderChecks, GraphOutputNamingNoTensorIsAnError) {
                        "graph output 'nothing' names a tensor that no node, graph input or initializer provides"));
 }
 
-// An initializer "w" (float32 [2]) stored in external data at `offset`.
-std::vector<uint8_t> external_model(const std::string& offset) {
+// An initializer "w" (float32 [2]) stored in external data at `offset` of the file `location`.
+std::vector<uint8_t> external_model(const std::string& offset, const std::string& location = "w.bin") {
   ModelSpec spec;
-  spec.extra_graph = [offset](Writer& g) {
+  spec.extra_graph = [offset, location](Writer& g) {
     g.message(5, [&](Writer& t) {
       t.int64(1, 2);
       t.int64(2, 1);
       t.string(8, "w");
-      t.message(13, [&](Writer& e) { e.string(1, "location"); e.string(2, "w.bin"); });
+      t.message(13, [&](Writer& e) { e.string(1, "location"); e.string(2, location); });
       t.message(13, [&](Writer& e) { e.string(1, "offset"); e.string(2, offset); });
       t.int64(14, 1);
     });
@@ -140,6 +141,32 @@ TEST(OnnxReaderChecks, ExternalDataOffsetsAreCheckedIn64Bits) {
   // Not a number: std::stoull threw std::invalid_argument (an internal error) before.
   EXPECT_TRUE(contains(error_of(external_model("eight"), options), "external data offset 'eight' is not a byte count"));
   EXPECT_TRUE(contains(error_of(external_model("-8"), options), "external data offset '-8' is not a byte count"));
+}
+
+// Files not given up front are asked for by location (the CLI reads them beside the model, the page
+// among the dropped files); a location that leaves the model's folder is refused before any lookup.
+TEST(OnnxReaderChecks, ExternalFilesAreOpenedByRelativeLocation) {
+  const std::vector<float> w = {1.5f, -2.0f};
+  std::vector<std::string> asked;
+  reader::ReadOptions options;
+  options.open_external = [&](const std::string& location) -> std::optional<pb::Bytes> {
+    asked.push_back(location);
+    if (location != "weights/w.bin") return std::nullopt;
+    return pb::Bytes{reinterpret_cast<const uint8_t*>(w.data()), w.size() * sizeof(float)};
+  };
+  const ir::Model model = read(external_model("0", "weights/w.bin"), options);
+  const ir::Graph& g = model.graph;
+  const Tensor* t = g.constant(g.find_value("w"));
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->data<float>()[1], -2.0f);
+  EXPECT_TRUE(contains(error_of(external_model("0", "other.bin"), options),
+                       "its data is stored in the external file 'other.bin', which was not provided"));
+  EXPECT_EQ(asked, (std::vector<std::string>{"weights/w.bin", "other.bin"}));
+  for (const char* bad : {"../w.bin", "a/../../w.bin", "/etc/passwd", "..", "C:w.bin", "a\\w.bin", ""}) {
+    EXPECT_TRUE(contains(error_of(external_model("0", bad), options), "is not a relative path below the model's folder"))
+        << bad << ": " << error_of(external_model("0", bad), options);
+  }
+  EXPECT_EQ(asked.size(), 2u);
 }
 
 TEST(OnnxReaderChecks, RawDataMustBackTheShapeInSixtyFourBits) {

@@ -35,6 +35,7 @@
 #include "quant/hz_to_qdq.h"
 #include "quant/qdq_import.h"
 #include "quant/relations.h"
+#include "reader/external_data.h"
 #include "reader/onnx.h"
 #include "reader/onnx_writer.h"
 #include "schema/graph_json.h"
@@ -118,16 +119,17 @@ std::string js_string(const val& v, const std::string& what) {
   return v.as<std::string>();
 }
 
-// The files of a calibration_data/ folder from JS `[{path, bytes}]`, with the buffers the entries view.
-struct CalibrationFiles {
+// Files from JS `[{path, bytes}]` (a calibration_data/ folder, a model's external-data files), with the
+// buffers the entries view.
+struct JsFiles {
   std::vector<Buffer> buffers;
   std::vector<data::FileEntry> entries;
 };
 
-CalibrationFiles calibration_files(const val& files, const std::string& what) {
+JsFiles js_files(const val& files, const std::string& what) {
   check(files.isArray(), what + ": expected an array of {path, bytes}");
   const size_t n = files["length"].as<size_t>();
-  CalibrationFiles out;
+  JsFiles out;
   out.buffers.reserve(n);  // entries point into the buffers: no reallocation
   out.entries.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -249,7 +251,7 @@ val calibrate(val model_bytes, val files, val options) {
   return guarded([&] {
     const Buffer model = copy_from_js(model_bytes, "calibrate: model");
     const ir::Model float_model = reader::read_onnx(model.data.get(), model.size);
-    const CalibrationFiles files_in = calibration_files(files, "calibrate");
+    const JsFiles files_in = js_files(files, "calibrate");
     const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files_in.entries);
     quant::CalibrateOptions co;
     bool want_qdq = false;
@@ -319,6 +321,15 @@ val memory_usage() {
   });
 }
 
+// The external-data files a model's bytes name, [location] (reader/external_data.h): what the CLI reads
+// beside the model, what the page asks the user to add.
+val external_data_locations(val bytes) {
+  return guarded([&] {
+    const Buffer model = copy_from_js(bytes, "externalDataLocations: model bytes");
+    return string_array(reader::external_data_locations(model.data.get(), model.size));
+  });
+}
+
 std::string merge_results(const std::string& results_json_array) {
   return guarded([&] { return api::merge_results(results_json_array); });
 }
@@ -335,19 +346,28 @@ class Session {
  public:
   ~Session() { release(); }
 
-  val load_model(val bytes) {
+  val load_model(val bytes) { return load_model_with_external_data(bytes, val::undefined()); }
+
+  // loadModel(bytes, files). files: [{path, bytes}], the model's external-data files (paths relative to the model's folder, or
+  // base names; reader/external_data.h says which file a location means).
+  val load_model_with_external_data(val bytes, val files) {
     return guarded([&] {
       // Drop the previous model first: holding two models at once can exhaust a 4 GB heap.
       release();
       Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
+      JsFiles external = files.isUndefined() ? JsFiles{} : js_files(files, "loadModel: external-data files");
+      std::vector<reader::NamedFile> named;
+      for (const data::FileEntry& e : external.entries) named.push_back({e.path, pb::Bytes{e.data, e.size}});
       reader::ReadOptions options;
       options.file_name = "";  // messages say "the model": the page and the CLI prefix the file's name
+      options.open_external = [&](const std::string& location) { return reader::find_external_file(named, location); };
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
       quant::import_qdq(model);  // a Q/DQ model's quantizers become calibration nodes (§1.11)
       auto executor = std::make_unique<exec::Executor>(std::move(model));
       auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.
       model_bytes_ = std::move(buffer);
+      external_bytes_ = std::move(external.buffers);
       executor_ = std::move(executor);
       relations_ = std::move(relations);
       return model_summary(*executor_);
@@ -361,7 +381,7 @@ class Session {
       outputs_.clear();
       executor_->clear_run_cache();  // its records hold the previous samples alive
       // The file bytes only need to live during parsing: the data set owns its tensors.
-      const CalibrationFiles files_in = calibration_files(files, "loadCalibrationData");
+      const JsFiles files_in = js_files(files, "loadCalibrationData");
       const auto& entries = files_in.entries;
       auto loaded = std::make_unique<data::CalibrationData>(data::CalibrationData::from_files(executor_->graph(), entries));
       val o = val::object();
@@ -523,6 +543,7 @@ class Session {
     relations_.reset();  // views the executor's graph
     executor_.reset();   // before the bytes it views
     model_bytes_ = Buffer{};
+    external_bytes_.clear();
   }
 
  private:
@@ -572,6 +593,7 @@ class Session {
 
   // Declaration order matters: members are destroyed bottom-up, and the executor views the bytes.
   Buffer model_bytes_;
+  std::vector<Buffer> external_bytes_;  // the external-data files, viewed like model_bytes_
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
   std::unique_ptr<data::CalibrationData> data_;
@@ -582,6 +604,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
   emscripten::class_<Session>("Session")
       .constructor<>()
       .function("loadModel", &Session::load_model)
+      .function("loadModel", &Session::load_model_with_external_data)
       .function("loadCalibrationData", &Session::load_calibration_data)
       .function("run", &Session::run)
       .function("profile", &Session::profile)
@@ -599,6 +622,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
   emscripten::function("describe", &describe);
   emscripten::function("exportFormats", &export_formats);
   emscripten::function("mergeResults", &merge_results);
+  emscripten::function("externalDataLocations", &external_data_locations);
   emscripten::function("setConvolutionMode", &set_convolution_mode);
   emscripten::function("setMemoryBudget", &set_memory_budget);
   emscripten::function("memoryUsage", &memory_usage);

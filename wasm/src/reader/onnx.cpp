@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -101,6 +102,29 @@ uint64_t parse_external_number(const std::string& text, const std::string& label
   return v;
 }
 
+// An external-data location names a file below the model's folder (the ONNX convention): a relative
+// path (no root, drive letter or backslash) without '..' components, so a model cannot make a reader
+// open files elsewhere.
+void check_external_location(const std::string& location, const std::string& label) {
+  bool ok = !location.empty() && location.front() != '/' && location.find('\\') == std::string::npos &&
+            !(location.size() >= 2 && location[1] == ':') && location.find('\0') == std::string::npos;
+  for (size_t start = 0; ok && start <= location.size();) {
+    const size_t end = std::min(location.find('/', start), location.size());
+    ok = location.compare(start, end - start, "..") != 0;
+    start = end + 1;
+  }
+  if (!ok)
+    throw FormatError(label + ": external data location '" + location +
+                      "' is not a relative path below the model's folder");
+}
+
+// The bytes of the external file at `location`: the given files first, then options.open_external.
+std::optional<pb::Bytes> external_file(const std::string& location, const ReadOptions& options) {
+  if (auto file = options.external_files.find(location); file != options.external_files.end()) return file->second;
+  if (options.open_external) return options.open_external(location);
+  return std::nullopt;
+}
+
 Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string& where) {
   const std::string label = "tensor '" + tf.name + "'" + (where.empty() ? "" : " in " + where);
   if (tf.has_segment) throw FormatError(label + ": segmented tensors are not supported");
@@ -138,21 +162,22 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
   if (tf.data_location == 1 || !tf.external.empty()) {
     auto loc = tf.external.find("location");
     if (loc == tf.external.end()) throw FormatError(label + ": external data without a 'location'");
-    auto file = ctx.options.external_files.find(loc->second);
-    if (file == ctx.options.external_files.end())
+    check_external_location(loc->second, label);
+    const std::optional<pb::Bytes> file = external_file(loc->second, ctx.options);
+    if (!file)
       throw Error(label + ": its data is stored in the external file '" + loc->second +
                   "', which was not provided (open it together with the model)");
     // offset / length are decimal strings; parsed in 64 bits and compared with the file size before any
     // narrowing to size_t (32 bits in wasm).
-    const uint64_t file_size = file->second.size;
+    const uint64_t file_size = file->size;
     uint64_t offset = 0, length = file_size;
     if (auto o = tf.external.find("offset"); o != tf.external.end()) offset = parse_external_number(o->second, label, "offset");
     if (auto l = tf.external.find("length"); l != tf.external.end()) length = parse_external_number(l->second, label, "length");
     else if (offset <= file_size) length = file_size - offset;
     if (offset > file_size || length > file_size - offset)
       throw FormatError(label + ": external range [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                        ") is outside '" + loc->second + "' (" + std::to_string(file->second.size) + " bytes)");
-    return from_bytes(file->second.data + static_cast<size_t>(offset), static_cast<size_t>(length), "external data");
+                        ") is outside '" + loc->second + "' (" + std::to_string(file->size) + " bytes)");
+    return from_bytes(file->data + static_cast<size_t>(offset), static_cast<size_t>(length), "external data");
   }
   if (tf.has_raw) return from_bytes(tf.raw.data, tf.raw.size, "raw_data");
   if (numel == 0) return Tensor(dtype, shape);

@@ -8,7 +8,9 @@
 // the model buffer must outlive the returned Model. libprotobuf + onnx.proto are used only as the
 // native test oracle (tests/cpp/oracle).
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ using ExternalFiles = std::map<std::string, pb::Bytes>;
 
 struct ReadOptions {
   ExternalFiles external_files;
+  // Asked for a `location` that external_files lacks (a relative path below the model's folder,
+  // checked before the call); nullopt when there is no such file. The bytes must outlive the model.
+  std::function<std::optional<pb::Bytes>(const std::string& location)> open_external;
   std::string file_name = "model";  // used in error messages; "" says "the model"
 };
 

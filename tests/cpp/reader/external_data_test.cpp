@@ -1,0 +1,96 @@
+// reader/external_data: the side files a model names, found without reading tensors (in subgraphs
+// and sparse tensors too), and which given file a location means.
+#include "reader/external_data.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "io/pb_writer.h"
+
+using namespace ptq;
+using pb::Writer;
+
+namespace {
+
+// A TensorProto named `name` whose data is at `location`.
+void external_tensor(Writer& t, const std::string& name, const std::string& location) {
+  t.int64(2, 1);
+  t.string(8, name);
+  t.message(13, [&](Writer& e) { e.string(1, "location"); e.string(2, location); });
+  t.message(13, [&](Writer& e) { e.string(1, "offset"); e.string(2, "0"); });
+  t.int64(14, 1);
+}
+
+// main graph: initializer at a.bin, a Constant at b.bin, an If whose then-branch holds a Loop whose body
+// has an initializer at c.bin and a.bin again, a sparse initializer at d.bin; an inline tensor.
+std::vector<uint8_t> model_with_side_files() {
+  Writer m;
+  m.int64(1, 8);
+  m.message(7, [](Writer& g) {
+    g.message(5, [](Writer& t) { external_tensor(t, "w", "a.bin"); });
+    g.message(5, [](Writer& t) {
+      t.int64(2, 1);
+      t.string(8, "inline");
+    });
+    g.message(1, [](Writer& n) {
+      n.string(4, "Constant");
+      n.message(5, [](Writer& a) {
+        a.string(1, "value");
+        a.message(5, [](Writer& t) { external_tensor(t, "c", "b.bin"); });
+      });
+    });
+    g.message(1, [](Writer& n) {
+      n.string(4, "If");
+      n.message(5, [](Writer& a) {
+        a.string(1, "then_branch");
+        a.message(6, [](Writer& then_graph) {
+          then_graph.message(1, [](Writer& loop) {
+            loop.string(4, "Loop");
+            loop.message(5, [](Writer& a2) {
+              a2.string(1, "body");
+              a2.message(6, [](Writer& body) {
+                body.message(5, [](Writer& t) { external_tensor(t, "b1", "sub/c.bin"); });
+                body.message(5, [](Writer& t) { external_tensor(t, "b2", "a.bin"); });
+              });
+            });
+          });
+        });
+      });
+    });
+    g.message(15, [](Writer& s) { s.message(1, [](Writer& t) { external_tensor(t, "sv", "d.bin"); }); });
+  });
+  return m.take();
+}
+
+}  // namespace
+
+TEST(ExternalData, LocationsInEveryScopeOnceInOrderOfFirstUse) {
+  const std::vector<uint8_t> bytes = model_with_side_files();
+  EXPECT_EQ(reader::external_data_locations(bytes.data(), bytes.size()),
+            (std::vector<std::string>{"a.bin", "b.bin", "d.bin", "sub/c.bin"}));
+}
+
+TEST(ExternalData, CorruptModelIsAFormatError) {
+  std::vector<uint8_t> bytes = model_with_side_files();
+  bytes.resize(bytes.size() - 3);
+  EXPECT_THROW(reader::external_data_locations(bytes.data(), bytes.size()), FormatError);
+}
+
+TEST(ExternalData, ALocationMeansTheFileAtItsPathElseTheOnlyOneWithItsBaseName) {
+  const uint8_t a = 1, b = 2, c = 3;
+  const std::vector<reader::NamedFile> files = {
+      {"sub/w.bin", {&a, 1}}, {"w.bin", {&b, 1}}, {"other/x.bin", {&c, 1}}, {"more/y.bin", {&a, 1}}, {"y.bin", {&b, 1}}};
+  const auto first_byte = [&](const std::string& location) {
+    const auto found = reader::find_external_file(files, location);
+    return found ? int{*found->data} : 0;
+  };
+  EXPECT_EQ(first_byte("sub/w.bin"), 1);
+  EXPECT_EQ(first_byte("w.bin"), 2);
+  EXPECT_EQ(first_byte("x.bin"), 3);         // dropped without its folder
+  EXPECT_EQ(first_byte("deep/x.bin"), 3);    // the same, named from a folder the user did not keep
+  EXPECT_EQ(first_byte("other/w.bin"), 0);   // two files named w.bin, none at other/: ambiguous
+  EXPECT_EQ(first_byte("missing.bin"), 0);
+}

@@ -1,0 +1,100 @@
+#include "reader/external_data.h"
+
+#include <algorithm>
+
+namespace ptq::reader {
+namespace {
+
+// ONNX field numbers read here (onnx.proto).
+constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5, kGraphSparseInitializer = 15;
+constexpr uint32_t kNodeAttribute = 5;
+constexpr uint32_t kAttrTensor = 5, kAttrGraph = 6, kAttrTensors = 10, kAttrGraphs = 11, kAttrSparseTensor = 22,
+                   kAttrSparseTensors = 23;
+constexpr uint32_t kSparseValues = 1, kSparseIndices = 2;
+constexpr uint32_t kTensorExternalData = 13;
+constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
+
+bool is_message(const pb::Field& f, uint32_t number) { return f.number == number && f.wire == pb::WireType::Bytes; }
+
+void add_location(std::vector<std::string>& out, std::string location) {
+  if (std::find(out.begin(), out.end(), location) == out.end()) out.push_back(std::move(location));
+}
+
+void scan_tensor(pb::Bytes tensor, std::vector<std::string>& out) {
+  pb::Reader r(tensor, "TensorProto");
+  pb::Field f;
+  while (r.next(f)) {
+    if (!is_message(f, kTensorExternalData)) continue;
+    pb::Reader entry(f.bytes, "TensorProto.external_data");
+    pb::Field e;
+    std::string key, value;
+    while (entry.next(e)) {
+      if (is_message(e, kEntryKey)) key = e.bytes.str();
+      else if (is_message(e, kEntryValue)) value = e.bytes.str();
+    }
+    if (key == "location") add_location(out, std::move(value));
+  }
+}
+
+void scan_sparse_tensor(pb::Bytes sparse, std::vector<std::string>& out) {
+  pb::Reader r(sparse, "SparseTensorProto");
+  pb::Field f;
+  while (r.next(f))
+    if (is_message(f, kSparseValues) || is_message(f, kSparseIndices)) scan_tensor(f.bytes, out);
+}
+
+// A node's attributes: tensors are scanned, subgraphs pushed on `graphs` (no recursion: nesting depth
+// comes from the file).
+void scan_node(pb::Bytes node, std::vector<std::string>& out, std::vector<pb::Bytes>& graphs) {
+  pb::Reader r(node, "NodeProto");
+  pb::Field f;
+  while (r.next(f)) {
+    if (!is_message(f, kNodeAttribute)) continue;
+    pb::Reader attr(f.bytes, "AttributeProto");
+    pb::Field a;
+    while (attr.next(a)) {
+      if (is_message(a, kAttrTensor) || is_message(a, kAttrTensors)) scan_tensor(a.bytes, out);
+      else if (is_message(a, kAttrSparseTensor) || is_message(a, kAttrSparseTensors)) scan_sparse_tensor(a.bytes, out);
+      else if (is_message(a, kAttrGraph) || is_message(a, kAttrGraphs)) graphs.push_back(a.bytes);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> external_data_locations(const uint8_t* data, size_t size) {
+  std::vector<std::string> out;
+  std::vector<pb::Bytes> graphs;
+  pb::Reader model(data, size, "ModelProto");
+  pb::Field f;
+  while (model.next(f))
+    if (is_message(f, kModelGraph)) graphs.push_back(f.bytes);
+  while (!graphs.empty()) {
+    const pb::Bytes graph = graphs.back();
+    graphs.pop_back();
+    pb::Reader r(graph, "GraphProto");
+    while (r.next(f)) {
+      if (is_message(f, kGraphInitializer)) scan_tensor(f.bytes, out);
+      else if (is_message(f, kGraphSparseInitializer)) scan_sparse_tensor(f.bytes, out);
+      else if (is_message(f, kGraphNode)) scan_node(f.bytes, out, graphs);
+    }
+  }
+  return out;
+}
+
+std::optional<pb::Bytes> find_external_file(const std::vector<NamedFile>& files, const std::string& location) {
+  for (const NamedFile& f : files)
+    if (f.path == location) return f.bytes;
+  const auto base_name = [](const std::string& path) { return path.substr(path.find_last_of('/') + 1); };
+  const std::string wanted = base_name(location);
+  std::optional<pb::Bytes> found;
+  for (const NamedFile& f : files) {
+    if (base_name(f.path) != wanted) continue;
+    if (found) return std::nullopt;  // two candidates: which one is meant is unknown
+    found = f.bytes;
+  }
+  return found;
+}
+
+}  // namespace ptq::reader
