@@ -58,11 +58,16 @@ function valueInfo({ name, elemType = 1, dims }) {
   return [...sField(1, name), ...bField(2, bField(1, tensorType))];
 }
 
-// Initializer: {name, dims, floats} (float32) or {name, dims, int64s}.
+// Initializer: {name, dims, floats} (float32) or {name, dims, int64s}; with external: {location,
+// offset?, length?} a float32 tensor whose data is in that file (ONNX external data).
 function tensor(t) {
   const b = [];
   for (const d of t.dims) b.push(...vField(1, d));
-  if (t.int64s) {
+  if (t.external) {
+    b.push(...vField(2, 1), ...sField(8, t.name));
+    for (const [k, v] of Object.entries(t.external)) b.push(...bField(13, [...sField(1, k), ...sField(2, String(v))]));
+    b.push(...vField(14, 1));
+  } else if (t.int64s) {
     b.push(...vField(2, 7), ...sField(8, t.name));
     const raw = new Uint8Array(new BigInt64Array(t.int64s.map(BigInt)).buffer);
     b.push(...bField(9, Array.from(raw)));

@@ -2,6 +2,7 @@
 //   graph            graphJson object (docs/graph-schema.md) of the loaded model, or null
 //   modelBytes       Uint8Array of the loaded .onnx
 //   modelName        its file name
+//   externalFiles    [{path, bytes}] the model's external-data files (paths as the model names them), or []
 //   calibrationFiles [{path: '<input>/<file>.npy', bytes}] of the calibration_data folder, or null
 //   selection        node name | null (the sidebar shows it)
 //   picked           Set of node names (multi-select; replace the Set, do not mutate it in place)
@@ -60,6 +61,7 @@ export function createStore(initial = {}) {
 export const DEFAULTS = Object.freeze({
   graph: null,
   modelBytes: null,
+  externalFiles: [],
   modelName: null,
   calibrationFiles: null,
   selection: null,

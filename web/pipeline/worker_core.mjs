@@ -2,10 +2,11 @@
 // and the browser worker (web/app/analysis/worker.mjs) both forward their messages to
 // handleMessage(ptq, msg, post) with their loaded wasm module. Message shapes, ids, events,
 // cancellation and errors are protocol.mjs's; the requests and their results:
-//   load  {model: Uint8Array, files: [{path, bytes}], modelName?, dataName?, convolution?}
+//   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}], modelName?, dataName?, convolution?}
 //                             -> {summary, data: {sampleCount, sampleNames} | null}
 //                             convolution: the module's convolution kernels (setConvolutionMode:
-//                             'accurate' when absent, 'fast')
+//                             'accurate' when absent, 'fast'); externalFiles: the model's
+//                             external-data files (Session.loadModel(bytes, files), docs/wasm-api.md)
 //   listItems {request}       -> {items: [names]}
 //   analyze {request}         -> an event per finished item, then {json}
 //   merge {parts: [json strings]} -> {json}
@@ -49,7 +50,7 @@ const HANDLERS = {
     ptq.setConvolutionMode(msg.convolution ?? 'accurate');
     const session = new ptq.Session();
     try {
-      const summary = inFile(msg.modelName, () => session.loadModel(msg.model));
+      const summary = inFile(msg.modelName, () => session.loadModel(msg.model, msg.externalFiles ?? []));
       const data = msg.files ? inFile(msg.dataName, () => session.loadCalibrationData(msg.files)) : null;
       s.session = session;
       s.modelName = msg.modelName ?? '';

@@ -19,8 +19,14 @@ namespace {
 void external_tensor(Writer& t, const std::string& name, const std::string& location) {
   t.int64(2, 1);
   t.string(8, name);
-  t.message(13, [&](Writer& e) { e.string(1, "location"); e.string(2, location); });
-  t.message(13, [&](Writer& e) { e.string(1, "offset"); e.string(2, "0"); });
+  t.message(13, [&](Writer& e) {
+    e.string(1, "location");
+    e.string(2, location);
+  });
+  t.message(13, [&](Writer& e) {
+    e.string(1, "offset");
+    e.string(2, "0");
+  });
   t.int64(14, 1);
 }
 
@@ -73,6 +79,20 @@ TEST(ExternalData, LocationsInEveryScopeOnceInOrderOfFirstUse) {
             (std::vector<std::string>{"a.bin", "b.bin", "d.bin", "sub/c.bin"}));
 }
 
+TEST(ExternalData, ALocationOutsideTheModelsFolderIsRefusedNamingTheTensor) {
+  Writer m;
+  m.message(7, [](Writer& g) { g.message(5, [](Writer& t) { external_tensor(t, "stolen", "../../etc/passwd"); }); });
+  const std::vector<uint8_t> bytes = m.take();
+  try {
+    reader::external_data_locations(bytes.data(), bytes.size());
+    FAIL() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "tensor 'stolen': external data location '../../etc/passwd' is not a relative path below the model's folder");
+  }
+}
+
 TEST(ExternalData, CorruptModelIsAFormatError) {
   std::vector<uint8_t> bytes = model_with_side_files();
   bytes.resize(bytes.size() - 3);
@@ -80,17 +100,15 @@ TEST(ExternalData, CorruptModelIsAFormatError) {
 }
 
 TEST(ExternalData, ALocationMeansTheFileAtItsPathElseTheOnlyOneWithItsBaseName) {
-  const uint8_t a = 1, b = 2, c = 3;
-  const std::vector<reader::NamedFile> files = {
-      {"sub/w.bin", {&a, 1}}, {"w.bin", {&b, 1}}, {"other/x.bin", {&c, 1}}, {"more/y.bin", {&a, 1}}, {"y.bin", {&b, 1}}};
-  const auto first_byte = [&](const std::string& location) {
-    const auto found = reader::find_external_file(files, location);
-    return found ? int{*found->data} : 0;
+  const std::vector<std::string> paths = {"sub/w.bin", "w.bin", "other/x.bin", "more/y.bin", "y.bin"};
+  const auto index = [&](const std::string& location) {
+    const auto found = reader::find_external_file(paths, location);
+    return found ? static_cast<int>(*found) : -1;
   };
-  EXPECT_EQ(first_byte("sub/w.bin"), 1);
-  EXPECT_EQ(first_byte("w.bin"), 2);
-  EXPECT_EQ(first_byte("x.bin"), 3);         // dropped without its folder
-  EXPECT_EQ(first_byte("deep/x.bin"), 3);    // the same, named from a folder the user did not keep
-  EXPECT_EQ(first_byte("other/w.bin"), 0);   // two files named w.bin, none at other/: ambiguous
-  EXPECT_EQ(first_byte("missing.bin"), 0);
+  EXPECT_EQ(index("sub/w.bin"), 0);
+  EXPECT_EQ(index("w.bin"), 1);
+  EXPECT_EQ(index("x.bin"), 2);         // dropped without its folder
+  EXPECT_EQ(index("deep/x.bin"), 2);    // the same, named from a folder the user did not keep
+  EXPECT_EQ(index("other/w.bin"), -1);  // two files named w.bin, none at other/: ambiguous
+  EXPECT_EQ(index("missing.bin"), -1);
 }

@@ -321,12 +321,25 @@ val memory_usage() {
   });
 }
 
-// The external-data files a model's bytes name, [location] (reader/external_data.h): what the CLI reads
-// beside the model, what the page asks the user to add.
-val external_data_locations(val bytes) {
+// The external-data files a model's bytes name, [{location, path}], `path` the one of `paths` that
+// location means (reader/external_data.h), or null: what the CLI reads beside the model (paths []),
+// what the page keeps of the files dropped with it.
+val external_data_files(val bytes, val paths) {
   return guarded([&] {
-    const Buffer model = copy_from_js(bytes, "externalDataLocations: model bytes");
-    return string_array(reader::external_data_locations(model.data.get(), model.size));
+    const Buffer model = copy_from_js(bytes, "externalDataFiles: model bytes");
+    check(paths.isArray(), "externalDataFiles: paths must be an array of strings");
+    std::vector<std::string> candidates;
+    for (size_t i = 0; i < paths["length"].as<size_t>(); ++i)
+      candidates.push_back(js_string(paths[i], "externalDataFiles: paths[" + std::to_string(i) + "]"));
+    val out = val::array();
+    for (const std::string& location : reader::external_data_locations(model.data.get(), model.size)) {
+      val entry = val::object();
+      entry.set("location", location);
+      const std::optional<size_t> i = reader::find_external_file(candidates, location);
+      entry.set("path", i ? val(candidates[*i]) : val::null());
+      out.call<void>("push", entry);
+    }
+    return out;
   });
 }
 
@@ -356,11 +369,15 @@ class Session {
       release();
       Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
       JsFiles external = files.isUndefined() ? JsFiles{} : js_files(files, "loadModel: external-data files");
-      std::vector<reader::NamedFile> named;
-      for (const data::FileEntry& e : external.entries) named.push_back({e.path, pb::Bytes{e.data, e.size}});
+      std::vector<std::string> paths;
+      for (const data::FileEntry& e : external.entries) paths.push_back(e.path);
       reader::ReadOptions options;
       options.file_name = "";  // messages say "the model": the page and the CLI prefix the file's name
-      options.open_external = [&](const std::string& location) { return reader::find_external_file(named, location); };
+      options.open_external = [&](const std::string& location) -> std::optional<pb::Bytes> {
+        const std::optional<size_t> i = reader::find_external_file(paths, location);
+        if (!i) return std::nullopt;
+        return pb::Bytes{external.entries[*i].data, external.entries[*i].size};
+      };
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
       quant::import_qdq(model);  // a Q/DQ model's quantizers become calibration nodes (§1.11)
       auto executor = std::make_unique<exec::Executor>(std::move(model));
@@ -622,7 +639,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
   emscripten::function("describe", &describe);
   emscripten::function("exportFormats", &export_formats);
   emscripten::function("mergeResults", &merge_results);
-  emscripten::function("externalDataLocations", &external_data_locations);
+  emscripten::function("externalDataFiles", &external_data_files);
   emscripten::function("setConvolutionMode", &set_convolution_mode);
   emscripten::function("setMemoryBudget", &set_memory_budget);
   emscripten::function("memoryUsage", &memory_usage);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+
 namespace ptq::reader {
 namespace {
 
@@ -12,7 +14,7 @@ constexpr uint32_t kNodeAttribute = 5;
 constexpr uint32_t kAttrTensor = 5, kAttrGraph = 6, kAttrTensors = 10, kAttrGraphs = 11, kAttrSparseTensor = 22,
                    kAttrSparseTensors = 23;
 constexpr uint32_t kSparseValues = 1, kSparseIndices = 2;
-constexpr uint32_t kTensorExternalData = 13;
+constexpr uint32_t kTensorName = 8, kTensorExternalData = 13;
 constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
 
 bool is_message(const pb::Field& f, uint32_t number) { return f.number == number && f.wire == pb::WireType::Bytes; }
@@ -24,7 +26,10 @@ void add_location(std::vector<std::string>& out, std::string location) {
 void scan_tensor(pb::Bytes tensor, std::vector<std::string>& out) {
   pb::Reader r(tensor, "TensorProto");
   pb::Field f;
+  std::string name;
+  std::vector<std::string> locations;
   while (r.next(f)) {
+    if (is_message(f, kTensorName)) name = f.bytes.str();
     if (!is_message(f, kTensorExternalData)) continue;
     pb::Reader entry(f.bytes, "TensorProto.external_data");
     pb::Field e;
@@ -33,7 +38,11 @@ void scan_tensor(pb::Bytes tensor, std::vector<std::string>& out) {
       if (is_message(e, kEntryKey)) key = e.bytes.str();
       else if (is_message(e, kEntryValue)) value = e.bytes.str();
     }
-    if (key == "location") add_location(out, std::move(value));
+    if (key == "location") locations.push_back(std::move(value));
+  }
+  for (std::string& location : locations) {
+    check_external_location(location, "tensor '" + name + "'");
+    add_location(out, std::move(location));
   }
 }
 
@@ -63,6 +72,19 @@ void scan_node(pb::Bytes node, std::vector<std::string>& out, std::vector<pb::By
 
 }  // namespace
 
+void check_external_location(const std::string& location, const std::string& label) {
+  bool ok = !location.empty() && location.front() != '/' && location.find('\\') == std::string::npos &&
+            !(location.size() >= 2 && location[1] == ':') && location.find('\0') == std::string::npos;
+  for (size_t start = 0; ok && start <= location.size();) {
+    const size_t end = std::min(location.find('/', start), location.size());
+    ok = location.compare(start, end - start, "..") != 0;
+    start = end + 1;
+  }
+  if (!ok)
+    throw FormatError(label + ": external data location '" + location +
+                      "' is not a relative path below the model's folder");
+}
+
 std::vector<std::string> external_data_locations(const uint8_t* data, size_t size) {
   std::vector<std::string> out;
   std::vector<pb::Bytes> graphs;
@@ -83,16 +105,16 @@ std::vector<std::string> external_data_locations(const uint8_t* data, size_t siz
   return out;
 }
 
-std::optional<pb::Bytes> find_external_file(const std::vector<NamedFile>& files, const std::string& location) {
-  for (const NamedFile& f : files)
-    if (f.path == location) return f.bytes;
+std::optional<size_t> find_external_file(const std::vector<std::string>& paths, const std::string& location) {
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (paths[i] == location) return i;
   const auto base_name = [](const std::string& path) { return path.substr(path.find_last_of('/') + 1); };
   const std::string wanted = base_name(location);
-  std::optional<pb::Bytes> found;
-  for (const NamedFile& f : files) {
-    if (base_name(f.path) != wanted) continue;
+  std::optional<size_t> found;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (base_name(paths[i]) != wanted) continue;
     if (found) return std::nullopt;  // two candidates: which one is meant is unknown
-    found = f.bytes;
+    found = i;
   }
   return found;
 }

@@ -11,17 +11,18 @@
 
 namespace ptq::reader {
 
+// An external-data location names a file below the model's folder (the ONNX convention): a relative
+// path (no root, drive letter or backslash) without '..' components, so a model cannot make a reader
+// open files elsewhere. Throws FormatError naming `label` otherwise.
+void check_external_location(const std::string& location, const std::string& label);
+
 // The distinct `location`s of the model's external-data tensors (initializers, sparse initializers,
-// Constant and subgraph tensors), in order of first use, without reading any tensor's data.
+// Constant and subgraph tensors), in order of first use, each checked, without reading any tensor's data.
 std::vector<std::string> external_data_locations(const uint8_t* data, size_t size);
 
-struct NamedFile {
-  std::string path;  // relative to the model's folder ("weights/w.bin"), or only a base name
-  pb::Bytes bytes;
-};
-
-// The file a location means: the one whose path equals it, else the only one with its base name (files
-// dropped on a page without their folders); nullopt when there is none or the base name is ambiguous.
-std::optional<pb::Bytes> find_external_file(const std::vector<NamedFile>& files, const std::string& location);
+// Which of `paths` (relative to the model's folder, or only base names) a location means: the path equal
+// to it, else the only one with its base name (files dropped on a page without their folders); nullopt
+// when there is none or the base name is ambiguous.
+std::optional<size_t> find_external_file(const std::vector<std::string>& paths, const std::string& location);
 
 }  // namespace ptq::reader

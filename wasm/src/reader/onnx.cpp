@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "core/size.h"
+#include "reader/external_data.h"
 
 namespace ptq::reader {
 namespace {
@@ -100,22 +101,6 @@ uint64_t parse_external_number(const std::string& text, const std::string& label
   }
   if (!ok) throw FormatError(label + ": external data " + key + " '" + text + "' is not a byte count");
   return v;
-}
-
-// An external-data location names a file below the model's folder (the ONNX convention): a relative
-// path (no root, drive letter or backslash) without '..' components, so a model cannot make a reader
-// open files elsewhere.
-void check_external_location(const std::string& location, const std::string& label) {
-  bool ok = !location.empty() && location.front() != '/' && location.find('\\') == std::string::npos &&
-            !(location.size() >= 2 && location[1] == ':') && location.find('\0') == std::string::npos;
-  for (size_t start = 0; ok && start <= location.size();) {
-    const size_t end = std::min(location.find('/', start), location.size());
-    ok = location.compare(start, end - start, "..") != 0;
-    start = end + 1;
-  }
-  if (!ok)
-    throw FormatError(label + ": external data location '" + location +
-                      "' is not a relative path below the model's folder");
 }
 
 // The bytes of the external file at `location`: the given files first, then options.open_external.

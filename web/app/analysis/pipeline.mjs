@@ -7,10 +7,10 @@ import { calibrationSetResolver } from '../../pipeline/relations.mjs';
 
 export { runAnalysis };
 
-export async function createPool({ size, spawn, model, files, modelName, convolution }) {
+export async function createPool({ size, spawn, model, externalFiles, files, modelName, convolution }) {
   const pool = makePool({ size, spawn });
   try {
-    await pool.load({ model, files, modelName, dataName: 'calibration_data', convolution });
+    await pool.load({ model, externalFiles, files, modelName, dataName: 'calibration_data', convolution });
   } catch (err) {
     pool.close();
     throw err;

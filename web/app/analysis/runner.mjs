@@ -36,7 +36,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     if (!model) throw new Error('no model loaded: open a calibrated .onnx first');
     if (!files?.length) throw new Error('no calibration data: open the calibration_data folder (or a .zip of it) first');
     pool = await pipeline.createPool({
-      size, spawn, model, files, modelName: state.get('modelName') ?? undefined, convolution: state.get('convolutionMode') ?? undefined,
+      size, spawn, model, externalFiles: state.get('externalFiles') ?? [], files, modelName: state.get('modelName') ?? undefined, convolution: state.get('convolutionMode') ?? undefined,
     });
     return pool;
   }

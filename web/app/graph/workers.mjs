@@ -32,13 +32,14 @@ async function once(type, payload, transfer) {
 }
 
 // The app keeps the model bytes (for the analysis workers): the worker gets a copy, transferred.
-export function loadModel(bytes) {
+// `candidates` / `externalFiles`: [{path, bytes}] external-data files (copied by the message).
+export function loadModel(bytes, candidates = []) {
   const copy = bytes.slice();
-  return once('load', { model: copy }, [copy.buffer]);
+  return once('load', { model: copy, candidates }, [copy.buffer]);
 }
-export function loadCalibration(files, modelBytes) {
+export function loadCalibration(files, modelBytes, externalFiles = []) {
   const copy = modelBytes.slice();
-  return once('data', { model: copy, files }, [copy.buffer]);
+  return once('data', { model: copy, externalFiles, files }, [copy.buffer]);
 }
 // The view model and its layout, both computed in the layout worker.
 export const modelAndLayout = (graph, options) => layoutWorker.call('layout', { graph, options });

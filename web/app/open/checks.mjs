@@ -23,20 +23,27 @@ function sortNames(a, b) {
   return a < b ? -1 : a > b ? 1 : 0; // lexicographic, like Python's sorted()
 }
 
-// Sorts opened files into { model, calibration, errors }. `files` are {path, bytes} with '/'-separated
-// paths as the browser gives them (webkitRelativePath, a dropped folder, or a zip's entries). The
-// calibration folder root (e.g. 'calibration_data/') is removed from the paths when the files share it.
+// Sorts opened files into { model, data, errors }. `files` are {path, bytes} with '/'-separated
+// paths as the browser gives them (webkitRelativePath, a dropped folder, or a zip's entries). A file
+// named *.onnx is the model; without one, a file that looks like a ModelProto is (external-data files
+// beside a model may start with any byte, so they are never mistaken for a second model).
 export function classifyOpened(files) {
   const errors = [];
-  const models = [];
-  const data = [];
-  for (const f of files) {
-    if (isJunk(f.path)) continue;
-    if (looksLikeOnnx(f.path, f.bytes) && !isNpy(f.bytes)) models.push(f);
-    else data.push(f);
-  }
+  const kept = files.filter((f) => !isJunk(f.path));
+  const named = kept.filter((f) => /\.onnx$/i.test(f.path) && !isNpy(f.bytes));
+  const models = named.length ? named : kept.filter((f) => looksLikeOnnx(f.path, f.bytes) && !isNpy(f.bytes));
   if (models.length > 1) errors.push(`Open one model at a time (got ${models.map((m) => m.path).join(', ')}).`);
+  const data = kept.filter((f) => !models.includes(f));
   return { model: models[0] ?? null, data, errors };
+}
+
+// The files opened with `model` that may hold its external data (not .npy samples, not a zip), with
+// paths relative to the model's folder, the way the model names them.
+export function externalDataCandidates(model, data) {
+  const slash = model.path.lastIndexOf('/');
+  const folder = slash < 0 ? '' : model.path.slice(0, slash + 1);
+  return data.filter((f) => !isNpy(f.bytes) && !isZip(f.bytes))
+    .map((f) => ({ path: folder && f.path.startsWith(folder) ? f.path.slice(folder.length) : f.path, bytes: f.bytes }));
 }
 
 // Removes a common top folder when the files are <root>/<input>/<file> (a dropped or picked

@@ -2,7 +2,7 @@
 // report loaders (web/app/reports/), checks it, and publishes the result in the store. Failures go to state 'error' (the banner); the
 // previous model stays usable. The engine (wasm worker client) is injected so tests can pass a
 // Node session.
-import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, findCalibrationRoot, isJunk, isReportFile } from './checks.mjs';
+import { classifyOpened, externalDataCandidates, stripRoot, placeLooseNpy, checkCalibrationLayout, findCalibrationRoot, isJunk, isReportFile } from './checks.mjs';
 import { detectFormat } from '../../pipeline/reports/index.mjs';
 import { textOf } from '../../pipeline/reports/common.mjs';
 import { openReport } from '../reports/controller.mjs';
@@ -15,19 +15,23 @@ export function createOpener(state, engine) {
   };
 
   let latest = 0; // the newest openModel wins when several overlap
-  async function openModel({ path, bytes }) {
+  // `candidates`: files opened with the model that may hold its external data ([{path, bytes}], paths
+  // relative to the model's folder); the engine keeps those the model names (externalPaths).
+  async function openModel({ path, bytes }, candidates = []) {
     const ticket = ++latest;
     state.set('status', `Loading ${path}…`);
     let loaded;
     try {
-      loaded = await engine.loadModel(bytes);
+      loaded = await engine.loadModel(bytes, candidates);
     } catch (err) {
       return ticket === latest ? fail(`${path}: ${err.message}`) : false;
     }
     if (ticket !== latest) return false;
+    const used = new Set(loaded.externalPaths ?? []);
     state.set('error', null);
     state.setMany({
-      modelName: path, modelBytes: bytes, summary: loaded.summary, calibrationFiles: null, samples: null,
+      modelName: path, modelBytes: bytes, externalFiles: candidates.filter((c) => used.has(c.path)),
+      summary: loaded.summary, calibrationFiles: null, samples: null,
       selection: null, picked: new Set(), heat: null, results: null,
     });
     state.set('graph', loaded.graph);
@@ -52,7 +56,8 @@ export function createOpener(state, engine) {
     state.set('status', `Checking ${files.length} calibration files…`);
     let loaded;
     try {
-      loaded = await engine.loadCalibration(files, state.get('modelBytes')); // the core's dtype / shape / NaN checks
+      // the core's dtype / shape / NaN checks
+      loaded = await engine.loadCalibration(files, state.get('modelBytes'), state.get('externalFiles'));
     } catch (err) {
       return fail(`${folder}: ${err.message}`);
     }
@@ -100,8 +105,11 @@ export function createOpener(state, engine) {
       if (reports.length) return openReports();
       return fail('Nothing to open: drop a .onnx model, its calibration_data folder, a .zip of it, .npy files, or a toolchain report.');
     }
-    if (model && !(await openModel(model))) return false;
-    const dataOk = data.length ? await openData(model, data, label) : true;
+    if (model && !(await openModel(model, externalDataCandidates(model, data)))) return false;
+    // The model's external-data files are not calibration data.
+    const external = new Set((model ? state.get('externalFiles') : []).map((f) => f.bytes));
+    const calibration = data.filter((f) => !external.has(f.bytes));
+    const dataOk = calibration.length ? await openData(model, calibration, label) : true;
     const reportsOk = reports.length ? openReports() : true;
     return dataOk && reportsOk;
   }

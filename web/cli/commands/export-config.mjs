@@ -5,7 +5,7 @@
 // The core writes every format; this command only loads the model and saves what it returns.
 import { parseArgs } from '../lib/args.mjs';
 import { UsageError, withContext } from '../lib/errors.mjs';
-import { readModelFile, readTextInput } from '../lib/files.mjs';
+import { readExternalData, readModelFile, readTextInput } from '../lib/files.mjs';
 import { checkOutputs, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 import { EXPORT_FORMATS, exportFormat } from '../../pipeline/catalog.mjs';
@@ -43,7 +43,7 @@ export async function main(argv, { stdout = process.stdout } = {}) {
   const ptq = await loadPtqModule();
   const session = new ptq.Session();
   try {
-    const summary = withContext(options.model, () => session.loadModel(modelBytes));
+    const summary = withContext(options.model, () => session.loadModel(modelBytes, readExternalData(ptq, options.model, modelBytes)));
     for (const w of summary.warnings ?? []) process.stderr.write(`${options.model}: warning: ${w}\n`);
     const out = withContext(configPath, () => session.exportConfig(configText, options.format));
     if (options.out) {

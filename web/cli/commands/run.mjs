@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { parseArgs } from '../lib/args.mjs';
 import { withContext } from '../lib/errors.mjs';
-import { readCalibrationFolder, readModelFile } from '../lib/files.mjs';
+import { readCalibrationFolder, readExternalData, readModelFile } from '../lib/files.mjs';
 import { encodeNpy } from '../lib/npy.mjs';
 import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
@@ -40,7 +40,7 @@ export async function main(argv, { log = console.log } = {}) {
   withContext('--conv', () => ptq.setConvolutionMode(options.conv ?? 'accurate'));
   const session = new ptq.Session();
   try {
-    const model = withContext(modelPath, () => session.loadModel(modelBytes));
+    const model = withContext(modelPath, () => session.loadModel(modelBytes, readExternalData(ptq, modelPath, modelBytes)));
     for (const w of model.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
     const { sampleCount, sampleNames } = withContext(dataDir, () => session.loadCalibrationData(files));
     await withOutputs(() => {

@@ -11,11 +11,11 @@ import { runAnalysis } from '../../pipeline/sweep.mjs';
 import { withoutNone } from '../../pipeline/runall.mjs';
 import { parseClickInt } from './click.mjs';
 import { UsageError, SetupError } from './errors.mjs';
-import { readCalibrationFolder, readModelFile, readTextInput } from './files.mjs';
+import { readCalibrationFolder, readExternalData, readModelFile, readTextInput } from './files.mjs';
 import { keepListFormat } from './keep_list.mjs';
 import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
-import { wasmModulePath } from './wasm.mjs';
+import { loadPtqModule, wasmModulePath } from './wasm.mjs';
 
 export const defaultWorkers = () => Math.max(1, Math.min(8, os.availableParallelism?.() ?? os.cpus().length));
 
@@ -69,6 +69,7 @@ export const listOption = (name, flags, help, extra = {}) => ({ name, flags, typ
 // Loads the model and calibration data into a fresh pool. The caller closes the pool.
 export async function openAnalysis(modelPath, dataDir, options) {
   const model = readModelFile(modelPath);
+  const externalFiles = readExternalData(await loadPtqModule(), modelPath, model);
   const files = readCalibrationFolder(dataDir);
   const wasmPath = wasmModulePath();
   if (!fs.existsSync(wasmPath)) {
@@ -76,7 +77,7 @@ export async function openAnalysis(modelPath, dataDir, options) {
   }
   const pool = createPool({ size: options.workers ?? defaultWorkers(), spawn: () => spawnNodeWorker(wasmPath) });
   try {
-    const loaded = await pool.load({ model, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
+    const loaded = await pool.load({ model, externalFiles, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
     for (const w of loaded.summary?.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
     return { pool, ...loaded, modelFile: path.basename(modelPath) };
   } catch (err) {

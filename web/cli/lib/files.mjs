@@ -67,6 +67,30 @@ export function readModelFile(file) {
   return readBytes(file, 'model file'); // a Buffer is a Uint8Array: no extra copy
 }
 
+// The model's external-data files, read beside it: [{path: location, bytes}] for
+// Session.loadModel(bytes, files). The core says which files the model names (ptq.externalDataFiles,
+// each location checked to stay below the model's folder); a missing one is named with where it was
+// looked for. Symbolic links are followed, like every input.
+export function readExternalData(ptq, modelFile, modelBytes) {
+  let needed;
+  try {
+    needed = ptq.externalDataFiles(modelBytes, []);
+  } catch (err) {
+    throw new UsageError(`${modelFile}: ${err.message}`);
+  }
+  return needed.map(({ location }) => {
+    const file = path.join(path.dirname(modelFile), location);
+    let st;
+    try {
+      st = fs.statSync(file);
+    } catch {
+      throw new UsageError(`${modelFile}: its tensors are stored in the external file '${location}', which is not beside the model (looked for ${file})`);
+    }
+    if (!st.isFile()) throw new UsageError(`${modelFile}: external data file ${file} is ${st.isDirectory() ? 'a directory' : describe(st)}`);
+    return { path: location, bytes: readBytes(file, 'external data file') };
+  });
+}
+
 // A small text input (a configuration document) as UTF-8, `what` naming it in messages ("the
 // configuration"). Anything but a regular file is refused without opening it (a FIFO would block).
 export function readTextInput(file, what) {
