@@ -4,7 +4,8 @@
 // messages: web/pipeline/protocol.mjs.
 import { createClient } from '../web/pipeline/protocol.mjs';
 
-export async function loadGraphInWorker(spawn, bytes, modelName) {
+// externalFiles: [{path, bytes}] the files opened with the model (its external data, if it has any).
+export async function loadGraphInWorker(spawn, bytes, modelName, externalFiles = []) {
   const client = createClient(() => {
     try {
       return spawn();
@@ -15,7 +16,7 @@ export async function loadGraphInWorker(spawn, bytes, modelName) {
   try {
     // A copy: the page keeps modelBytes for the analysis pool.
     // Both sent at once; the worker answers in order, so a model that fails to load is the error.
-    const [, { json }] = await Promise.all([client.call('load', { model: bytes, modelName }), client.call('graph')]);
+    const [, { json }] = await Promise.all([client.call('load', { model: bytes, externalFiles, modelName }), client.call('graph')]);
     try {
       return JSON.parse(json);
     } catch (err) {

@@ -20,7 +20,7 @@ import { createReportController } from '../web/app/reports/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { loadGraphInWorker } from './graph_loader.mjs';
 
-const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null, picked: new Set(), error: null };
+const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null, picked: new Set(), error: null, externalFiles: [] };
 
 /**
  * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
@@ -56,7 +56,7 @@ export function installPlugin(win, deps) {
 
   // --- the model Netron opens ---
   let openCount = 0;
-  const stopCapture = captureModelFiles(win, async ({ name, file, onnx }) => {
+  const stopCapture = captureModelFiles(win, async ({ name, file, onnx, others = [] }) => {
     const ticket = ++openCount;
     runner.cancel();
     state.setMany({ ...RESET_ON_OPEN, modelName: name, modelBytes: null });
@@ -66,9 +66,11 @@ export function installPlugin(win, deps) {
     }
     try {
       const bytes = new Uint8Array(await file.arrayBuffer());
+      // Files opened with the model may hold its external data: the core takes those the model names.
+      const externalFiles = await Promise.all(others.map(async (f) => ({ path: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
       if (ticket !== openCount) return; // another file was opened meanwhile
-      state.setMany({ modelBytes: bytes, status: `Reading ${name}…` });
-      const graph = await loadGraphInWorker(deps.spawn, bytes, name);
+      state.setMany({ modelBytes: bytes, externalFiles, status: `Reading ${name}…` });
+      const graph = await loadGraphInWorker(deps.spawn, bytes, name, externalFiles);
       if (ticket !== openCount) return;
       state.setMany({ graph, status: null });
     } catch (err) {

@@ -22,15 +22,16 @@ function chosenFile(win, files) {
   return files.find(accepts) ?? null;
 }
 
-// Calls onOpen({ name, file, onnx }) for every file Netron is about to open; `onnx` false means the
-// plugin cannot analyse it (another format). `skip(event)` lets the plugin ignore drops on its own
+// Calls onOpen({ name, file, onnx, others }) for every file Netron is about to open; `onnx` false means
+// the plugin cannot analyse it (another format); `others`: the files opened with it (a model's
+// external-data files). `skip(event)` lets the plugin ignore drops on its own
 // panel. Returns a function removing the listeners.
 export function captureModelFiles(win, onOpen, { skip = () => false } = {}) {
   const handle = (fileList) => {
     const files = Array.from(fileList ?? []);
     if (!files.length) return;
     const file = chosenFile(win, files);
-    if (file) onOpen({ name: file.name, file, onnx: isOnnx(file.name) });
+    if (file) onOpen({ name: file.name, file, onnx: isOnnx(file.name), others: files.filter((f) => f !== file) });
   };
   const onChange = (e) => {
     if (e.target && e.target.id === 'open-file-dialog') handle(e.target.files);

@@ -90,6 +90,17 @@ describe('external data in the CLI', () => {
   });
 });
 
+describe('calibrate', () => {
+  it('refuses a model with external data up front, naming the side file', async () => {
+    const entry = fixture('digits_cnn_calibrated_external');
+    const out = path.join(tmp, 'calibrated.onnx');
+    const r = await cli(['calibrate', entry.model, entry.data, '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`calibrate needs a model with embedded tensors; this one keeps them in '${entry.external_data}'`);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+});
+
 describe('external data in the wasm API', () => {
   it('externalDataFiles names the side files and which given path each means; loadModel takes them', async () => {
     const ptq = await loadPtqModule();

@@ -175,10 +175,12 @@ export const settle = async () => {
 };
 
 // Netron opening a file through its <input id=open-file-dialog>.
-export async function openModelThroughNetron(window, view, bytes = modelBytes(), name = MODEL_NAME) {
+// `others`: [{name, bytes}] opened together with the model (its external-data files).
+export async function openModelThroughNetron(window, view, bytes = modelBytes(), name = MODEL_NAME, others = []) {
   const input = window.document.getElementById('open-file-dialog');
-  const file = { name, size: bytes.length, arrayBuffer: async () => bytes.slice().buffer };
-  Object.defineProperty(input, 'files', { value: [file], configurable: true });
+  const asFile = (n, b) => ({ name: n, size: b.length, arrayBuffer: async () => b.slice().buffer });
+  const files = [asFile(name, bytes), ...others.map((o) => asFile(o.name, o.bytes))];
+  Object.defineProperty(input, 'files', { value: files, configurable: true });
   input.dispatchEvent(new window.Event('change', { bubbles: true }));
   await view.lastOpen;
 }

@@ -12,6 +12,9 @@ import { ANALYSES } from '../../../web/app/analysis/requests.mjs';
 import { EXPORTS } from '../../../web/app/export/panel.mjs';
 import { heatScale } from '../../../web/charts/heat_scale.mjs';
 import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { FIXTURES as FIXTURES_ROOT, fixture, readCalibrationFolder } from '../helpers.mjs';
 import {
   netronPage, pluginDeps, until, nextRunnerEvent, settle, openModelThroughNetron, calibrationFolder,
   asPickedFiles, modelBytes, choose, runTab, analysisForm, setChecked, useTopK, appHost, fileSaver, unzipText,
@@ -295,6 +298,54 @@ describe('plugin on the recorded Netron page', () => {
     await settle();
     expect(state.get('results')).toBeNull();
     expect(coloredCount(page.document)).toBe(0);
+  });
+});
+
+// A model saved with external data, opened in Netron together with its side file: the plugin hands
+// the file to its workers, and a sweep gives the wasm API's result on the model with embedded tensors.
+describe('plugin: a model with external data', () => {
+  let page;
+  let plugin;
+  let state;
+  beforeAll(() => {
+    page = netronPage();
+    plugin = installPlugin(page.window, pluginDeps());
+    state = plugin.state;
+  });
+  afterAll(() => plugin?.dispose?.());
+
+  it('without its side file the panel names it; with it, the sweep equals the embedded model\'s', async () => {
+    const entry = fixture('digits_cnn_calibrated_external');
+    const name = path.basename(entry.model);
+    const bytes = new Uint8Array(fs.readFileSync(entry.model));
+    const side = { name: entry.external_data, bytes: new Uint8Array(fs.readFileSync(path.join(path.dirname(entry.model), entry.external_data))) };
+    await openModelThroughNetron(page.window, page.view, bytes, name);
+    expect(await until(state, 'error')).toContain(`its data is stored in the external file '${entry.external_data}', which was not provided`);
+
+    await openModelThroughNetron(page.window, page.view, bytes, name, [side]);
+    const graph = await until(state, 'graph');
+    expect(state.get('error')).toBeNull();
+    const ptq = await loadPtqModule();
+    const reference = new ptq.Session();
+    try {
+      reference.loadModel(fs.readFileSync(path.join(FIXTURES_ROOT, entry.embedded_model)));
+      expect(graph.nodes.length).toBe(JSON.parse(reference.graphJson()).nodes.length);
+      const files = readCalibrationFolder(entry.data);
+      const picker = page.document.querySelector(`#${PANEL_ID} .ptq-data-input`);
+      Object.defineProperty(picker, 'files', { value: asPickedFiles(files.map((f) => ({ ...f, path: `calibration_data/${f.path}` }))), configurable: true });
+      picker.dispatchEvent(new page.window.Event('change'));
+      await until(state, 'calibrationFiles');
+      const ev = await runTab(page.window, page.document.getElementById(PANEL_ID), plugin, 'sensitivity', (form) => {
+        choose(page.window, form.querySelector('select[name="node_type"]'), 'activation');
+      });
+      expect(ev).toMatchObject({ type: 'done', cancelled: false });
+      reference.loadCalibrationData(files);
+      const options = { ...REQUEST.options, metrics: ['cosine-similarity'] };
+      const expected = JSON.parse(reference.analyze(JSON.stringify({ analysis: 'sensitivity', options })));
+      expect(state.get('results').sensitivity.activation).toEqual(expected.sensitivity.activation);
+    } finally {
+      reference.delete();
+    }
   });
 });
 

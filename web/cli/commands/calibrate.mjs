@@ -42,6 +42,11 @@ export async function main(argv, { log = console.log } = {}) {
   const modelBytes = readModelFile(modelPath);
   const files = readCalibrationFolder(dataDir);
   const ptq = await loadPtqModule();
+  const external = withContext(modelPath, () => ptq.externalDataFiles(modelBytes, []));
+  if (external.length) {
+    throw new UsageError(`${modelPath}: calibrate needs a model with embedded tensors; this one keeps them in ` +
+      `${external.map((e) => `'${e.location}'`).join(', ')} (load it with onnx and save it without save_as_external_data)`);
+  }
   const result = withContext(modelPath, () => ptq.calibrate(modelBytes, files, request));
   await withOutputs(() => {
     writeOutput(options.out, result.model);
