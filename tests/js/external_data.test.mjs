@@ -48,8 +48,8 @@ describe('external data in the CLI', () => {
     });
   }
 
-  it('yolov8n_like_calibrated_external: an activation sweep on two workers equals the embedded model on one', async () => {
-    const entry = fixture('yolov8n_like_calibrated_external');
+  it('qdq_detector_int_external: an activation sweep on two workers equals the embedded model on one', async () => {
+    const entry = fixture('qdq_detector_int_external');
     const [ours, reference] = await Promise.all([
       sensitivity(entry.model, entry.data, ['--workers', '2']),
       sensitivity(embedded(entry), entry.data, ['--workers', '1']),

@@ -332,7 +332,7 @@ describe('plugin: a model with external data', () => {
       expect(graph.nodes.length).toBe(JSON.parse(reference.graphJson()).nodes.length);
       const files = readCalibrationFolder(entry.data);
       const picker = page.document.querySelector(`#${PANEL_ID} .ptq-data-input`);
-      Object.defineProperty(picker, 'files', { value: asPickedFiles(files.map((f) => ({ ...f, path: `calibration_data/${f.path}` }))), configurable: true });
+      Object.defineProperty(picker, 'files', { value: asPickedFiles(files.map((f) => ({ path: `calibration_data/${f.path}`, bytes: new Uint8Array(f.bytes) }))), configurable: true });
       picker.dispatchEvent(new page.window.Event('change'));
       await until(state, 'calibrationFiles');
       const ev = await runTab(page.window, page.document.getElementById(PANEL_ID), plugin, 'sensitivity', (form) => {
