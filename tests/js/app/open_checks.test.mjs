@@ -8,6 +8,7 @@ import { fixture, loadPtqModule, readCalibrationFolder } from '../helpers.mjs';
 import { classifyOpened, stripRoot, placeLooseNpy, checkCalibrationLayout, sampleNames, isNpy, findCalibrationRoot } from '../../../web/app/open/checks.mjs';
 import { expandZips } from '../../../web/app/open/sources.mjs';
 import { createOpener } from '../../../web/app/open/open.mjs';
+import { directEngine } from '../../../web/app/graph/engine_core.mjs';
 import { createStore } from '../../../web/app/state.mjs';
 
 const digits = fixture('digits_cnn');
@@ -74,17 +75,7 @@ describe('opener with the wasm core', () => {
   let engine;
   beforeAll(async () => {
     const ptq = await loadPtqModule();
-    const session = new ptq.Session();
-    engine = {
-      async loadModel(bytes) {
-        const summary = session.loadModel(bytes);
-        return { summary, graph: typeof session.graphJson === 'function' ? JSON.parse(session.graphJson()) : null };
-      },
-      async loadCalibration(files) {
-        const r = session.loadCalibrationData(files);
-        return { sampleCount: r.sampleCount, sampleNames: [...r.sampleNames] };
-      },
-    };
+    engine = directEngine(ptq);
   });
 
   it('opens model + dropped folder at once and publishes them in the store', async () => {
@@ -138,6 +129,24 @@ describe('opener with the wasm core', () => {
     expect(await createOpener(s, engine).openFiles([modelFile(), ...loose])).toBe(true);
     expect(s.get('samples').count).toBe(3);
     expect(s.get('calibrationFiles').map((f) => f.path)).toEqual(['input/0.npy', 'input/1.npy', 'input/10.npy']);
+  });
+
+  it('a model with external data: its side file dropped with it (and its data) is kept for the workers, not taken for a sample', async () => {
+    const entry = fixture('digits_cnn_calibrated_external');
+    const folder = 'model_dir';
+    const model = { path: `${folder}/${path.basename(entry.model)}`, bytes: new Uint8Array(fs.readFileSync(entry.model)) };
+    const side = { path: `${folder}/${entry.external_data}`, bytes: new Uint8Array(fs.readFileSync(path.join(path.dirname(entry.model), entry.external_data))) };
+    const data = dropped().map((f) => ({ ...f, path: `${folder}/${f.path}` }));
+    const alone = createStore();
+    expect(await createOpener(alone, engine).openFiles([model])).toBe(false);
+    expect(alone.get('error')).toContain(`its tensors are stored in the external file '${entry.external_data}', not opened with it`);
+
+    const s = createStore();
+    expect(await createOpener(s, engine).openFiles([side, model, ...data])).toBe(true);
+    expect(s.get('error')).toBeNull();
+    expect(s.get('externalFiles')).toEqual([{ path: entry.external_data, bytes: side.bytes }]);
+    expect(s.get('calibrationFiles').length).toBe(data.length);
+    expect(s.get('summary').calibrations.length).toBeGreaterThan(0);
   });
 
   it('asks for the model first', async () => {

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, fixture, loadPtqModule, readCalibrationFolder } from '../helpers.mjs';
 import { createOpener } from '../../../web/app/open/open.mjs';
+import { directEngine } from '../../../web/app/graph/engine_core.mjs';
 import { createReportController } from '../../../web/app/reports/controller.mjs';
 import { createStore, DEFAULTS } from '../../../web/app/state.mjs';
 
@@ -18,17 +19,7 @@ const report = (name, as = name) => ({ path: as, bytes: new Uint8Array(fs.readFi
 let engine;
 beforeAll(async () => {
   const ptq = await loadPtqModule();
-  const session = new ptq.Session();
-  engine = {
-    async loadModel(bytes) {
-      const summary = session.loadModel(bytes);
-      return { summary, graph: JSON.parse(session.graphJson()) };
-    },
-    async loadCalibration(files) {
-      const r = session.loadCalibrationData(files);
-      return { sampleCount: r.sampleCount, sampleNames: [...r.sampleNames] };
-    },
-  };
+  engine = directEngine(ptq);
 });
 
 function page() {

@@ -1,0 +1,42 @@
+// What the viewer's engine does with one wasm Session, independent of the worker around it
+// (engine_worker.mjs in the page; Node tests call it directly): read a model with the files opened
+// with it, and check calibration data with the core's dtype / shape / NaN rules.
+//   load {model: Uint8Array, candidates?: [{path, bytes}]} -> {summary, graph, externalPaths}
+//        candidates: files opened with the model; those it names as external data are used
+//        (externalPaths), a named file that is missing fails the load naming it
+//   data {model?: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}]} -> {sampleCount, sampleNames}
+
+export function engineHandlers(ptq) {
+  const session = new ptq.Session();
+  return {
+    load({ model, candidates = [] }) {
+      const needed = ptq.externalDataFiles(model, candidates.map((c) => c.path));
+      const missing = needed.filter((n) => n.path === null).map((n) => `'${n.location}'`);
+      if (missing.length) {
+        throw new Error(`its tensors are stored in the external file${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, ` +
+          'not opened with it: open the model together with its data files (or drop its folder)');
+      }
+      const externalPaths = needed.map((n) => n.path);
+      const summary = session.loadModel(model, candidates.filter((c) => externalPaths.includes(c.path)));
+      // A model that loads but cannot be drawn is still usable by the analyses: report, do not fail.
+      if (typeof session.graphJson !== 'function') {
+        return { summary, graph: null, externalPaths, graphError: 'this build of ptqscope.mjs has no Session.graphJson(): rebuild the wasm module (scripts/build.sh wasm-module)' };
+      }
+      return { summary, graph: JSON.parse(session.graphJson()), externalPaths };
+    },
+    data({ model, externalFiles = [], files }) {
+      if (model) session.loadModel(model, externalFiles);
+      const { sampleCount, sampleNames } = session.loadCalibrationData(files);
+      return { sampleCount, sampleNames: [...sampleNames] };
+    },
+  };
+}
+
+// The opener's engine interface (open/open.mjs) over these handlers, for callers in the same thread.
+export function directEngine(ptq) {
+  const h = engineHandlers(ptq);
+  return {
+    loadModel: async (bytes, candidates = []) => h.load({ model: bytes, candidates }),
+    loadCalibration: async (files, modelBytes, externalFiles = []) => h.data({ model: modelBytes, externalFiles, files }),
+  };
+}
