@@ -1,5 +1,6 @@
 #pragma once
 // Builds small ir::Graphs in tests: nodes refer to tensors by name; unknown names become values.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,14 @@ class GraphBuilder {
   ir::Graph graph() {
     ir::Graph g = graph_;
     ir::finalize_graph(g);
+    return g;
+  }
+  // The graph as a subgraph attribute (If branch, Loop/Scan body): names nothing inside provides are
+  // read from the enclosing graphs.
+  std::shared_ptr<ir::Graph> subgraph(const std::string& name = "body") {
+    auto g = std::make_shared<ir::Graph>(graph_);
+    g->name = name;
+    ir::finalize_graph(*g, true);
     return g;
   }
   ir::Model model() {

@@ -25,16 +25,78 @@ std::string calibration_state_key(const QuantConfig& c, size_t i) {
   return "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" + std::to_string(static_cast<int>(c.round));
 }
 
+// Calls f(value id) for every tensor node `n` depends on: its inputs, then its implicit inputs.
+template <class F>
+void for_each_dependency(const ir::Node& n, F&& f) {
+  for (int in : n.inputs)
+    if (in >= 0) f(in);
+  for (int in : n.implicit_inputs) f(in);
+}
+
 }  // namespace
 
+// The SubgraphRunner a control-flow kernel gets: runs one of its node's subgraphs with this executor.
+class Executor::BodyRunner final : public SubgraphRunner {
+ public:
+  BodyRunner(Executor& executor, const GraphPlan& plan, size_t node_id, const std::vector<const Tensor*>& outer,
+             const QuantConfig& config)
+      : executor_(executor), plan_(plan), node_id_(node_id), outer_(outer), config_(config) {}
+
+  std::vector<Tensor> run(const ir::Graph& body, const std::vector<Tensor>& inputs) override {
+    const ir::Node& node = executor_.graph_of(plan_).node(static_cast<int>(node_id_));
+    for (const auto& sub : plan_.subplans[node_id_]) {
+      if (sub->graph != &body) continue;
+      check(inputs.size() == body.inputs.size(), "node '" + node.name + "' (" + node.op_type + "): subgraph '" +
+                                                     body.name + "' declares " + std::to_string(body.inputs.size()) +
+                                                     " input(s) but is run with " + std::to_string(inputs.size()));
+      return executor_.run_body(*sub, inputs, outer_, config_);
+    }
+    fail("node '" + node.name + "' (" + node.op_type + "): the graph to run is not one of its attributes");
+  }
+
+ private:
+  Executor& executor_;
+  const GraphPlan& plan_;
+  size_t node_id_;
+  const std::vector<const Tensor*>& outer_;
+  const QuantConfig& config_;
+};
+
 Executor::Executor(ir::Model model) : model_(std::move(model)) {
-  const ir::Graph& g = model_.graph;
-  const size_t n = g.nodes.size();
-  kernels_.assign(n, nullptr);
-  constant_inputs_.resize(n);
-  prepared_.resize(n);
-  node_calibration_.assign(n, -1);
   std::vector<std::string> unsupported;
+  std::vector<std::pair<const OpDef*, const ir::Node*>> checks;
+  build_plan(root_, model_.graph, nullptr, nullptr, unsupported, checks);
+  if (!unsupported.empty()) {
+    std::string message = "the model uses " + std::to_string(unsupported.size()) + " node(s) with unsupported ops: ";
+    for (size_t i = 0; i < unsupported.size(); ++i) message += (i ? "; " : "") + unsupported[i];
+    fail(message);
+  }
+  for (const auto& [def, node] : checks) def->node_check(*node);
+  for (const auto& c : calibrations_) stored_qtypes_.push_back(c.qtype);
+}
+
+void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* owner_graph, const ir::Node* owner,
+                          std::vector<std::string>& unsupported,
+                          std::vector<std::pair<const OpDef*, const ir::Node*>>& checks) {
+  const size_t n = g.nodes.size();
+  plan.graph = owner ? &g : nullptr;
+  plan.kernels.assign(n, nullptr);
+  plan.constant_inputs.assign(n, {});
+  plan.prepared.assign(n, std::any());
+  plan.node_calibration.assign(n, -1);
+  plan.subplans.clear();
+  plan.subplans.resize(n);
+  // Where each name the subgraph reads from outside comes from: the owner's implicit inputs hold
+  // every name its subgraphs read (ir::finalize_graph).
+  plan.outer_slots.clear();
+  for (int ref : g.outer_refs) {
+    const std::string& name = g.value(ref).name;
+    size_t slot = 0;
+    while (slot < owner->implicit_inputs.size() && owner_graph->value(owner->implicit_inputs[slot]).name != name) ++slot;
+    check(slot < owner->implicit_inputs.size(), "node '" + owner->name + "' (" + owner->op_type + "): subgraph '" +
+                                                    g.name + "' reads tensor '" + name + "', which no enclosing graph provides");
+    plan.outer_slots.push_back(slot);
+  }
   const OpRegistry& registry = OpRegistry::global();
   // A weight calibration node's output is one of two fixed tensors (the stored weights, or their
   // fake-quantized copy from weight_cache_), so consumers may cache data derived from it (packed
@@ -50,27 +112,69 @@ Executor::Executor(ir::Model model) : model_(std::move(model)) {
     const ir::Node& node = g.nodes[i];
     // Kernels write outputs[0] unchecked; a node without outputs is malformed, not a no-op.
     if (node.outputs.empty()) fail("node '" + node.name + "' (" + node.op_type + ") has no outputs");
-    for (int in : node.inputs) constant_inputs_[i].push_back(stable(in));
+    for (int in : node.inputs) plan.constant_inputs[i].push_back(stable(in));
     if (is_constant_op(node)) continue;
     if (quant::is_calibration_node(node)) {
-      node_calibration_[i] = static_cast<int>(calibrations_.size());
+      // The analyses address a calibration node by its tensors in the main graph's run record.
+      if (owner)
+        fail("calibration node '" + node.name + "' is inside subgraph '" + g.name + "' of node '" + owner->name +
+             "' (" + owner->op_type + "): calibration nodes inside subgraphs are not supported");
+      plan.node_calibration[i] = static_cast<int>(calibrations_.size());
       calibrations_.push_back(quant::parse_calibration(g, static_cast<int>(i)));
       continue;
     }
-    kernels_[i] = registry.find(node.domain, node.op_type, node.opset);
-    if (!kernels_[i])
+    const OpDef* def = registry.find_op(node.domain, node.op_type, node.opset);
+    plan.kernels[i] = def ? def->kernel : nullptr;
+    if (!plan.kernels[i])
       unsupported.push_back(node.op_type + " (domain '" + node.domain + "', node '" + node.name + "')");
+    else if (def->node_check)
+      checks.emplace_back(def, &node);
+    for (const ir::Graph* sub : node.subgraphs()) {
+      plan.subplans[i].push_back(std::make_unique<GraphPlan>());
+      build_plan(*plan.subplans[i].back(), *sub, &g, &node, unsupported, checks);
+    }
   }
-  if (!unsupported.empty()) {
-    std::string message = "the model uses " + std::to_string(unsupported.size()) + " node(s) with unsupported ops: ";
-    for (size_t i = 0; i < unsupported.size(); ++i) message += (i ? "; " : "") + unsupported[i];
-    fail(message);
-  }
-  last_use_.assign(g.values.size(), -1);
+  plan.last_use.assign(g.values.size(), -1);
   for (size_t i = 0; i < n; ++i)
-    for (int in : g.nodes[i].inputs)
-      if (in >= 0) last_use_[static_cast<size_t>(in)] = static_cast<int>(i);
-  for (const auto& c : calibrations_) stored_qtypes_.push_back(c.qtype);
+    for_each_dependency(g.nodes[i], [&](int in) { plan.last_use[static_cast<size_t>(in)] = static_cast<int>(i); });
+}
+
+std::vector<Tensor> Executor::run_body(const GraphPlan& plan, const std::vector<Tensor>& inputs,
+                                       const std::vector<const Tensor*>& outer, const QuantConfig& config) {
+  const ir::Graph& g = *plan.graph;
+  std::vector<Tensor> values(g.values.size());
+  for (size_t i = 0; i < g.inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
+  for (size_t k = 0; k < g.outer_refs.size(); ++k) values[static_cast<size_t>(g.outer_refs[k])] = *outer[plan.outer_slots[k]];
+  std::vector<uint8_t> pinned(g.values.size(), 0);
+  for (int v : g.outputs) pinned[static_cast<size_t>(v)] = 1;
+  NodeIo io;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
+    if (is_constant_op(node)) continue;
+    auto input_of = [&](int in) {
+      if (const Tensor* c = g.constant(in)) return c;
+      const Tensor* t = &values[static_cast<size_t>(in)];
+      if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
+      return t;
+    };
+    run_node(plan, i, config, io, input_of, [&](int v, Tensor&& t) { values[static_cast<size_t>(v)] = std::move(t); });
+    for_each_dependency(node, [&](int in) {
+      if (plan.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
+        values[static_cast<size_t>(in)] = Tensor();
+    });
+  }
+  std::vector<Tensor> out;
+  out.reserve(g.outputs.size());
+  for (int v : g.outputs) {
+    if (const Tensor* c = g.constant(v)) {
+      out.push_back(*c);
+      continue;
+    }
+    if (!values[static_cast<size_t>(v)].defined())
+      fail("subgraph '" + g.name + "': output '" + g.value(v).name + "' was not computed");
+    out.push_back(std::move(values[static_cast<size_t>(v)]));
+  }
+  return out;
 }
 
 int Executor::calibration_index(const std::string& node_name) const {
@@ -142,41 +246,46 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
 }
 
 template <class InputOf, class Store>
-void Executor::run_node(size_t node_id, const QuantConfig& config, NodeIo& io, InputOf&& input_of, Store&& store) {
-  const ir::Node& node = graph().nodes[node_id];
+void Executor::run_node(const GraphPlan& plan, size_t node_id, const QuantConfig& config, NodeIo& io,
+                        InputOf&& input_of, Store&& store) {
+  const ir::Node& node = graph_of(plan).nodes[node_id];
   io.inputs.clear();
   for (int in : node.inputs) io.inputs.push_back(in < 0 ? nullptr : input_of(in));
+  io.implicit.clear();
+  for (int in : node.implicit_inputs) io.implicit.push_back(input_of(in));
   io.outputs.assign(node.outputs.size(), Tensor());
-  execute_node(static_cast<int>(node_id), io.inputs, io.outputs, config);
+  execute_node(plan, static_cast<int>(node_id), io, config);
   for (size_t o = 0; o < io.outputs.size(); ++o)
     if (node.outputs[o] >= 0) store(node.outputs[o], std::move(io.outputs[o]));
 }
 
-void Executor::execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
-                            const QuantConfig& config) {
-  if (node_timer_) {
+void Executor::execute_node(const GraphPlan& plan, int node_id, NodeIo& io, const QuantConfig& config) {
+  if (node_timer_ && &plan == &root_) {  // the main graph's nodes; a subgraph's time counts in its node's
     const auto t0 = std::chrono::steady_clock::now();
-    execute_node_untimed(node_id, inputs, outputs, config);
+    execute_node_untimed(plan, node_id, io, config);
     node_timer_(node_id, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     return;
   }
-  execute_node_untimed(node_id, inputs, outputs, config);
+  execute_node_untimed(plan, node_id, io, config);
 }
 
-void Executor::execute_node_untimed(int node_id, const std::vector<const Tensor*>& inputs,
-                                    std::vector<Tensor>& outputs, const QuantConfig& config) {
-  const ir::Node& node = graph().node(node_id);
-  const int ci = node_calibration_[static_cast<size_t>(node_id)];
+void Executor::execute_node_untimed(const GraphPlan& plan, int node_id, NodeIo& io, const QuantConfig& config) {
+  const ir::Node& node = graph_of(plan).node(node_id);
+  const auto& inputs = io.inputs;
+  auto& outputs = io.outputs;
+  const int ci = plan.node_calibration[static_cast<size_t>(node_id)];
   KernelContext ctx{node, inputs, outputs, nullptr, {}};
+  BodyRunner runner(*this, plan, static_cast<size_t>(node_id), io.implicit, config);
   try {
     if (ci >= 0) {
       check(inputs[0] != nullptr, "calibration node '" + node.name + "' has no input");
       outputs[0] = run_calibration(ci, *inputs[0], config);
       return;
     }
-    ctx.prepared = &prepared_[static_cast<size_t>(node_id)];
-    ctx.constant_input = constant_inputs_[static_cast<size_t>(node_id)];
-    kernels_[static_cast<size_t>(node_id)](ctx);
+    ctx.prepared = &plan.prepared[static_cast<size_t>(node_id)];
+    ctx.constant_input = plan.constant_inputs[static_cast<size_t>(node_id)];
+    if (!plan.subplans[static_cast<size_t>(node_id)].empty()) ctx.subgraphs = &runner;
+    plan.kernels[static_cast<size_t>(node_id)](ctx);
   } catch (const SizeError& e) {
     // Raised by the checked size arithmetic and the memory budget (core/size.h), which do not know
     // the node.
@@ -292,12 +401,13 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
       }
       values[static_cast<size_t>(v)] = std::move(t);
     };
-    run_node(i, config, io, input_of, store);
+    run_node(root_, i, config, io, input_of, store);
     // Release tensors whose last consumer has run (unless kept): dropping the last reference frees
     // their storage, so a run holds only the live tensors of the graph.
-    for (int in : node.inputs)
-      if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
+    for_each_dependency(node, [&](int in) {
+      if (root_.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
         values[static_cast<size_t>(in)] = Tensor();
+    });
     if (stats) ++stats->nodes_executed;
   }
   record.config = config;
@@ -323,8 +433,7 @@ void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tens
     if (p < 0) fail("incremental run: the base record lacks tensor '" + g.value(v).name + "' (run it with keep_all)");
     if (needed[static_cast<size_t>(p)]) continue;
     needed[static_cast<size_t>(p)] = 1;
-    for (int in : g.node(p).inputs)
-      if (in >= 0) stack.push_back(in);
+    for_each_dependency(g.node(p), [&](int in) { stack.push_back(in); });
   }
   auto input_of = [&](int in) {
     if (const Tensor* c = g.constant(in)) return c;
@@ -337,7 +446,7 @@ void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tens
   NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {  // node order is topological
     if (!needed[i]) continue;
-    run_node(i, base.config, io, input_of, store);
+    run_node(root_, i, base.config, io, input_of, store);
     if (stats) ++stats->nodes_recomputed;
   }
 }
@@ -373,8 +482,7 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
       const int p = g.value(v).producer;
       if (p < 0 || needed[static_cast<size_t>(p)]) continue;
       needed[static_cast<size_t>(p)] = 1;
-      for (int in : g.node(p).inputs)
-        if (in >= 0) stack.push_back(in);
+      for_each_dependency(g.node(p), [&](int in) { stack.push_back(in); });
     }
   }
 
@@ -408,19 +516,21 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
     const ir::Node& node = g.nodes[i];
     if (is_constant_op(node) || (!needed.empty() && !needed[i])) continue;
     bool dirty = false;
-    for (int in : node.inputs) dirty = dirty || (in >= 0 && changed[static_cast<size_t>(in)].defined());
-    const int ci = node_calibration_[i];
+    // A control-flow node is one unit: it re-runs when an input or a tensor its subgraphs read changed.
+    for_each_dependency(node, [&](int in) { dirty = dirty || changed[static_cast<size_t>(in)].defined(); });
+    const int ci = root_.node_calibration[i];
     if (ci >= 0 && !dirty)
       dirty = calibration_state_key(config, static_cast<size_t>(ci)) != calibration_state_key(base.config, static_cast<size_t>(ci));
     if (!dirty) {
       if (stats) ++stats->nodes_skipped;
       continue;
     }
-    run_node(i, config, io, input_of, store);
+    run_node(root_, i, config, io, input_of, store);
     if (stats) ++stats->nodes_executed;
-    for (int in : node.inputs)
-      if (in >= 0 && last_use_[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)])
+    for_each_dependency(node, [&](int in) {
+      if (root_.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)])
         changed[static_cast<size_t>(in)] = Tensor();
+    });
   }
   RunRecord record;
   record.config = config;

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/registry.h"
@@ -98,20 +100,42 @@ class Executor {
  private:
   RunRecord cached_keep_all_run_nearest_once(const std::vector<Tensor>& inputs, const QuantConfig& config,
                                              RunStats* stats);
-  // Scratch of one node loop: the node's input pointers and outputs, reused from node to node.
+  // Scratch of one node loop: the node's input pointers (its slots, then its implicit inputs: what its
+  // subgraphs read from this scope) and outputs, reused from node to node.
   struct NodeIo {
     std::vector<const Tensor*> inputs;
+    std::vector<const Tensor*> implicit;
     std::vector<Tensor> outputs;
   };
+  // The executable form of one graph: the model's main graph (root_) or a subgraph an If, Loop or Scan
+  // node runs (built once at load, recursively, so a body's errors are load errors).
+  struct GraphPlan {
+    const ir::Graph* graph = nullptr;               // nullptr for the main graph (model_.graph)
+    std::vector<KernelFn> kernels;                  // per node (nullptr for Constant: precomputed)
+    std::vector<std::vector<bool>> constant_inputs;
+    mutable std::vector<std::any> prepared;         // per node kernel caches (packed weights)
+    std::vector<int> node_calibration;              // node id -> calibration index or -1
+    std::vector<int> last_use;                      // value id -> last node reading it (for release)
+    std::vector<size_t> outer_slots;                // per graph->outer_refs: slot in the owner's implicit inputs
+    std::vector<std::vector<std::unique_ptr<GraphPlan>>> subplans;  // per node, in Node::subgraphs() order
+  };
+  class BodyRunner;
+  const ir::Graph& graph_of(const GraphPlan& plan) const { return plan.graph ? *plan.graph : model_.graph; }
+  // Fills `plan` for graph `g`; `owner` is the node whose attribute `g` is (in `owner_graph`), or null.
+  void build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* owner_graph, const ir::Node* owner,
+                  std::vector<std::string>& unsupported, std::vector<std::pair<const OpDef*, const ir::Node*>>& checks);
+  // Runs subgraph `plan` once: its inputs bound to `inputs`, its outer_refs to `outer` (the owner node's
+  // implicit inputs); returns its outputs.
+  std::vector<Tensor> run_body(const GraphPlan& plan, const std::vector<Tensor>& inputs,
+                               const std::vector<const Tensor*>& outer, const QuantConfig& config);
   // The step every node loop makes: gathers node `node_id`'s inputs through `input_of(value id)`
   // (absent inputs are nullptr), runs the node under `config`, then hands each output that has a
   // value id to `store(value id, Tensor&&)`.
   template <class InputOf, class Store>
-  void run_node(size_t node_id, const QuantConfig& config, NodeIo& io, InputOf&& input_of, Store&& store);
-  void execute_node(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
-                    const QuantConfig& config);
-  void execute_node_untimed(int node_id, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outputs,
-                            const QuantConfig& config);
+  void run_node(const GraphPlan& plan, size_t node_id, const QuantConfig& config, NodeIo& io, InputOf&& input_of,
+                Store&& store);
+  void execute_node(const GraphPlan& plan, int node_id, NodeIo& io, const QuantConfig& config);
+  void execute_node_untimed(const GraphPlan& plan, int node_id, NodeIo& io, const QuantConfig& config);
   Tensor run_calibration(int cali_index, const Tensor& input, const QuantConfig& config);
   // The qtype `config` gives calibration node `cali_index` when it differs from the stored one.
   std::optional<quant::QType> qtype_override(int cali_index, const QuantConfig& config) const;
@@ -123,12 +147,8 @@ class Executor {
   void check_config(const QuantConfig& config) const;
 
   ir::Model model_;
-  std::vector<KernelFn> kernels_;                 // per node (nullptr for Constant: precomputed)
-  std::vector<std::vector<bool>> constant_inputs_;
-  std::vector<std::any> prepared_;                // per node kernel caches (packed weights)
+  GraphPlan root_;
   std::vector<quant::CalibrationSpec> calibrations_;
-  std::vector<int> node_calibration_;             // node id -> calibration index or -1
-  std::vector<int> last_use_;                     // value id -> last consumer node id (for release)
   std::vector<quant::QType> stored_qtypes_;
   // Fake-quantized weights, computed once per (calibration node, qtype name, round mode).
   std::map<std::string, Tensor> weight_cache_;

@@ -5,6 +5,7 @@
 // (packed weights) goes through `prepared`, which the executor keeps per node.
 #include <any>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.h"
@@ -12,6 +13,18 @@
 #include "ir/graph.h"
 
 namespace ptq::exec {
+
+// Runs a subgraph attribute of the node being executed (an If branch, a Loop or Scan body) with the
+// executor running the node: `inputs` bind the body's declared inputs in order, names the body reads
+// from enclosing graphs resolve to their values in this run, and the body's outputs come back in
+// declared order. Calibration nodes inside follow the run's configuration.
+class SubgraphRunner {
+ public:
+  virtual std::vector<Tensor> run(const ir::Graph& body, const std::vector<Tensor>& inputs) = 0;
+
+ protected:
+  ~SubgraphRunner() = default;
+};
 
 struct KernelContext {
   const ir::Node& node;
@@ -24,6 +37,9 @@ struct KernelContext {
   // node (one of two fixed tensors), so caching derived data is worthwhile; caches still compare the
   // tensor's identity before reuse.
   std::vector<bool> constant_input;
+  // Set by the executor for nodes with subgraph attributes; nullptr where no executor runs the node
+  // (shape inference folding), where a control-flow kernel fails.
+  SubgraphRunner* subgraphs = nullptr;
 
   int opset() const { return node.opset; }
   size_t input_count() const { return inputs.size(); }
@@ -31,6 +47,10 @@ struct KernelContext {
   // Input that must be present; throws naming the node otherwise.
   const Tensor& required(size_t i) const;
   bool has_output(size_t i) const { return i < node.outputs.size() && node.outputs[i] >= 0; }
+  // The graph attribute `name` (throws naming the node when absent).
+  const ir::Graph& graph_attr(std::string_view name) const;
+  // Runs `body` through `subgraphs` (throws naming the node when there is no runner).
+  std::vector<Tensor> run_subgraph(const ir::Graph& body, const std::vector<Tensor>& inputs) const;
   // Throws ptq::Error prefixed with the node's name and op type.
   [[noreturn]] void fail(const std::string& message) const;
   void check(bool condition, const std::string& message) const {

@@ -15,6 +15,22 @@ void KernelContext::fail(const std::string& message) const {
   throw Error("node '" + node.name + "' (" + node.op_type + "): " + message);
 }
 
+const ir::Graph& KernelContext::graph_attr(std::string_view name) const {
+  const ir::Attribute* a = node.attr(name);
+  if (!a || !a->g) fail("graph attribute '" + std::string(name) + "' is missing");
+  return *a->g;
+}
+
+std::vector<Tensor> KernelContext::run_subgraph(const ir::Graph& body, const std::vector<Tensor>& inputs) const {
+  if (!subgraphs) fail("subgraphs run only inside the executor");
+  return subgraphs->run(body, inputs);
+}
+
+OpDef& OpDef::check(NodeCheck fn) {
+  node_check = fn;
+  return *this;
+}
+
 OpDef& OpDef::versions(int first, int last) {
   since = first;
   until = last;

@@ -25,18 +25,24 @@ struct OpInput {
   bool variadic = false;  // this and every later input
 };
 
+// A load-time check of a node's structure (an If's branches, a Loop body's inputs and outputs): throws
+// a ptq::Error naming the node when the node cannot run, before any compute.
+using NodeCheck = void (*)(const ir::Node&);
+
 struct OpDef {
   std::string domain;  // canonical: "" (ai.onnx) or "horizon"
   std::string op_type;
-  int since = 1;                // first opset of the domain this entry applies to
-  int until = kLatestOpset;     // last one (inclusive)
-  KernelFn kernel = nullptr;    // nullptr: known to the viewers, not executed
-  shape::Rule shape_rule;       // empty: inference runs the kernel on zeros of the input shapes
-  std::string category;         // Netron's category names, lower case ("" = none)
-  std::vector<OpInput> inputs;  // input names in order
+  int since = 1;                   // first opset of the domain this entry applies to
+  int until = kLatestOpset;        // last one (inclusive)
+  KernelFn kernel = nullptr;       // nullptr: known to the viewers, not executed
+  shape::Rule shape_rule;          // empty: inference runs the kernel on zeros of the input shapes
+  std::string category;            // Netron's category names, lower case ("" = none)
+  std::vector<OpInput> inputs;     // input names in order
+  NodeCheck node_check = nullptr;  // run by the executor when it loads a node of this op
 
   OpDef& versions(int first, int last = kLatestOpset);
   OpDef& rule(shape::Rule r);
+  OpDef& check(NodeCheck fn);
   // `inputs`: space-separated names; "name?" is optional, "name..." variadic.
   OpDef& meta(std::string_view category, std::string_view inputs);
 };

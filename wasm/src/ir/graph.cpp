@@ -13,6 +13,16 @@ const Attribute* Node::attr(std::string_view n) const {
   return nullptr;
 }
 
+std::vector<const Graph*> Node::subgraphs() const {
+  std::vector<const Graph*> out;
+  for (const auto& a : attributes) {
+    if (a.g) out.push_back(a.g.get());
+    for (const auto& g : a.graphs)
+      if (g) out.push_back(g.get());
+  }
+  return out;
+}
+
 int64_t Node::attr_int(std::string_view n, int64_t fallback) const {
   const Attribute* a = attr(n);
   if (!a) return fallback;
@@ -85,6 +95,27 @@ int64_t Model::opset(std::string_view domain) const {
 
 void finalize_graph(Graph& graph, bool subgraph) {
   const size_t n = graph.nodes.size();
+  // What each node's subgraphs read from this scope (or, in a subgraph, from further out).
+  for (auto& node : graph.nodes) {
+    node.implicit_inputs.clear();
+    for (const Graph* sub : node.subgraphs()) {
+      for (int ref : sub->outer_refs) {
+        const std::string& name = sub->value(ref).name;
+        auto it = graph.value_index.find(name);
+        int id;
+        if (it != graph.value_index.end()) {
+          id = it->second;
+        } else {
+          id = static_cast<int>(graph.values.size());
+          graph.values.emplace_back();
+          graph.values.back().name = name;
+          graph.value_index.emplace(name, id);
+        }
+        if (std::find(node.implicit_inputs.begin(), node.implicit_inputs.end(), id) == node.implicit_inputs.end())
+          node.implicit_inputs.push_back(id);
+      }
+    }
+  }
   // Which node produces each value (before sorting).
   std::vector<int> producer(graph.values.size(), -1);
   for (size_t i = 0; i < n; ++i) {
@@ -107,18 +138,22 @@ void finalize_graph(Graph& graph, bool subgraph) {
   std::vector<int> indegree(n, 0);
   std::vector<std::vector<int>> successors(n);
   for (size_t i = 0; i < n; ++i) {
-    for (int in : graph.nodes[i].inputs) {
-      if (in < 0) continue;
-      const auto& v = graph.values[static_cast<size_t>(in)];
-      const int p = producer[static_cast<size_t>(in)];
-      if (p < 0) {
-        check(subgraph || v.is_graph_input || v.initializer.has_value(),
-              "node '" + graph.nodes[i].name + "' (" + graph.nodes[i].op_type + ") reads tensor '" + v.name +
-                  "', which no node, graph input or initializer provides");
-        continue;
+    const Node& node = graph.nodes[i];
+    for (const auto* list : {&node.inputs, &node.implicit_inputs}) {
+      for (int in : *list) {
+        if (in < 0) continue;
+        const auto& v = graph.values[static_cast<size_t>(in)];
+        const int p = producer[static_cast<size_t>(in)];
+        if (p < 0) {
+          check(subgraph || v.is_graph_input || v.initializer.has_value(),
+                "node '" + node.name + "' (" + node.op_type + ") reads tensor '" + v.name + "'" +
+                    (list == &node.inputs ? "" : " in a subgraph") +
+                    ", which no node, graph input or initializer provides");
+          continue;
+        }
+        successors[static_cast<size_t>(p)].push_back(static_cast<int>(i));
+        ++indegree[i];
       }
-      successors[static_cast<size_t>(p)].push_back(static_cast<int>(i));
-      ++indegree[i];
     }
   }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
@@ -158,6 +193,19 @@ void finalize_graph(Graph& graph, bool subgraph) {
   }
   graph.value_index.clear();
   for (size_t i = 0; i < graph.values.size(); ++i) graph.value_index[graph.values[i].name] = static_cast<int>(i);
+  graph.outer_refs.clear();
+  if (subgraph) {
+    std::vector<uint8_t> read(graph.values.size(), 0);
+    for (const Node& node : graph.nodes)
+      for (const auto* list : {&node.inputs, &node.implicit_inputs})
+        for (int in : *list)
+          if (in >= 0) read[static_cast<size_t>(in)] = 1;
+    for (int out : graph.outputs) read[static_cast<size_t>(out)] = 1;
+    for (size_t i = 0; i < graph.values.size(); ++i) {
+      const Value& v = graph.values[i];
+      if (read[i] && v.producer < 0 && !v.is_graph_input && !v.initializer) graph.outer_refs.push_back(static_cast<int>(i));
+    }
+  }
 }
 
 }  // namespace ptq::ir

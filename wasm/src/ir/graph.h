@@ -46,10 +46,16 @@ struct Node {
   std::string domain;   // "" for ai.onnx; "horizon" for Hz ops
   std::vector<int> inputs;   // value ids; kNoValue for ""
   std::vector<int> outputs;  // value ids; kNoValue for ""
+  // Tensors of this node's graph that its subgraph attributes (If branches, Loop/Scan bodies, at any
+  // depth) read by name from the enclosing scope: dependencies like inputs, without a slot. Set by
+  // finalize_graph; a value appears once.
+  std::vector<int> implicit_inputs;
   std::vector<Attribute> attributes;
   int opset = 0;        // opset version of this node's domain, from the model's opset_import
 
   const Attribute* attr(std::string_view name) const;
+  // The subgraphs of its attributes (GRAPH and GRAPHS), in attribute order.
+  std::vector<const Graph*> subgraphs() const;
   bool has_attr(std::string_view name) const { return attr(name) != nullptr; }
   int64_t attr_int(std::string_view name, int64_t fallback) const;
   float attr_float(std::string_view name, float fallback) const;
@@ -88,6 +94,10 @@ struct Graph {
   std::vector<Value> values;
   std::vector<int> inputs;     // graph inputs that are not initializers, in declared order
   std::vector<int> outputs;    // graph outputs, in declared order
+  // A subgraph's tensors that nothing inside provides (no node, input or initializer) but that a node
+  // reads or the graph outputs: names of an enclosing graph (lexical scoping), bound when the subgraph
+  // runs. Set by finalize_graph(graph, true); empty for a model's main graph.
+  std::vector<int> outer_refs;
   std::unordered_map<std::string, int> value_index;
   std::unordered_map<std::string, int> node_index;
 
@@ -118,7 +128,9 @@ struct Model {
 // Sorts nodes topologically (stable: keeps file order where possible), fills producers/consumers and
 // the name indices. Throws naming the node when the graph has a cycle or an undefined input.
 // A subgraph (If/Loop body) may read tensors of its enclosing graphs: `subgraph` allows inputs that
-// nothing inside provides.
+// nothing inside provides (they become its outer_refs). A node's subgraph attributes must be finalized
+// first: their outer_refs become the node's implicit_inputs (ordering it after their producers), and
+// names no scope provides are an error naming the node in the main graph.
 void finalize_graph(Graph& graph, bool subgraph = false);
 
 }  // namespace ptq::ir

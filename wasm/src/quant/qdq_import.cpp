@@ -392,7 +392,33 @@ class Importer {
 bool is_quantize_linear(const ir::Node& n) { return n.op_type == "QuantizeLinear"; }
 bool is_dequantize_linear(const ir::Node& n) { return n.op_type == "DequantizeLinear"; }
 
+namespace {
+
+// Q/DQ nodes inside If branches and Loop/Scan bodies ("'q' in subgraph 'body' of node 'loop'"): the
+// analyses address a calibration node by its tensors in the main graph, so these stay plain ops.
+void subgraph_qdq_nodes(const ir::Graph& g, std::vector<std::string>& found) {
+  for (const ir::Node& n : g.nodes)
+    for (const ir::Graph* sub : n.subgraphs()) {
+      for (const ir::Node& inner : sub->nodes)
+        if (is_quantize_linear(inner) || is_dequantize_linear(inner))
+          found.push_back("'" + inner.name + "' in subgraph '" + sub->name + "' of node '" + n.name + "'");
+      subgraph_qdq_nodes(*sub, found);
+    }
+}
+
+}  // namespace
+
 QdqImportSummary import_qdq(ir::Model& model) {
+  std::vector<std::string> inside;
+  subgraph_qdq_nodes(model.graph, inside);
+  if (!inside.empty()) {
+    std::string text =
+        "QuantizeLinear/DequantizeLinear nodes inside subgraphs kept as they are (not switchable quantizers: they "
+        "stay quantized in every run, the float reference included): ";
+    for (size_t i = 0; i < inside.size() && i < kNamesShown; ++i) text += (i ? "; " : "") + inside[i];
+    if (inside.size() > kNamesShown) text += "; and " + std::to_string(inside.size() - kNamesShown) + " more";
+    model.warnings.push_back(text);
+  }
   const auto& nodes = model.graph.nodes;
   if (std::none_of(nodes.begin(), nodes.end(),
                    [](const ir::Node& n) { return is_quantize_linear(n) || is_dequantize_linear(n); }))
