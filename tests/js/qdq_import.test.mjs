@@ -26,6 +26,7 @@ import * as ortWeb from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
+import { aggregate, cosine, mse, offFraction, ortRun } from './quant_oracle.mjs';
 import { buildViewModel, viewNodeFor } from '../../web/app/graph/model.mjs';
 
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets (measured ~1e-7)
@@ -35,45 +36,6 @@ ortWeb.env.wasm.numThreads = 1;
 ortWeb.env.logLevel = 'error';
 
 const open = (file, level = 'disabled') => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
-
-async function ortRun(session, inputs) {
-  const out = await session.run(inputs);
-  return session.outputNames.map((n) => out[n].data);
-}
-
-// Fraction of elements differing by more than `tol` of the reference's largest magnitude.
-function offFraction(a, b, tol) {
-  let ref = 1e-6;
-  for (let i = 0; i < b.length; i++) ref = Math.max(ref, Math.abs(b[i]));
-  let bad = 0;
-  for (let i = 0; i < b.length; i++) if (!(Math.abs(a[i] - b[i]) <= tol * ref)) bad++;
-  return bad / b.length;
-}
-
-// §4 metrics in float64 (an independent formula, not the core's float32 pairwise sums).
-function mse(a, b) {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += (a[i] - b[i]) ** 2;
-  return s / a.length;
-}
-function cosine(a, b) {
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / (Math.max(Math.sqrt(aa), 1e-8) * Math.max(Math.sqrt(bb), 1e-8));
-}
-// §3.3: mean over samples per output, then mean over outputs.
-function aggregate(perSampleOutputs, metric) {
-  const outputs = perSampleOutputs[0].length;
-  let total = 0;
-  for (let o = 0; o < outputs; o++) total += perSampleOutputs.reduce((s, pair) => s + metric(pair[o][0], pair[o][1]), 0) / perSampleOutputs.length;
-  return total / outputs;
-}
 
 describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   let session;

@@ -33,7 +33,7 @@
 #include "quant/calibration.h"
 #include "config/config_export.h"
 #include "quant/hz_to_qdq.h"
-#include "quant/qdq_import.h"
+#include "quant/qoperator_rewrite.h"
 #include "quant/relations.h"
 #include "reader/external_data.h"
 #include "reader/onnx.h"
@@ -379,7 +379,7 @@ class Session {
         return pb::Bytes{external.entries[*i].data, external.entries[*i].size};
       };
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
-      quant::import_qdq(model);  // a Q/DQ model's quantizers become calibration nodes (§1.11)
+      quant::import_quantizers(model);  // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11)
       auto executor = std::make_unique<exec::Executor>(std::move(model));
       auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.

@@ -203,7 +203,8 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   spec.scales = node.attr_floats("scales");
   spec.zero_points = node.attr_ints("zero_point");
   spec.qdq_nodes = node.attr_strings("qdq_nodes");
-  spec.affine = !spec.qdq_nodes.empty();
+  spec.dynamic = node.attr_int("dynamic", 0) != 0;
+  spec.affine = !spec.qdq_nodes.empty() && !spec.dynamic;
   if (spec.affine) check(spec.constant == 2 && !spec.scales.empty(), where + ": a Q/DQ quantizer (attribute 'qdq_nodes') needs constant = 2 and its scales");
 
   // Legacy info_strings tokens (§1.3).
@@ -228,6 +229,12 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
     spec.zero_points.clear();
   }
   spec.qtype = QType::parse(qtype);
+  if (spec.dynamic) {
+    check(spec.qtype.is_integer(), where + ": a dynamic quantizer needs an integer qtype, not '" + spec.qtype.name + "'");
+    spec.kind = TensorKind::Feature;
+    spec.asymmetric = true;
+    return spec;
+  }
 
   // weight vs feature, in the fallback order of §1.3.
   if (info_weight) spec.kind = TensorKind::Weight;
@@ -374,6 +381,30 @@ void quantize_tensor(const CalibrationSpec& spec, const QType& qtype, const std:
   }
 }
 
+// A dynamic quantizer (CalibrationSpec::dynamic): the parameters from this input's own range. An
+// all-zero input (scale 0) passes through, as DynamicQuantizeLinear gives it back as zeros.
+void dynamic_quantize(const CalibrationSpec& spec, const QType& qtype, const Tensor& input, Tensor& out, RoundMode round) {
+  const float* x = input.data<float>();
+  float* y = out.mutable_data<float>();
+  const int64_t n = input.numel();
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    check(std::isfinite(x[i]), "calibration node '" + spec.node_name + "' (dynamic): its input holds a non-finite value at element " +
+                                   std::to_string(i));
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const float qmin = static_cast<float>(qtype.qmin()), qmax = static_cast<float>(qtype.qmax());
+  const float s = (hi - lo) / (qmax - qmin);
+  if (!(s > 0.0f)) {
+    std::copy(x, x + n, y);
+    return;
+  }
+  const float zp = std::min(std::max(std::nearbyint(qmin - lo / s), qmin), qmax);
+  if (round == RoundMode::HalfToEven) quantize_run<RoundMode::HalfToEven>(x, y, n, s, zp, qmin, qmax);
+  else quantize_run<RoundMode::HalfAwayFromZero>(x, y, n, s, zp, qmin, qmax);
+}
+
 }  // namespace
 
 Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
@@ -395,6 +426,10 @@ Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std:
   }
   check(qtype.is_integer(), "calibration node '" + spec.node_name + "': fake quantization to qtype '" + qtype.name +
                                 "' is not supported (integer, float16, bfloat16 and float32 are)");
+  if (spec.dynamic) {
+    dynamic_quantize(spec, qtype, input, out, round);
+    return out;
+  }
   if (round == RoundMode::HalfToEven) quantize_tensor<RoundMode::HalfToEven>(spec, qtype, scales, input, out);
   else quantize_tensor<RoundMode::HalfAwayFromZero>(spec, qtype, scales, input, out);
   return out;

@@ -46,6 +46,12 @@ struct CalibrationSpec {
   // (range_min/range_max), which a qtype override keeps (derive_scales, derive_zero_points).
   bool affine = false;
   std::vector<std::string> qdq_nodes;
+  // A dynamic quantizer (attribute `dynamic` = 1; a DynamicQuantizeLinear of a QOperator model, §1.12):
+  // no stored scale; each run quantizes with the range of its own input, [min(0, min x), max(0, max x)],
+  // spread over the qtype's levels (scale (hi − lo) / (qmax − qmin), zero point round(qmin − lo / s)
+  // clamped), which for uint8 is what DynamicQuantizeLinear computes. A qtype override spreads the
+  // same per-run range over the new type's levels.
+  bool dynamic = false;
   std::vector<float> range_min, range_max;
   // Attributes the node carries but that are ignored in a way the user should know (e.g. unusable
   // stored scales the thresholds override).

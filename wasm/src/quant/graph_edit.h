@@ -109,6 +109,18 @@ inline void remove_opset(ir::Model& m, const std::string& domain) {
   m.opset_imports = std::move(kept);
 }
 
+// The constant behind value `v`: an initializer, a Constant's output, or an Identity chain of one
+// (torch's exporter shares equal zero-point buffers through Identity nodes), or nullptr.
+inline const Tensor* constant_through_identity(const ir::Graph& g, int v) {
+  for (int depth = 0; v >= 0 && depth < 16; ++depth) {
+    if (const Tensor* t = g.constant(v)) return t;
+    const int p = g.value(v).producer;
+    if (p < 0 || g.node(p).op_type != "Identity" || g.node(p).inputs.empty()) return nullptr;
+    v = g.node(p).inputs[0];
+  }
+  return nullptr;
+}
+
 // Rebuilds the node list with `before[i]` inserted ahead of original node i, then re-finalises.
 inline void insert_nodes(ir::Graph& g, std::vector<std::vector<ir::Node>> before) {
   std::vector<ir::Node> nodes;

@@ -97,17 +97,7 @@ class Importer {
   }
 
  private:
-  // The constant behind value `v`: an initializer, a Constant's output, or an Identity chain of one
-  // (torch's exporter shares equal zero-point buffers through Identity nodes).
-  const Tensor* constant(int v) const {
-    for (int depth = 0; v >= 0 && depth < 16; ++depth) {
-      if (const Tensor* t = g_.constant(v)) return t;
-      const int p = g_.value(v).producer;
-      if (p < 0 || g_.node(p).op_type != "Identity" || g_.node(p).inputs.empty()) return nullptr;
-      v = g_.node(p).inputs[0];
-    }
-    return nullptr;
-  }
+  const Tensor* constant(int v) const { return edit::constant_through_identity(g_, v); }
 
   // The parameters of Q/DQ node `n`, or a reason they cannot be mapped.
   std::optional<Params> params(const ir::Node& n, std::string& why) {

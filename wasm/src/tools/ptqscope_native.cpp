@@ -17,7 +17,7 @@
 #include "data/calibration_data.h"
 #include "exec/executor.h"
 #include "io/npy.h"
-#include "quant/qdq_import.h"
+#include "quant/qoperator_rewrite.h"
 #include "reader/onnx.h"
 #include "tools/tool_files.h"
 
@@ -99,7 +99,7 @@ int run_command(const std::vector<std::string>& argv) {
   ptq::reader::ReadOptions options;
   options.file_name = args.model;
   ptq::ir::Model model = ptq::reader::read_onnx(model_bytes.data(), model_bytes.size(), options);
-  ptq::quant::import_qdq(model);  // a Q/DQ model's quantizers become calibration nodes (§1.11)
+  ptq::quant::import_quantizers(model);  // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11)
   ptq::exec::Executor executor(std::move(model));
 
   const LoadedFiles files = read_calibration_folder(args.data);
