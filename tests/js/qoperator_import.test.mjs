@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
 import { aggregate, cosine, mse, offFraction, ortRun } from './quant_oracle.mjs';
+import { buildViewModel } from '../../web/app/graph/model.mjs';
 
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets
 const entries = loadManifest().filter((m) => m.kind === 'qoperator');
@@ -70,6 +71,8 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
       const node = graph.nodes.find((n) => n.name === q.name);
       expect(node?.op_type, `${q.op_type} '${q.name}'`).toBe(q.float_op);
     }
+    // The page's viewer folds every quantizer into a badge, as it does HzCalibration nodes.
+    expect(buildViewModel(graph).stats.badges).toBe(entry.quantizers.activation + entry.quantizers.weight);
   });
 
   it('float reference (every quantizer OFF) equals onnxruntime on the float model', async () => {

@@ -171,7 +171,10 @@ TEST(QOperatorRewrite, ComMicrosoftOperatorsBecomeTheirFloatOperators) {
   }
   EXPECT_FLOAT_EQ(node_named(m.graph, "leaky").attr_float("alpha", 0), 0.2f);
   EXPECT_FALSE(node_named(m.graph, "gap").has_attr("channels_last"));
-  EXPECT_EQ(calibration_names(m.graph), (std::vector<std::string>{"x", "lr", "sg", "add", "mul", "cat", "ap", "gap"}));
+  // Named after the float tensors; where the float operator already has that name (node "add" writes
+  // tensor "add"), the calibration node takes "_1" (§1.11).
+  EXPECT_EQ(calibration_names(m.graph),
+            (std::vector<std::string>{"x", "lr", "sg", "add_1", "mul_1", "cat_1", "ap_1", "gap_1"}));
 
   // The same computation written by hand as a Q/DQ model (each quantized tensor a Q -> DQ pair)
   // runs bit-identically, ON and OFF.
@@ -236,7 +239,8 @@ TEST(QOperatorRewrite, IntegerOperatorsBetweenQLinearNodesBecomeFloatWithTheirIn
   EXPECT_EQ(node_named(m.graph, "fc").op_type, "MatMul");
   import_qdq(m);
   EXPECT_TRUE(m.warnings.empty()) << (m.warnings.empty() ? "" : m.warnings[0]);
-  EXPECT_EQ(calibration_names(m.graph), (std::vector<std::string>{"x", "w", "c", "p", "r", "b", "y"}));
+  // "y" names the graph output already: the float tensor takes the integer tensor's own name.
+  EXPECT_EQ(calibration_names(m.graph), (std::vector<std::string>{"x", "w", "c", "p", "r", "b", "y_quantized"}));
   // b quantized per column (its last axis).
   const CalibrationSpec bq = parse_calibration(m.graph, m.graph.find_node("b"));
   EXPECT_EQ(bq.axis, 1);

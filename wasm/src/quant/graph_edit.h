@@ -26,6 +26,8 @@ class NameSet {
     used_.insert(name);
     return name;
   }
+  // Marks `name` as used (a name taken on purpose, e.g. one a node already has but no value does).
+  void use(const std::string& name) { used_.insert(name); }
 
  private:
   std::unordered_set<std::string> used_;

@@ -165,10 +165,16 @@ class Rewriter {
     const std::string suffix = kQuantizedSuffix;
     if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       const std::string stripped = name.substr(0, name.size() - suffix.size());
-      if (names_.fresh(stripped) == stripped) return edit::add_value(g_, stripped);
+      // Tensor names only: a node may have the same name (ONNX keeps the two apart).
+      if (g_.find_value(stripped) < 0) {
+        names_.use(stripped);
+        return edit::add_value(g_, stripped);
+      }
     }
     if (!g_.value(v).is_graph_output) {
-      g_.values[static_cast<size_t>(v)].name = names_.fresh(name + suffix);
+      const std::string renamed = names_.fresh(name + suffix);
+      g_.values[static_cast<size_t>(v)].name = renamed;
+      g_.value_index[renamed] = v;
       return edit::add_value(g_, name);
     }
     return edit::add_value(g_, names_.fresh(name + "_float"));
