@@ -2,13 +2,14 @@
 // Float forward pass, one thread, measured in ONE run for: our wasm build (Node), our native build,
 // onnxruntime-web 1.30 (wasm backend, 1 thread) and onnxruntime-node 1.30 (CPU EP, 1 thread).
 // Prints the table and the ratios; `--write-docs` rewrites the table in docs/benchmarks.md.
-// Our engines run in both convolution modes (setConvolutionMode / ptq_bench --conv): 'accurate' (the
-// default) and 'fast' (Winograd F(4x4, 3x3) as well), the wasm ones in alternation with ORT-web.
+// Our engines run in the convolution modes of --modes (setConvolutionMode / ptq_bench --conv; default
+// 'accurate,fast': the default mode, im2col + GEMM, and Winograd F(2x2, 3x3)), the wasm ones in
+// alternation with ORT-web.
 // Not a test: speed targets are read from this table, never asserted in the suite.
 // --compare-wasm FILE adds another build of the wasm module (e.g. one saved from before a kernel
 // change) as a further engine in the alternation, run in its default mode: before/after in one run.
 // Usage: node scripts/bench-executor.mjs [--runs N] [--warmup N] [--models resnet18,mobilenet_v2,yolov8n_like]
-//        [--compare-wasm FILE]
+//        [--modes accurate,fast,fastest] [--compare-wasm FILE]
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,8 +27,8 @@ const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
 const nativeBench = path.join(REPO_ROOT, 'build/native-release/ptq_bench');
 
 const time = (fn) => timeLoop(fn, { warmup, runs });
-// Our two convolution modes: the default first.
-const CONV_MODES = ['accurate', 'fast'];
+// Our convolution modes (describe().convolution_modes), the first is the ratio's reference.
+const CONV_MODES = option('modes', 'accurate,fast').split(',');
 
 function firstSample(dataDir) {
   // One sub-folder per input; the lexicographically first file of each.
@@ -93,7 +94,7 @@ async function main() {
     ];
     await timeAlternating(engines, warmup);
     const times = (await timeAlternating(engines, runs)).map(median);
-    ptq.setConvolutionMode('accurate');
+    ptq.setConvolutionMode(CONV_MODES[0]);
     await webSession.release?.();
     sessions.forEach((s) => s.delete());
     otherSession?.delete();
@@ -109,18 +110,18 @@ async function main() {
   }
   const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
   const r = (a, b) => (Number.isFinite(a) && Number.isFinite(b) ? (a / b).toFixed(2) : 'n/a');
-  const [a, b] = CONV_MODES;
+  const modes = CONV_MODES.join(' / ');
   const lines = [
-    `| model | ptqscope wasm, ${a} (ms) | ptqscope wasm, ${b} (ms) | onnxruntime-web wasm (ms) | wasm ratio ${a} / ${b} (ours / ORT-web) | ptqscope native, ${a} / ${b} (ms) | onnxruntime-node (ms) | native ratio ${a} / ${b} (ours / ORT-node) |`,
-    '|---|---|---|---|---|---|---|---|',
-    ...rows.map((x) => `| ${x.name} | ${f(x.wasm[0])} | ${f(x.wasm[1])} | ${f(x.ortWebMs)} | ${r(x.wasm[0], x.ortWebMs)} / ${r(x.wasm[1], x.ortWebMs)} | ${f(x.native[0])} / ${f(x.native[1])} | ${f(x.ortNodeMs)} | ${r(x.native[0], x.ortNodeMs)} / ${r(x.native[1], x.ortNodeMs)} |`),
+    `| model | ${CONV_MODES.map((m) => `ptqscope wasm, ${m} (ms)`).join(' | ')} | onnxruntime-web wasm (ms) | wasm ratio ${modes} (ours / ORT-web) | ptqscope native, ${modes} (ms) | onnxruntime-node (ms) | native ratio ${modes} (ours / ORT-node) |`,
+    `|---|${CONV_MODES.map(() => '---|').join('')}---|---|---|---|---|`,
+    ...rows.map((x) => `| ${x.name} | ${x.wasm.map(f).join(' | ')} | ${f(x.ortWebMs)} | ${x.wasm.map((t) => r(t, x.ortWebMs)).join(' / ')} | ${x.native.map(f).join(' / ')} | ${f(x.ortNodeMs)} | ${x.native.map((t) => r(t, x.ortNodeMs)).join(' / ')} |`),
   ];
   if (compareFile) {
     lines[0] += ` ${compareFile} (ms) | its ratio to ORT-web |`;
     lines[1] += '---|---|';
     rows.forEach((x, i) => { lines[i + 2] += ` ${f(x.otherMs)} | ${r(x.otherMs, x.ortWebMs)} |`; });
   }
-  const engines = `ours in both convolution modes${compareFile ? `, ${compareFile}` : ''}, ORT-web`;
+  const engines = `ours in the convolution modes ${modes}${compareFile ? `, ${compareFile}` : ''}, ORT-web`;
   report('bench-executor', `Float forward pass, batch 1, one thread, median of ${runs} runs after ${warmup} warm-ups (the wasm engines in alternation: ${engines}); ${machine()}`, lines);
 }
 

@@ -9,8 +9,8 @@
 // Models: the float fixtures and the `deep` part (resnet50 by default; PTQ_DEEP_MODELS=all
 // /usr/bin/python3 scripts/fixtures/make_fixtures.py adds resnet101, inception_v3, fcn_resnet50).
 // The table is printed; PTQ_FLOAT64_DOCS=1 also writes it into docs/compatibility.md. PTQ_CONV=fast
-// (or off) measures another convolution mode (setConvolutionMode) and only prints: the budget is the
-// default mode's.
+// (or fastest) measures another convolution mode (setConvolutionMode) and only prints: the budget is
+// the default mode's.
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';

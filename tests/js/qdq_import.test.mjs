@@ -190,9 +190,11 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
         // Within onnxruntime's own spread; where no rounding decision flips (spread ~0), float32
         // rounding of the outputs (~1e-7 of their scale) still moves a metric of the small
         // quantization error: up to 3.4e-4 of the mse measured on these fixtures, allowed 1e-3; the
-        // cosine is a float32 near 1 (an ulp is 6e-8).
+        // cosine is a float32 near 1 (§4: float32 dot product and norms, an ulp below 1 is 6e-8),
+        // whose own rounding is allowed two ulps at 1 (2^-22; measured up to 1.9, stem.weight of
+        // qdq_resnet_tiny).
         expect(Math.abs(row.mse - expectedMse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(Math.max(spreadMse, 1e-3 * expectedMse));
-        expect(Math.abs(row['cosine-similarity'] - expectedCos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(Math.max(spreadCos, 1e-3 * (1 - expectedCos)) + 1e-7);
+        expect(Math.abs(row['cosine-similarity'] - expectedCos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(Math.max(spreadCos, 1e-3 * (1 - expectedCos)) + 2 ** -22);
       }
     });
   }

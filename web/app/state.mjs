@@ -14,7 +14,7 @@
 //   report           a toolchain report beside the model: {name, report, mapped, document} | null (reports/)
 //   error            message for the banner | null; the page stays usable
 //   status           short progress text ('Loading model…') | null
-//   convolutionMode  'accurate' (default when unset) | 'fast': the analysis workers' convolution
+//   convolutionMode  'accurate' (default when unset) | 'fast' | 'fastest': the analysis workers' convolution
 //                    kernels (the analyses panel's setting; docs/compatibility.md)
 // Listeners get (value, previous, key). `set` notifies even when the value is identical so that
 // re-setting 'focus' to the same node re-centres it; use `update` to notify only on change.

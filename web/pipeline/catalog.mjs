@@ -9,6 +9,9 @@ export { describe };
 export const METRICS = describe.metrics.map((m) => m.name);
 export const NODE_TYPES = describe.node_types;
 export const ANALYSES = describe.analyses.map((a) => a.name);
+// The convolution kernels ({name, doc}, the default first): setConvolutionMode's names, the CLI's
+// --conv values and the page's "Convolutions" setting.
+export const CONVOLUTION_MODES = describe.convolution_modes;
 // The node types the original's command line and runall accept (§3.1: "CLI restricts to the first
 // three"; §8.4): every node type of the core but tae.
 export const ORIGINAL_NODE_TYPES = NODE_TYPES.filter((t) => t !== 'tae');

@@ -4,9 +4,10 @@
 // cancellation and errors are protocol.mjs's; the requests and their results:
 //   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}], modelName?, dataName?, convolution?}
 //                             -> {summary, data: {sampleCount, sampleNames} | null}
-//                             convolution: the module's convolution kernels (setConvolutionMode:
-//                             'accurate' when absent, 'fast'); externalFiles: the model's
-//                             external-data files (Session.loadModel(bytes, files), docs/wasm-api.md)
+//                             convolution: the module's convolution kernels (setConvolutionMode,
+//                             describe().convolution_modes: 'accurate' when absent, 'fast',
+//                             'fastest'); externalFiles: the model's external-data files
+//                             (Session.loadModel(bytes, files), docs/wasm-api.md)
 //   listItems {request}       -> {items: [names]}
 //   analyze {request}         -> an event per finished item, then {json}
 //   merge {parts: [json strings]} -> {json}

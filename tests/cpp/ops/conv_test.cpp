@@ -136,10 +136,11 @@ TEST(Conv, SpecExampleByHand) {
   ptq::test::expect_tensor_near(y3, {1, 1, 2, 2}, {54, 72, 144, 162});
 }
 
-// Switches the Winograd path off for a scope: the im2col + GEMM blocking cases below are 3x3 stride 1
-// and must exercise that path (Winograd has its own tests, with its own error bound).
+// The default (accurate) mode for a scope, whatever the process's mode: the im2col + GEMM blocking
+// cases below are 3x3 stride 1 and must exercise that path (Winograd has its own tests, with its own
+// error bound).
 struct WithoutWinograd : test::ScopedWinogradMode {
-  WithoutWinograd() : ScopedWinogradMode(ops::WinogradMode::Off) {}
+  WithoutWinograd() : ScopedWinogradMode(ops::WinogradMode::Accurate) {}
 };
 
 TEST(Conv, FastPathsMatchNaive) {

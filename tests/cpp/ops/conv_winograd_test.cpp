@@ -105,7 +105,7 @@ TEST(ConvWinograd, F2x2MatchesDirectConvolution) {
   }
 }
 
-// Through the Conv kernel in the fast mode: batch, groups, bias; then the same node and weights on
+// Through the Conv kernel in the fastest mode: batch, groups, bias; then the same node and weights on
 // smaller inputs (F(2x2), then im2col), so the cached packing must be rebuilt for each path (layout tag).
 TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   std::mt19937 rng(11);
@@ -120,7 +120,7 @@ TEST(ConvWinograd, ConvKernelUsesItPerGroupAndRepacksWhenThePathChanges) {
   node.outputs = {3};
   node.attributes = {test::attr_int("group", group), test::attr_ints("pads", {1, 1, 1, 1})};
   std::any prepared;
-  const test::ScopedWinogradMode fast(ops::WinogradMode::Fast);
+  const test::ScopedWinogradMode fastest(ops::WinogradMode::Fastest);
   for (const int64_t size : {13, 7, 2}) {  // 13x13: F(4x4) (16 tiles); 7x7: F(2x2); 2x2: im2col
     const int64_t batch = 2, plane = size * size;
     const std::vector<float> x = test::random_floats(rng, batch * group * Cg * plane);
@@ -158,17 +158,20 @@ TEST(ConvWinograd, ChoosesTheVariantByModeAndPlaneSize) {
     return s;
   };
   using ops::WinogradKind;
-  // Default (accurate) mode: F(2x2) on every plane with at least 4 of its tiles, never F(4x4).
+  // Default (accurate) mode: no Winograd at all (its float error exceeds im2col + GEMM's).
   EXPECT_EQ(ops::winograd_mode(), ops::WinogradMode::Accurate);
-  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 56), 64, 64), WinogradKind::F2x2);
-  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 8, 8), WinogradKind::F2x2);
-  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 3), 8, 8), WinogradKind::F2x2);
-  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 2), 8, 8), WinogradKind::None);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 56), 64, 64), WinogradKind::None);
+  EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 7), 8, 8), WinogradKind::None);
   {
-    const test::ScopedWinogradMode off(ops::WinogradMode::Off);
-    EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 56), 64, 64), WinogradKind::None);
+    // Fast: F(2x2) on every plane with at least 4 of its tiles, never F(4x4).
+    const test::ScopedWinogradMode fast(ops::WinogradMode::Fast);
+    EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 56), 64, 64), WinogradKind::F2x2);
+    EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 8, 8), WinogradKind::F2x2);
+    EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 3), 8, 8), WinogradKind::F2x2);
+    EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 2), 8, 8), WinogradKind::None);
+    EXPECT_EQ(ops::winograd_kind(spatial(3, 2, 1, 16), 8, 8), WinogradKind::None);
   }
-  const test::ScopedWinogradMode fast(ops::WinogradMode::Fast);
+  const test::ScopedWinogradMode fastest(ops::WinogradMode::Fastest);
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 8, 8), WinogradKind::F4x4);
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 13), 8, 8), WinogradKind::F4x4);  // 4 x 4 tiles of 4x4
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 12), 8, 8), WinogradKind::F2x2);  // 3 x 3 tiles: too few
@@ -179,6 +182,26 @@ TEST(ConvWinograd, ChoosesTheVariantByModeAndPlaneSize) {
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 2, 16), 8, 8), WinogradKind::None);
   EXPECT_EQ(ops::winograd_kind(spatial(5, 1, 1, 16), 8, 8), WinogradKind::None);
   EXPECT_EQ(ops::winograd_kind(spatial(3, 1, 1, 16), 1, 8), WinogradKind::None);  // depthwise-like: its own path
+}
+
+
+// The modes by name (describe().convolution_modes, the CLI's --conv): the default first, each name
+// parsed to its mode, anything else an error naming every valid name.
+TEST(ConvWinograd, ModesAreNamedOnceWithTheDefaultFirst) {
+  const auto& modes = ops::convolution_modes();
+  ASSERT_EQ(modes.size(), 3u);
+  EXPECT_EQ(std::string(modes[0].name), "accurate");
+  EXPECT_EQ(modes[0].mode, ops::winograd_mode());  // the process default
+  for (const ops::ConvolutionModeInfo& m : modes) {
+    EXPECT_EQ(ops::parse_winograd_mode(m.name), m.mode) << m.name;
+    EXPECT_FALSE(std::string(m.doc).empty()) << m.name;
+  }
+  try {
+    ops::parse_winograd_mode("off");
+    FAIL() << "'off' is not a mode";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'accurate', 'fast', 'fastest'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "config/config_export.h"
 #include "core/error.h"
 #include "exec/registry.h"
+#include "ops/conv_winograd.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
@@ -216,6 +217,9 @@ std::string describe_json() {
   w.key("node_types").string_array(analysis::node_types());
   w.key("analyses").begin_array();
   for (const auto& a : analyses()) write_analysis(w, a);
+  w.end_array().key("convolution_modes").begin_array();
+  for (const ops::ConvolutionModeInfo& m : ops::convolution_modes())
+    w.begin_object().field("name", m.name).field("doc", m.doc).end_object();
   w.end_array().key("export_formats").begin_array();
   for (const auto& f : quant::export_formats()) {
     w.begin_object().field("name", f.name).field("suffix", f.suffix).field("media_type", f.media_type);

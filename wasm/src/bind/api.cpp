@@ -295,8 +295,8 @@ std::string describe() {
   return guarded([] { return api::describe_json(); });
 }
 
-// Which convolution kernels this module's sessions use (ops/conv_winograd.h): "accurate" (default),
-// "fast" (Winograd F(4x4, 3x3) too) or "off" (im2col + GEMM only). Process-wide: one per worker.
+// Which convolution kernels this module's sessions use (ops/conv_winograd.h): "accurate" (default: no
+// Winograd), "fast" (Winograd F(2x2, 3x3)) or "fastest" (F(4x4, 3x3) too). Process-wide: one per worker.
 void set_convolution_mode(const std::string& name) {
   guarded([&] { ops::set_winograd_mode(ops::parse_winograd_mode(name)); });
 }

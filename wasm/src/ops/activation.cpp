@@ -150,7 +150,11 @@ struct GeluOp {
       const T k = static_cast<T>(0.7978845608028654);  // sqrt(2/pi)
       return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
     }
-    return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.7071067811865476)));  // 1/sqrt(2)
+    // 0.5 v (1 + erf(v / sqrt 2)) as 0.5 v erfc(-v / sqrt 2): the same value, without the
+    // cancellation of 1 + erf for negative v (below -4 it loses every digit of the tail); in double,
+    // since a float32 argument v / sqrt 2 alone puts the tail ~100 ulps off (erfc's relative slope).
+    const double d = static_cast<double>(v);
+    return static_cast<T>(0.5 * d * std::erfc(-d * 0.70710678118654752440));  // 1/sqrt(2)
   }
 };
 

@@ -2,8 +2,8 @@
 //  * depthwise (one input channel per group, at most a few outputs per group, 1-D/2-D): a direct
 //    kernel over a zero-padded copy of each input plane;
 //  * pointwise (1x1, stride 1, no padding): GEMM straight on the NCHW planes (B = input channels);
-//  * 3x3 stride 1 with enough channels and tiles: Winograd F(4x4, 3x3), or F(2x2, 3x3) on small
-//    planes (ops/conv_winograd.h);
+//  * 3x3 stride 1 with enough channels and tiles, in the opt-in fast modes only: Winograd F(2x2, 3x3),
+//    or F(4x4, 3x3) on large planes (ops/conv_winograd.h: their float error exceeds im2col's);
 //  * everything else: im2col per group, written directly into the GEMM's packed-B panels, so no
 //    full im2col matrix is materialised (a kGemmKC x kGemmNC block at a time, L2 resident).
 // Weights are the GEMM A operand (output channels = rows), packed once and cached via ctx.prepared.

@@ -8,13 +8,16 @@
 // Accuracy (measured against a double-precision direct convolution, in units of Σ|w·x| of each
 // output; tests/cpp/ops/conv_accuracy_test.cpp): the error is dominated by the float32 sums over the
 // input channels in the transformed domain, where the terms are larger than the output they cancel
-// to. F(2x2) (transform coefficients 0, ±1, ±1/2) stays below im2col + GEMM (its sums have C terms
-// instead of 9C); F(4x4) (points 0, ±1, ±2, ∞: coefficients up to 8) is 5-10x above it, and 2-5x
-// less accurate end to end on deep networks than onnxruntime. So F(4x4) runs only in the opt-in
-// fast mode; the weight transforms are computed in double and rounded once either way.
+// to. F(2x2) (transform coefficients 0, ±1, ±1/2) is 1.1-2.3x im2col + GEMM's error per problem: in
+// float32 no cheap change reaches im2col's (summing its products in double gets within 1.4x, with
+// its output transform in double too below it, at more than the time Winograd saves), so it is not
+// the default. F(4x4) (points 0, ±1, ±2, ∞: coefficients up to 8) is 12-35x above im2col, and 2-2.3x
+// onnxruntime's error end to end on deep networks. The weight transforms are computed in double and
+// rounded once.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ops/conv_common.h"
 
@@ -28,20 +31,29 @@ struct Winograd3x3Shape {
 };
 
 // Which 3x3 convolutions run by Winograd (process-wide; one wasm instance per worker):
-//   Accurate (default): F(2x2) only, whose error bound is at most im2col + GEMM's;
-//   Fast: F(4x4) as well, on planes of at least 16 of its tiles (about 1.3-1.6x faster on those
-//         layers, 5-10x the rounding error: docs/compatibility.md);
-//   Off: im2col + GEMM only (benchmarks, tests).
-enum class WinogradMode { Accurate, Fast, Off };
+//   Accurate (default): none: im2col + GEMM, pointwise GEMM and depthwise, each within im2col +
+//         GEMM's error bound (the float accuracy budget, docs/compatibility.md);
+//   Fast: F(2x2) on 3x3 stride-1 convolutions (1.1-2.3x im2col's error per kernel, still within the
+//         end-to-end budget against onnxruntime on every measured model);
+//   Fastest: F(4x4) as well, on planes of at least 16 of its tiles (12-35x im2col's error per
+//         kernel, outside the end-to-end budget).
+enum class WinogradMode { Accurate, Fast, Fastest };
 void set_winograd_mode(WinogradMode mode);
 WinogradMode winograd_mode();
-// "accurate" | "fast" | "off" (the names of the CLI's --conv option and the page's setting); throws
-// ptq::Error naming the valid values otherwise.
+// The modes by name, the default first, each with what it trades (the CLI's --conv values and the
+// page's setting read them from describe()).
+struct ConvolutionModeInfo {
+  const char* name;
+  WinogradMode mode;
+  const char* doc;
+};
+const std::vector<ConvolutionModeInfo>& convolution_modes();
+// A name of convolution_modes() -> its mode; throws ptq::Error naming the valid values otherwise.
 WinogradMode parse_winograd_mode(const std::string& name);
 
-// Which Winograd variant a convolution uses, if any: 2-D, 3x3, stride 1, dilation 1, enough channels
-// for the GEMMs; in Fast mode F(4x4) on planes of at least 16 of its tiles; otherwise F(2x2) on
-// planes of at least 4 of its tiles.
+// Which Winograd variant a convolution uses, if any: none in Accurate mode; otherwise 2-D, 3x3,
+// stride 1, dilation 1, enough channels for the GEMMs; in Fastest mode F(4x4) on planes of at least
+// 16 of its tiles; otherwise F(2x2) on planes of at least 4 of its tiles.
 enum class WinogradKind { None, F4x4, F2x2 };
 WinogradKind winograd_kind(const Spatial& sp, int64_t Cg, int64_t Mg);
 

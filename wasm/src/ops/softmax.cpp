@@ -1,7 +1,8 @@
 // Softmax, LogSoftmax, Hardmax, and the losses on (log-)probabilities NegativeLogLikelihoodLoss and
-// SoftmaxCrossEntropyLoss. Softmax and LogSoftmax are computed in float32 with the row max subtracted first so large logits do
-// not overflow. Before opset 13 the input is coerced to 2-D at `axis` (default 1) and normalised
-// over all trailing dims; from opset 13 on only the single `axis` (default -1) is normalised.
+// SoftmaxCrossEntropyLoss. Softmax and LogSoftmax subtract the row max first so large logits do not
+// overflow, and compute in double whatever the storage type. Before opset 13 the input is coerced to
+// 2-D at `axis` (default 1) and normalised over all trailing dims; from opset 13 on only the single
+// `axis` (default -1) is normalised.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -37,73 +38,86 @@ SoftmaxLayout softmax_layout(const KernelContext& ctx, const Shape& shape) {
   return l;
 }
 
-// One contiguous row of n values.
-template <bool Log>
-void softmax_row(const float* __restrict x, float* __restrict y, int64_t n) {
-  float m = x[0];
-  for (int64_t i = 1; i < n; ++i) m = std::max(m, x[i]);
-  float sum = 0.0f;
+// One contiguous row of n values. The max is subtracted, exponentiated and summed in double (the
+// shifted logits are exact there, and the sum of n terms rounds once): within about one float32 ulp
+// of the exact result, where float32 shifts and a float32 running sum are tens of ulps off for
+// 1000 classes (tests/js/float64_reference_ops.test.mjs).
+template <bool Log, class T>
+void softmax_row(const T* __restrict x, T* __restrict y, int64_t n) {
+  const double m = *std::max_element(x, x + n);
+  double sum = 0.0;
   if constexpr (Log) {
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - m);
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i]) - m);
     // (x - max) - log(sum): folding max and log(sum) into one shift first would round it at the
     // magnitude of max and lose the small log term for large logits.
-    const float log_sum = std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
+    const double log_sum = std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((double(x[i]) - m) - log_sum);
   } else {
-    for (int64_t i = 0; i < n; ++i) sum += (y[i] = std::exp(x[i] - m));
-    const float inv = 1.0f / sum;
-    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = std::exp(double(x[i]) - m);
+      y[i] = static_cast<T>(e);
+      sum += e;
+    }
+    const double inv = 1.0 / sum;
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(double(y[i]) * inv);
   }
 }
 
 // n rows of `inner` values each, normalised down the columns; loops run along the contiguous
-// inner dimension so they vectorise.
-template <bool Log>
-void softmax_columns(const float* __restrict x, float* __restrict y, int64_t n, int64_t inner,
-                     std::vector<float>& m, std::vector<float>& sum) {
+// inner dimension. The same double arithmetic as softmax_row.
+template <bool Log, class T>
+void softmax_columns(const T* __restrict x, T* __restrict y, int64_t n, int64_t inner, std::vector<double>& m,
+                     std::vector<double>& sum) {
   std::copy(x, x + inner, m.begin());
   for (int64_t r = 1; r < n; ++r)
-    for (int64_t j = 0; j < inner; ++j) m[j] = std::max(m[j], x[r * inner + j]);
-  std::fill(sum.begin(), sum.end(), 0.0f);
+    for (int64_t j = 0; j < inner; ++j) m[j] = std::max(m[j], double(x[r * inner + j]));
+  std::fill(sum.begin(), sum.end(), 0.0);
   for (int64_t r = 0; r < n; ++r) {
     for (int64_t j = 0; j < inner; ++j) {
-      const float e = std::exp(x[r * inner + j] - m[j]);
-      if constexpr (!Log) y[r * inner + j] = e;
+      const double e = std::exp(double(x[r * inner + j]) - m[j]);
+      if constexpr (!Log) y[r * inner + j] = static_cast<T>(e);
       sum[j] += e;
     }
   }
   if constexpr (Log) {
     for (int64_t j = 0; j < inner; ++j) sum[j] = std::log(sum[j]);
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = (x[r * inner + j] - m[j]) - sum[j];
+      for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = static_cast<T>((double(x[r * inner + j]) - m[j]) - sum[j]);
   } else {
-    for (int64_t j = 0; j < inner; ++j) sum[j] = 1.0f / sum[j];
+    for (int64_t j = 0; j < inner; ++j) sum[j] = 1.0 / sum[j];
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < inner; ++j) y[r * inner + j] *= sum[j];
+      for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = static_cast<T>(double(y[r * inner + j]) * sum[j]);
   }
 }
 
+template <bool Log, class T>
+void softmax_all(const SoftmaxLayout& l, const T* src, T* dst) {
+  const int64_t block = l.n * l.inner;
+  if (l.inner == 1) {
+    for (int64_t o = 0; o < l.outer; ++o) softmax_row<Log>(src + o * block, dst + o * block, l.n);
+  } else {
+    std::vector<double> m(static_cast<size_t>(l.inner)), sum(static_cast<size_t>(l.inner));
+    for (int64_t o = 0; o < l.outer; ++o) softmax_columns<Log>(src + o * block, dst + o * block, l.n, l.inner, m, sum);
+  }
+}
+
+// float32 (half types widened to it and cast back) or float64 storage; double arithmetic either way.
 template <bool Log>
 void softmax_kernel(KernelContext& ctx) {
   const Tensor& x0 = ctx.required(0);
   const DType dt = x0.dtype();
   ctx.check(dt == DType::Float || dt == DType::Double || dt == DType::Float16 || dt == DType::BFloat16,
             "unsupported input dtype " + dtype_name(dt));
-  const Tensor x = x0.to_float();
-  const SoftmaxLayout l = softmax_layout(ctx, x.shape());
-  Tensor y(DType::Float, x.shape());
-  if (x.numel() > 0) {
-    const float* src = x.data<float>();
-    float* dst = y.mutable_data<float>();
-    const int64_t block = l.n * l.inner;
-    if (l.inner == 1) {
-      for (int64_t o = 0; o < l.outer; ++o) softmax_row<Log>(src + o * block, dst + o * block, l.n);
-    } else {
-      std::vector<float> m(static_cast<size_t>(l.inner)), sum(static_cast<size_t>(l.inner));
-      for (int64_t o = 0; o < l.outer; ++o)
-        softmax_columns<Log>(src + o * block, dst + o * block, l.n, l.inner, m, sum);
-    }
+  const SoftmaxLayout l = softmax_layout(ctx, x0.shape());
+  if (dt == DType::Double) {
+    Tensor y(DType::Double, x0.shape());
+    if (x0.numel() > 0) softmax_all<Log>(l, x0.data<double>(), y.mutable_data<double>());
+    ctx.outputs[0] = y;
+    return;
   }
+  const Tensor x = x0.to_float();
+  Tensor y(DType::Float, x.shape());
+  if (x.numel() > 0) softmax_all<Log>(l, x.data<float>(), y.mutable_data<float>());
   ctx.outputs[0] = dt == DType::Float ? y : cast_tensor(y, dt);
 }
 

@@ -2,8 +2,8 @@
 // Prints one JSON line {"median_ms", "min_ms", "runs"} (float model: every calibration node OFF).
 // ptq_bench --sweep activation|node|weight MODEL CALIBRATION_DATA_DIR: times a full sensitivity sweep
 // (cosine, data_num 1) instead, with --profile giving the per-op time summed over the sweep.
-// --conv accurate|fast|off: the convolution mode (ops/conv_winograd.h; default accurate: Winograd
-// F(2x2, 3x3) only; fast: F(4x4, 3x3) as well; off: im2col + GEMM only). --no-winograd = --conv off.
+// --conv accurate|fast|fastest: the convolution mode (ops/conv_winograd.h; default accurate: no
+// Winograd; fast: Winograd F(2x2, 3x3); fastest: F(4x4, 3x3) as well).
 // --profile: also prints, on stderr, the time per op type (and the slowest nodes) summed over the runs.
 #include <algorithm>
 #include <chrono>
@@ -112,7 +112,6 @@ int main(int argc, char** argv) {
       else if (a == "--runs" && i + 1 < argc) runs = std::stoi(argv[++i]);
       else if (a == "--profile") profile = true;
       else if (a == "--sweep" && i + 1 < argc) sweep = argv[++i];
-      else if (a == "--no-winograd") ptq::ops::set_winograd_mode(ptq::ops::WinogradMode::Off);
       else if (a == "--conv" && i + 1 < argc) ptq::ops::set_winograd_mode(ptq::ops::parse_winograd_mode(argv[++i]));
       else positional.push_back(a);
     }

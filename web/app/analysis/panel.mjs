@@ -7,12 +7,11 @@ import { FORMS, buildForm, el, readForm } from './forms.mjs';
 import { progressText, formatDuration } from './runner.mjs';
 import { createResultView } from './views.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
+import { CONVOLUTION_MODES } from '../../pipeline/catalog.mjs';
 
 const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
-// The CLI's --conv values (validated by the core's setConvolutionMode).
-const CONV_MODES = [['accurate', 'accurate'], ['fast', 'fast (larger float error)']];
-const CONV_TITLE = 'accurate: float error no worse than onnxruntime\'s. fast: Winograd F(4x4,3x3) for 3x3 convolutions, ' +
-  'faster but with several times the rounding error (docs/compatibility.md)';
+// The core's convolution modes (the CLI's --conv values), the default first.
+const CONV_TITLE = `${CONVOLUTION_MODES.map((m) => `${m.name}: ${m.doc}`).join('. ')} (docs/compatibility.md)`;
 
 /**
  * mountAnalysesPanel(root, state, runner, hooks?) -> {element, select(id), dispose()}
@@ -36,8 +35,8 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   const output = el(doc, 'div', { class: 'ptq-analysis-output' });
   // The workers' convolution kernels (state 'convolutionMode'; a change makes a new worker pool).
   const convSelect = el(doc, 'select', { class: 'ptq-conv-mode', name: 'convolution', title: CONV_TITLE });
-  for (const [value, text] of CONV_MODES) {
-    convSelect.append(el(doc, 'option', { value, text, selected: value === (state.get('convolutionMode') ?? 'accurate') }));
+  for (const { name: value } of CONVOLUTION_MODES) {
+    convSelect.append(el(doc, 'option', { value, text: value, selected: value === (state.get('convolutionMode') ?? CONVOLUTION_MODES[0].name) }));
   }
   convSelect.addEventListener('change', () => state.set('convolutionMode', convSelect.value));
   const convLabel = el(doc, 'label', { class: 'ptq-conv-label' }, doc.createTextNode('Convolutions '), convSelect);

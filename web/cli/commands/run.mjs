@@ -9,6 +9,7 @@ import { readCalibrationFolder, readExternalData, readModelFile } from '../lib/f
 import { encodeNpy } from '../lib/npy.mjs';
 import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
+import { CONVOLUTION_MODES } from '../../pipeline/catalog.mjs';
 
 export const summary = 'run every calibration sample through the model and save the outputs as .npy';
 export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA --quant on|off --out DIR
@@ -18,8 +19,8 @@ export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA --quant on|off 
   --quant on        every calibration node as saved in the model (its stored switch and qtype)
   --quant off       no calibration node quantizes (the float model)
   --out DIR         writes DIR/sample_<k>/<output index>.npy; k follows the file-name order
-  --conv MODE       convolution kernels: accurate (default; float error no worse than onnxruntime's)
-                    or fast (Winograd F(4x4,3x3): faster 3x3 convolutions, larger float error)`;
+  --conv MODE       convolution kernels (default ${CONVOLUTION_MODES[0].name}):
+${CONVOLUTION_MODES.map((m) => `                      ${m.name}: ${m.doc}`).join('\n')}`;
 
 const SPEC = {
   positionals: ['MODEL', 'CALIBRATION_DATA'],
@@ -37,7 +38,7 @@ export async function main(argv, { log = console.log } = {}) {
   const files = readCalibrationFolder(dataDir);
 
   const ptq = await loadPtqModule();
-  withContext('--conv', () => ptq.setConvolutionMode(options.conv ?? 'accurate'));
+  withContext('--conv', () => ptq.setConvolutionMode(options.conv ?? CONVOLUTION_MODES[0].name));
   const session = new ptq.Session();
   try {
     const model = withContext(modelPath, () => session.loadModel(modelBytes, readExternalData(ptq, modelPath, modelBytes)));

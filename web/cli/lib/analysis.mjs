@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { optionDefault } from '../../pipeline/catalog.mjs';
+import { CONVOLUTION_MODES, optionDefault } from '../../pipeline/catalog.mjs';
 import { createPool } from '../../pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
 import { runAnalysis } from '../../pipeline/sweep.mjs';
@@ -24,11 +24,10 @@ function parseWorkers(n) {
   return n;
 }
 
-// The convolution kernels (docs/compatibility.md, float accuracy): 'accurate' (default) or 'fast'
-// (Winograd F(4x4, 3x3) as well: faster 3x3 convolutions, several times the rounding error). The
-// core validates the name.
-export const CONV_OPTION = { name: 'conv', flags: ['--conv'], metavar: 'MODE', default: 'accurate',
-  help: "convolution kernels: 'accurate' (default; float error no worse than onnxruntime's) or 'fast' (Winograd F(4x4,3x3): faster, larger float error)" };
+// The convolution kernels (docs/compatibility.md, float accuracy), as the core describes them: the
+// default first; the core validates the name.
+export const CONV_OPTION = { name: 'conv', flags: ['--conv'], metavar: 'MODE', default: CONVOLUTION_MODES[0].name,
+  help: `convolution kernels: ${CONVOLUTION_MODES.map((m, i) => `'${m.name}'${i ? '' : ' (default)'}: ${m.doc}`).join('; ')}` };
 
 // ptqscope's own options, accepted by every analysis subcommand.
 export const COMMON_OPTIONS = [
