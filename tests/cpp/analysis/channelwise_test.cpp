@@ -199,6 +199,33 @@ TEST(Channelwise, ActivationsComeFromTheCalibratedModel) {
                      "calibration nodes.");
 }
 
+// Activations without the default channel axis 1: a vector's channels lie along axis 0, a scalar is one
+// channel (runall's node list may hold such nodes); an axis given explicitly must still exist.
+TEST(Channelwise, VectorsAndScalarsWithoutAnAxisGiven) {
+  test::GraphBuilder b;
+  b.input("v", DType::Float, {3});
+  b.calibration("v", {attr_floats("thresholds", {1.27f})});
+  b.node("ReduceMax_1", "ReduceMax", {"v_cal"}, {"m"}, {attr_int("keepdims", 0)});
+  b.calibration("m", {attr_floats("thresholds", {1.27f})});
+  b.output("m_cal");
+  exec::Executor ex(b.model());
+  quant::CalibrationRelations rel(ex.graph());
+  test::SampleSet samples(ex.graph(), {{Tensor::from_floats({3}, {0.5f, -0.25f, 1.0f})}});
+  analysis::ChannelwiseOptions o;
+  o.nodes = {"v_HzCalibration", "m_HzCalibration"};
+  const auto r = analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o);
+  ASSERT_EQ(r.plots.size(), 2u);
+  EXPECT_EQ(r.plots[0].axis, 0);
+  EXPECT_EQ(r.plots[0].channels.size(), 3u);
+  EXPECT_EQ(r.plots[1].shape, Shape({}));
+  ASSERT_EQ(r.plots[1].channels.size(), 1u);
+  EXPECT_NEAR(r.plots[1].channels[0].median, 1.0, 1e-6);
+  o.axis = 1;
+  o.has_axis = true;
+  test::expect_error([&] { analysis::get_channelwise_data_distribution(ex, rel, samples.data(), o); },
+                     "axis 1 is out of range for 'v_HzCalibration' with data shape [3]");
+}
+
 TEST(Channelwise, ChannelHistogramsOnlyOnRequest) {
   ConvRun f;
   analysis::ChannelwiseOptions o;

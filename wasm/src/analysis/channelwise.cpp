@@ -183,11 +183,14 @@ ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const qu
     const Tensor* constant = g.constant(spec.input_value);
     const bool weight = constant && spec.kind == quant::TensorKind::Weight;
     p.kind = weight ? "weight" : "activation";
-    const Tensor data_tensor = constant ? (weight ? weight_view(g, spec, constant->to_float()) : constant->to_float())
-                                        : value_of(ex, calibrated, spec.input_value).to_float();
-    p.shape = data_tensor.shape();
+    const Tensor values = constant ? (weight ? weight_view(g, spec, constant->to_float()) : constant->to_float())
+                                   : value_of(ex, calibrated, spec.input_value).to_float();
+    p.shape = values.shape();
+    // The default activation axis 1 does not exist in a scalar or a vector (runall's node list may hold
+    // such nodes, §7): a vector's channels lie along its only axis, a scalar is one channel.
+    const Tensor data_tensor = values.rank() == 0 ? Tensor::view(DType::Float, {1}, values.raw()) : values;
     const int64_t rank = static_cast<int64_t>(data_tensor.rank());
-    int64_t axis = o.has_axis ? o.axis : (spec.kind == quant::TensorKind::Weight ? spec.axis : 1);
+    int64_t axis = o.has_axis ? o.axis : (spec.kind == quant::TensorKind::Weight ? spec.axis : rank < 2 ? 0 : 1);
     if (axis < 0) axis += rank;
     check(axis >= 0 && axis < rank, "axis " + std::to_string(o.has_axis ? o.axis : axis) + " is out of range for '" +
                                         spec.node_name + "' with data shape " + shape_str(p.shape));
