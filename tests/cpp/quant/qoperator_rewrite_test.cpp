@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include "exec/executor.h"
@@ -287,6 +288,27 @@ TEST(QOperatorRewrite, NodesThatCannotBeMappedAreKeptAndNamedInAWarning) {
   // Kept as they are.
   EXPECT_EQ(node_named(m.graph, "conv_dynamic").op_type, "QLinearConv");
   EXPECT_EQ(node_named(m.graph, "pool_nhwc").op_type, "QLinearAveragePool");
+}
+
+TEST(QOperatorRewrite, QOperatorNodesInsideSubgraphsAreNamedInAWarning) {
+  auto branch = std::make_shared<ir::Graph>();
+  branch->name = "then_body";
+  ir::Node inner;
+  inner.name = "inner_add";
+  inner.op_type = "QLinearAdd";
+  inner.domain = kMs;
+  branch->nodes.push_back(inner);
+  ir::Attribute then_branch;
+  then_branch.name = "then_branch";
+  then_branch.type = ir::AttrType::Graph;
+  then_branch.g = branch;
+  ir::Model m =
+      ModelBuilder().input("c", DType::Bool, {}).node("If", "choose", {"c"}, {"y"}, {then_branch}).output("y").build();
+  const QOperatorRewriteSummary s = rewrite_qoperators(m);
+  EXPECT_EQ(s.rewritten + s.left, 0u);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("'inner_add' (QLinearAdd) in subgraph 'then_body' of node 'choose'"), std::string::npos)
+      << m.warnings[0];
 }
 
 TEST(QOperatorRewrite, ModelsWithoutQOperatorNodesAreUntouched) {

@@ -634,9 +634,32 @@ QOperatorRewriteSummary Rewriter::run(const std::vector<Rule>& table, const std:
   return summary_;
 }
 
+// QOperator nodes inside If branches and Loop/Scan bodies: the analyses address a quantizer by its
+// tensors in the main graph, so these stay as they are.
+void subgraph_qoperators(const ir::Graph& g, std::vector<std::string>& found) {
+  for (const ir::Node& n : g.nodes)
+    for (const ir::Graph* sub : n.subgraphs()) {
+      for (const ir::Node& inner : sub->nodes)
+        if (looks_quantized(inner))
+          found.push_back("'" + inner.name + "' (" + inner.op_type + ") in subgraph '" + sub->name + "' of node '" +
+                          n.name + "'");
+      subgraph_qoperators(*sub, found);
+    }
+}
+
 }  // namespace
 
 QOperatorRewriteSummary rewrite_qoperators(ir::Model& model) {
+  std::vector<std::string> inside;
+  subgraph_qoperators(model.graph, inside);
+  if (!inside.empty()) {
+    std::string text =
+        "QOperator nodes inside subgraphs kept as they are (no switchable quantizers: they stay "
+        "quantized in every run, the float reference included): ";
+    for (size_t i = 0; i < inside.size() && i < kNamesShown; ++i) text += (i ? "; " : "") + inside[i];
+    if (inside.size() > kNamesShown) text += "; and " + std::to_string(inside.size() - kNamesShown) + " more";
+    model.warnings.push_back(text);
+  }
   const auto& nodes = model.graph.nodes;
   if (std::none_of(nodes.begin(), nodes.end(), [](const ir::Node& n) { return looks_quantized(n); })) return {};
   return Rewriter(model).run(rules(), passthrough_rules());
