@@ -136,9 +136,11 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
           continue;
         }
         // Within onnxruntime's own spread, or float32 rounding of the outputs where no rounding
-        // decision flips (as in the Q/DQ test: 1e-3 of the mse, an ulp of the cosine).
+        // decision flips (1e-3 of the mse). The core's cosine is a float32 (§4) made of three float32
+        // sums and a division, each rounded: near 1 it resolves a few ulps (2^-24 each; measured up to
+        // 3 ulps against this float64 formula), allowed 4.
         expect(Math.abs(row.mse - expected.mse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(Math.max(spreadMse, 1e-3 * expected.mse));
-        expect(Math.abs(row['cosine-similarity'] - expected.cos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(Math.max(spreadCos, 1e-3 * (1 - expected.cos)) + 1e-7);
+        expect(Math.abs(row['cosine-similarity'] - expected.cos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(Math.max(spreadCos, 1e-3 * (1 - expected.cos)) + 4 * 2 ** -24);
       }
     });
   }
