@@ -5,6 +5,7 @@
 import { createClient } from '../web/pipeline/protocol.mjs';
 
 // externalFiles: [{path, bytes}] the files opened with the model (its external data, if it has any).
+// -> {graph, summary} (summary: the core's model summary, e.g. its unsupported nodes).
 export async function loadGraphInWorker(spawn, bytes, modelName, externalFiles = []) {
   const client = createClient(() => {
     try {
@@ -16,9 +17,9 @@ export async function loadGraphInWorker(spawn, bytes, modelName, externalFiles =
   try {
     // A copy: the page keeps modelBytes for the analysis pool.
     // Both sent at once; the worker answers in order, so a model that fails to load is the error.
-    const [, { json }] = await Promise.all([client.call('load', { model: bytes, externalFiles, modelName }), client.call('graph')]);
+    const [{ summary }, { json }] = await Promise.all([client.call('load', { model: bytes, externalFiles, modelName }), client.call('graph')]);
     try {
-      return JSON.parse(json);
+      return { graph: JSON.parse(json), summary };
     } catch (err) {
       throw new Error(`${modelName}: graphJson is not valid JSON (${err.message})`);
     }

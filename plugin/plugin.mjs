@@ -19,8 +19,9 @@ import { createHeatController } from '../web/app/heatmap/controller.mjs';
 import { createReportController } from '../web/app/reports/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { loadGraphInWorker } from './graph_loader.mjs';
+import { limitedModelText } from '../web/pipeline/catalog.mjs';
 
-const RESET_ON_OPEN = { graph: null, results: null, heat: null, selection: null, picked: new Set(), error: null, externalFiles: [] };
+const RESET_ON_OPEN = { graph: null, summary: null, results: null, heat: null, selection: null, picked: new Set(), error: null, externalFiles: [] };
 
 /**
  * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
@@ -70,9 +71,11 @@ export function installPlugin(win, deps) {
       const externalFiles = await Promise.all(others.map(async (f) => ({ path: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
       if (ticket !== openCount) return; // another file was opened meanwhile
       state.setMany({ modelBytes: bytes, externalFiles, status: `Reading ${name}…` });
-      const graph = await loadGraphInWorker(deps.spawn, bytes, name, externalFiles);
+      const { graph, summary } = await loadGraphInWorker(deps.spawn, bytes, name, externalFiles);
       if (ticket !== openCount) return;
-      state.setMany({ graph, status: null });
+      // A model with ops the core does not run opens; the panel disables the analyses that run it.
+      const limited = limitedModelText(summary);
+      state.setMany({ graph, summary, status: null, ...(limited ? { error: `${name}: ${limited}.` } : {}) });
     } catch (err) {
       if (ticket === openCount) state.setMany({ status: null, error: `${name}: ${err.message}` });
     }

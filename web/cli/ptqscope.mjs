@@ -26,6 +26,18 @@ async function topUsage() {
   return `usage: ptqscope <command> [args]   (ptqscope <command> --help for details)\n\ncommands:\n${lines.join('\n')}`;
 }
 
+// The commands that still work on a model with ops the core cannot run: those whose analysis
+// describe() marks as running the model only for activations (needs_execution).
+async function withoutExecution() {
+  const { analysisSpec } = await import('../pipeline/catalog.mjs');
+  const names = [];
+  for (const [c, load] of Object.entries(COMMANDS)) {
+    const { analysis } = await load();
+    if (analysis && analysisSpec(analysis).needs_execution !== 'always') names.push(c);
+  }
+  return `Without running the model, these commands work on weight calibration nodes (-n/--nodes_list): ${names.join(', ')}`;
+}
+
 async function main(argv) {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -49,6 +61,7 @@ async function main(argv) {
       console.error(`ptqscope ${name}: error: ${err.message}`);
       if (err.showUsage) console.error(command.usage);
       if (err.helpHint) console.error(`Try 'ptqscope ${name} -h' for help.`);
+      if (err.cannotRun) console.error(await withoutExecution());
       return EXIT_BAD_INPUT;
     }
     if (err?.name === 'SetupError') console.error(`ptqscope ${name}: ${err.message}`);

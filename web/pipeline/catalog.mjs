@@ -25,6 +25,20 @@ export function analysisSpec(analysis) {
   return a;
 }
 
+// What an analysis runs the model for (describe().analyses[].needs_execution): 'always', or
+// 'activations' (weight calibration nodes come from the stored weights, so it works on a model with
+// ops the core cannot run, summary.unsupported).
+export const needsExecution = (analysis) => analysisSpec(analysis).needs_execution;
+export const ANALYSES_WITHOUT_EXECUTION = describe.analyses.filter((a) => a.needs_execution !== 'always').map((a) => a.name);
+
+// What a model with unsupported ops (a load's summary) still offers, in one sentence after the core's
+// list of them; '' for a model that runs.
+export function limitedModelText(summary) {
+  if (!summary?.unsupported?.length) return '';
+  return `${summary.unsupportedMessage}. It opens without running: the graph (the unsupported nodes are marked), ` +
+    `and ${ANALYSES_WITHOUT_EXECUTION.join(', ')} on weight calibration nodes; the other analyses need every op`;
+}
+
 // One option of an analysis ({name, type, default, choices, required, null_is_all, min, max, doc}).
 export function optionSpec(analysis, option) {
   const a = analysisSpec(analysis);

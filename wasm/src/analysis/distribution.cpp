@@ -154,17 +154,24 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
   result.sample = data.sample_names()[sample];
 
   // One calibrated run serves every name: keep what the activation / node-output branches read.
+  // Weight calibration nodes alone need no run (their plots come from the stored weights), so they
+  // work on a model that cannot run (docs/compatibility.md).
   std::vector<int> keep;
+  bool needs_run = false;
   for (const auto& name : o.nodes) {
     const Branch b = branch_of(ex, name);
+    if (b != Branch::Weight) needs_run = true;
     if (b == Branch::Activation) keep.push_back(ex.calibrations()[static_cast<size_t>(ex.calibration_index(name))].input_value);
     if (b == Branch::NodeOutput)
       for (int v : g.node(g.find_node(name)).outputs)
         if (v >= 0) keep.push_back(v);
   }
-  const exec::RunRecord base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
-  const exec::RunRecord calibrated = ex.run_incremental(base, quantized, keep);
+  exec::RunRecord base, calibrated;
+  if (needs_run) {
+    base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
+    calibrated = ex.run_incremental(base, quantized, keep);
+  }
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {
     const std::string& name = o.nodes[k];

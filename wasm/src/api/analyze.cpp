@@ -369,6 +369,15 @@ void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
   throw e;
 }
 
+// Why `spec` cannot run on a model with unsupported ops, and what still works without running it.
+std::string cannot_run_message(const exec::Executor& ex, const AnalysisSpec& spec) {
+  std::string still;
+  for (const auto& a : analyses())
+    if (a.needs_execution != "always") still += (still.empty() ? "" : ", ") + a.name;
+  return "cannot run " + spec.name + ": " + ex.unsupported_message() + ". Without running the model, " + still +
+         " work on weight calibration nodes";
+}
+
 }  // namespace
 
 std::string analyze(const Context& c, const std::string& request_json, const EventFn& on_event, const CancelFn& cancel) {
@@ -380,6 +389,8 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   // A configuration is resolved against the model before anything runs (names checked), and the result
   // records it in full; without one the document is what it always was.
   // fix writes the configuration it found there instead (and starts from this one).
+  const AnalysisSpec& spec = analysis_spec(r.analysis);
+  if (!c.executor.runnable() && spec.needs_execution == "always") fail(cannot_run_message(c.executor, spec));
   Quantized q;
   std::optional<quant::ResolvedConfig> resolved;
   if (r.config) {
@@ -409,6 +420,9 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   } catch (const FormatError&) {
     throw;
   } catch (const Error& e) {
+    // An analysis that runs the model only for activations reached one on a model that cannot run.
+    if (!c.executor.runnable() && std::string(e.what()).rfind("cannot run: ", 0) == 0)
+      fail(cannot_run_message(c.executor, spec));
     rethrow_naming_sample(c, e);
   }
   if (is_splittable(r.analysis)) write_sweep(w, r, sweep);

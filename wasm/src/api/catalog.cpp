@@ -121,11 +121,11 @@ std::vector<AnalysisSpec> build() {
         {"average_mode", T::kBoolean, Json::boolean(acc.average_mode), {}, "running mean of the curves"},
         sample_selection(acc.selection, false)}},
       {Analysis::Distribution, "distribution", "distribution", true, false, "", "",
-       {nodes_required, bins(dist.bins), sample_selection(dist.selection, false)}},
+       {nodes_required, bins(dist.bins), sample_selection(dist.selection, false)}, "activations"},
       {Analysis::Channelwise, "channelwise", "channelwise", true, false, "", "",
        {cali_required, axis, outlier_cap, sample_selection(cw.selection, false), channels, bins(cw.bins)}},
       {Analysis::StatInfo, "stat_info", "stat_info", false, false, "", "",
-       {{"nodes_list", T::kStrings, Json::null(), {}, "calibration node names (null = every calibration node)"}}},
+       {{"nodes_list", T::kStrings, Json::null(), {}, "calibration node names (null = every calibration node)"}}, "activations"},
       {Analysis::SensitivityAnalysis, "sensitivity_analysis", "sensitivity_analysis", false, false, "", "",
        {{"pick_threshold", T::kNumber, number(sa.pick_threshold), {}, "ranked nodes with cosine-similarity <= this are sensitive"},
         data_num(sa.data_num),
@@ -170,7 +170,7 @@ void write_analysis(io::JsonWriter& w, const AnalysisSpec& a) {
   w.key("sort");
   if (a.sort.empty()) w.null();
   else w.value(a.sort);
-  w.key("options").begin_array();
+  w.field("needs_execution", a.needs_execution).key("options").begin_array();
   for (const auto& o : a.options) write_option(w, o);
   w.end_array().end_object();
 }

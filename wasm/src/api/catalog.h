@@ -53,6 +53,10 @@ struct AnalysisSpec {
   std::string keyed_by;    // "node_type": the section is keyed by node type, then item; "" = by item
   std::string sort;        // how the section's rows are ranked, in words ("" = the order of the request)
   std::vector<OptionSpec> options;
+  // What the analysis runs the model for (what still works when the model has unsupported ops):
+  // "always"; "activations": only for activation calibration nodes and node outputs, while weight
+  // calibration nodes are computed from the stored weights alone.
+  std::string needs_execution = "always";
 
   const OptionSpec* option(const std::string& name) const;  // nullptr when not an option of this analysis
 };

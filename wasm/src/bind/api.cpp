@@ -209,6 +209,18 @@ val model_summary(const exec::Executor& ex) {
   for (const auto& c : ex.calibrations()) calibrations.call<void>("push", calibration_summary(c));
   o.set("calibrations", calibrations);
   o.set("warnings", string_array(quant::model_warnings(m)));
+  // The nodes whose op the core cannot run: the model is loaded in a limited state (graph, summary,
+  // the analyses describe() marks needs_execution "activations", on weight calibration nodes).
+  val unsupported = val::array();
+  for (const auto& node : ex.unsupported_nodes()) {
+    val u = val::object();
+    u.set("node", val(node.node));
+    u.set("op_type", val(node.op_type));
+    u.set("domain", val(node.domain));
+    unsupported.call<void>("push", u);
+  }
+  o.set("unsupported", unsupported);
+  o.set("unsupportedMessage", val(ex.unsupported_message()));
   return o;
 }
 
@@ -380,7 +392,8 @@ class Session {
       };
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
       quant::import_quantizers(model);  // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11)
-      auto executor = std::make_unique<exec::Executor>(std::move(model));
+      // A model with unsupported ops loads in a limited state; running it fails naming them.
+      auto executor = std::make_unique<exec::Executor>(std::move(model), /*allow_unsupported=*/true);
       auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.
       model_bytes_ = std::move(buffer);

@@ -62,21 +62,30 @@ class Executor::BodyRunner final : public SubgraphRunner {
   const QuantConfig& config_;
 };
 
-Executor::Executor(ir::Model model) : model_(std::move(model)) {
-  std::vector<std::string> unsupported;
+Executor::Executor(ir::Model model, bool allow_unsupported) : model_(std::move(model)) {
   std::vector<std::pair<const OpDef*, const ir::Node*>> checks;
-  build_plan(root_, model_.graph, nullptr, nullptr, unsupported, checks);
-  if (!unsupported.empty()) {
-    std::string message = "the model uses " + std::to_string(unsupported.size()) + " node(s) with unsupported ops: ";
-    for (size_t i = 0; i < unsupported.size(); ++i) message += (i ? "; " : "") + unsupported[i];
-    fail(message);
-  }
+  build_plan(root_, model_.graph, nullptr, nullptr, unsupported_, checks);
+  if (!unsupported_.empty() && !allow_unsupported) fail(unsupported_message());
   for (const auto& [def, node] : checks) def->node_check(*node);
   for (const auto& c : calibrations_) stored_qtypes_.push_back(c.qtype);
 }
 
+std::string Executor::unsupported_message() const {
+  if (unsupported_.empty()) return "";
+  std::string message = "the model uses " + std::to_string(unsupported_.size()) + " node(s) with unsupported ops: ";
+  for (size_t i = 0; i < unsupported_.size(); ++i) {
+    const UnsupportedNode& u = unsupported_[i];
+    message += (i ? "; " : "") + u.op_type + " (domain '" + u.domain + "', node '" + u.node + "')";
+  }
+  return message;
+}
+
+void Executor::require_runnable() const {
+  if (!unsupported_.empty()) fail("cannot run: " + unsupported_message());
+}
+
 void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* owner_graph, const ir::Node* owner,
-                          std::vector<std::string>& unsupported,
+                          std::vector<UnsupportedNode>& unsupported,
                           std::vector<std::pair<const OpDef*, const ir::Node*>>& checks) {
   const size_t n = g.nodes.size();
   plan.graph = owner ? &g : nullptr;
@@ -126,7 +135,7 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
     const OpDef* def = registry.find_op(node.domain, node.op_type, node.opset);
     plan.kernels[i] = def ? def->kernel : nullptr;
     if (!plan.kernels[i])
-      unsupported.push_back(node.op_type + " (domain '" + node.domain + "', node '" + node.name + "')");
+      unsupported.push_back({node.name, node.op_type, node.domain});
     else if (def->node_check)
       checks.emplace_back(def, &node);
     for (const ir::Graph* sub : node.subgraphs()) {
@@ -362,6 +371,7 @@ RunRecord Executor::cached_keep_all_run_nearest_once(const std::vector<Tensor>& 
 
 RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep,
                         bool keep_all, RunStats* stats) {
+  require_runnable();
   const ir::Graph& g = graph();
   check_config(config);
   check(inputs.size() == g.inputs.size(), "the model has " + std::to_string(g.inputs.size()) + " input(s) but " +
@@ -463,6 +473,7 @@ RunRecord Executor::run_incremental_values(const RunRecord& base, const QuantCon
 
 RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                                 bool with_outputs, RunStats* stats) {
+  require_runnable();
   const ir::Graph& g = graph();
   check_config(config);
   check(base.values.size() == g.values.size(), "incremental run: the base record belongs to another model");

@@ -24,8 +24,22 @@ namespace ptq::exec {
 class Executor {
  public:
   // Takes ownership of the model; the model's byte buffer must outlive the executor (views).
-  // Throws one ptq::Error listing every unsupported op (type, domain, node name) before any compute.
-  explicit Executor(ir::Model model);
+  // Throws one ptq::Error listing every unsupported op (type, domain, node name) before any compute;
+  // with `allow_unsupported` the model loads in a limited state instead: the graph, the calibration
+  // nodes and the stored weights are there, and every run fails with that list (require_runnable).
+  explicit Executor(ir::Model model, bool allow_unsupported = false);
+
+  // A node whose op has no kernel (in the main graph or a subgraph).
+  struct UnsupportedNode {
+    std::string node, op_type, domain;
+  };
+  // Every such node, in graph order; empty when the model can run.
+  const std::vector<UnsupportedNode>& unsupported_nodes() const { return unsupported_; }
+  bool runnable() const { return unsupported_.empty(); }
+  // "the model uses N node(s) with unsupported ops: Op (domain 'd', node 'n'); ..." ("" when runnable).
+  std::string unsupported_message() const;
+  // Fails with "cannot run: " + unsupported_message() when the model has unsupported ops.
+  void require_runnable() const;
 
   const ir::Model& model() const { return model_; }
   const ir::Graph& graph() const { return model_.graph; }
@@ -123,7 +137,7 @@ class Executor {
   const ir::Graph& graph_of(const GraphPlan& plan) const { return plan.graph ? *plan.graph : model_.graph; }
   // Fills `plan` for graph `g`; `owner` is the node whose attribute `g` is (in `owner_graph`), or null.
   void build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* owner_graph, const ir::Node* owner,
-                  std::vector<std::string>& unsupported, std::vector<std::pair<const OpDef*, const ir::Node*>>& checks);
+                  std::vector<UnsupportedNode>& unsupported, std::vector<std::pair<const OpDef*, const ir::Node*>>& checks);
   // Runs subgraph `plan` once: its inputs bound to `inputs`, its outer_refs to `outer` (the owner node's
   // implicit inputs); returns its outputs.
   std::vector<Tensor> run_body(const GraphPlan& plan, const std::vector<Tensor>& inputs,
@@ -148,6 +162,7 @@ class Executor {
 
   ir::Model model_;
   GraphPlan root_;
+  std::vector<UnsupportedNode> unsupported_;      // nodes without a kernel (allow_unsupported)
   std::vector<quant::CalibrationSpec> calibrations_;
   std::vector<quant::QType> stored_qtypes_;
   // Fake-quantized weights, computed once per (calibration node, qtype name, round mode).

@@ -7,7 +7,7 @@ import { FORMS, buildForm, el, readForm } from './forms.mjs';
 import { progressText, formatDuration } from './runner.mjs';
 import { createResultView } from './views.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
-import { CONVOLUTION_MODES } from '../../pipeline/catalog.mjs';
+import { CONVOLUTION_MODES, needsExecution } from '../../pipeline/catalog.mjs';
 
 const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
 // The core's convolution modes (the CLI's --conv values), the default first.
@@ -33,6 +33,8 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   const bar = el(doc, 'progress', { class: 'ptq-progress', max: 1, value: 0 });
   const barText = el(doc, 'span', { class: 'ptq-progress-text', 'aria-live': 'polite' });
   const output = el(doc, 'div', { class: 'ptq-analysis-output' });
+  // Why the current analysis cannot run, or what it can do, on a model with unsupported ops.
+  const limitNote = el(doc, 'p', { class: 'ptq-limited', hidden: true });
   // The workers' convolution kernels (state 'convolutionMode'; a change makes a new worker pool).
   const convSelect = el(doc, 'select', { class: 'ptq-conv-mode', name: 'convolution', title: CONV_TITLE });
   for (const { name: value } of CONVOLUTION_MODES) {
@@ -41,7 +43,7 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   convSelect.addEventListener('change', () => state.set('convolutionMode', convSelect.value));
   const convLabel = el(doc, 'label', { class: 'ptq-conv-label' }, doc.createTextNode('Convolutions '), convSelect);
   const element = el(doc, 'div', { class: 'ptq-analyses' },
-    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, runBtn, cancelBtn, bar, barText, convLabel), output);
+    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, limitNote, runBtn, cancelBtn, bar, barText, convLabel), output);
   root.append(element);
 
   const actions = (form) => ({
@@ -81,7 +83,35 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
     current = id;
     for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.analysis === id));
     for (const [fid, f] of forms) f.hidden = fid !== id;
+    showLimits();
     drawOutput();
+  }
+
+  // A model with ops the core cannot run (summary.unsupported): the analyses describe() says need a
+  // run (needs_execution 'always', and Run all) are disabled with the reason; the others work on
+  // weight calibration nodes.
+  let running = false;
+  function limitOf(id) {
+    const unsupported = state.get('summary')?.unsupported ?? [];
+    if (!unsupported.length) return null;
+    const ops = [...new Set(unsupported.map((u) => u.op_type))].join(', ');
+    if (id === 'runall' || needsExecution(id) === 'always') {
+      return { blocked: true, text: `Not available: this analysis runs the model, which uses ops ptqscope does not support (${ops}).` };
+    }
+    return { blocked: false, text: `The model uses ops ptqscope does not support (${ops}): without running it, this analysis works on weight calibration nodes only (name them in nodes_list).` };
+  }
+  function showLimits() {
+    for (const b of tabs.children) {
+      const limit = limitOf(b.dataset.analysis);
+      b.classList.toggle('ptq-tab-blocked', Boolean(limit?.blocked));
+      if (limit?.blocked) b.title = limit.text;
+      else b.removeAttribute('title');
+    }
+    const limit = limitOf(current);
+    limitNote.hidden = !limit;
+    limitNote.textContent = limit?.text ?? '';
+    limitNote.classList.toggle('ptq-limited-blocked', Boolean(limit?.blocked));
+    runBtn.disabled = running || Boolean(limit?.blocked);
   }
 
   function drawOutput() {
@@ -127,6 +157,7 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
     if (ev.type === 'stage') stage = ev.stage;
     if (ev.type === 'start') {
       stage = null;
+      running = true;
       runBtn.disabled = true;
       cancelBtn.disabled = false;
       bar.removeAttribute('value'); // indeterminate until the first progress
@@ -139,7 +170,8 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
       bar.value = ev.done;
       barText.textContent = `${stage ? `${stage}: ` : ''}${progressText(ev)}`;
     } else if (ev.type === 'done' || ev.type === 'error') {
-      runBtn.disabled = false;
+      running = false;
+      showLimits();
       cancelBtn.disabled = true;
       bar.value = ev.type === 'done' && !ev.cancelled ? bar.max : bar.value || 0;
       barText.textContent = ev.type === 'error' ? `${ev.label}: failed`
@@ -148,6 +180,7 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   }));
 
   offs.push(state.on('results', () => drawOutput()));
+  offs.push(state.on('summary', showLimits));
   const showPicked = () => {
     const n = state.get('picked')?.size ?? 0;
     for (const b of root.querySelectorAll('.ptq-use-picked')) b.textContent = `← picked (${n})`;

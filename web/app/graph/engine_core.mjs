@@ -2,6 +2,7 @@
 // (engine_worker.mjs in the page; Node tests call it directly): read a model with the files opened
 // with it, and check calibration data with the core's dtype / shape / NaN rules.
 //   load {model: Uint8Array, candidates?: [{path, bytes}]} -> {summary, graph, externalPaths}
+//        graph nodes the core cannot run (summary.unsupported) carry unsupported: true
 //        candidates: files opened with the model; those it names as external data are used
 //        (externalPaths), a named file that is missing fails the load naming it
 //   data {model?: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}]} -> {sampleCount, sampleNames}
@@ -22,7 +23,11 @@ export function engineHandlers(ptq) {
       if (typeof session.graphJson !== 'function') {
         return { summary, graph: null, externalPaths, graphError: 'this build of ptqscope.mjs has no Session.graphJson(): rebuild the wasm module (scripts/build.sh wasm-module)' };
       }
-      return { summary, graph: JSON.parse(session.graphJson()), externalPaths };
+      const graph = JSON.parse(session.graphJson());
+      // The nodes the core cannot run (summary.unsupported): the graph view marks them.
+      const unsupported = new Set(summary.unsupported?.map((u) => u.node) ?? []);
+      for (const n of graph.nodes) if (unsupported.has(n.name)) n.unsupported = true;
+      return { summary, graph, externalPaths };
     },
     data({ model, externalFiles = [], files }) {
       if (model) session.loadModel(model, externalFiles);

@@ -148,7 +148,7 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     rows.push(...keyAttributeRows(n));
     const v = {
       id: n.name, kind: 'node', name: n.name, title: n.op_type, opType: n.op_type, domain: n.domain ?? '',
-      category: categoryOf(n.op_type), rows, calibration: isCalibration(n),
+      category: categoryOf(n.op_type), rows, calibration: isCalibration(n), unsupported: Boolean(n.unsupported),
     };
     add(v);
     for (const t of n.outputs) if (t) producerOf.set(t, v.id);

@@ -6,6 +6,7 @@ import { classifyOpened, externalDataCandidates, stripRoot, placeLooseNpy, check
 import { detectFormat } from '../../pipeline/reports/index.mjs';
 import { textOf } from '../../pipeline/reports/common.mjs';
 import { openReport } from '../reports/controller.mjs';
+import { limitedModelText } from '../../pipeline/catalog.mjs';
 
 export function createOpener(state, engine) {
   const fail = (message) => {
@@ -36,7 +37,12 @@ export function createOpener(state, engine) {
     });
     state.set('graph', loaded.graph);
     if (loaded.graphError) fail(`${path}: the graph cannot be shown: ${loaded.graphError}`);
-    else if (loaded.summary?.warnings?.length) state.set('error', loaded.summary.warnings.map((w) => `${path}: warning: ${w}`).join('\n'));
+    else {
+      const lines = (loaded.summary?.warnings ?? []).map((w) => `${path}: warning: ${w}`);
+      const limited = limitedModelText(loaded.summary);
+      if (limited) lines.unshift(`${path}: ${limited}.`);
+      if (lines.length) state.set('error', lines.join('\n'));
+    }
     state.set('status', null);
     return true;
   }

@@ -40,6 +40,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'fix';
 export const summary = 'automatic fix search: the fewest nodes to raise (int16, float) to reach a target (ptqscope)';
 export const usage = clickUsage('fix', SPEC, summary);
 

@@ -18,6 +18,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'stat_info';
 export const summary = 'thresholds, scales, max and min non-zero values of calibration nodes (ptqscope; API-only in the original)';
 export const usage = clickUsage('get-calibration-nodes-stat-info', SPEC, summary);
 

@@ -16,6 +16,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'channelwise';
 export const summary = 'per-channel box plots of calibration nodes (hmct-debugger compatible)';
 export const usage = clickUsage('get-channelwise-data-distribution', SPEC, summary);
 

@@ -24,6 +24,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'sensitivity';
 export const summary = 'sensitivity of every node / weight / activation calibration node (hmct-debugger compatible)';
 export const usage = clickUsage('get-sensitivity-of-nodes', SPEC, summary);
 

@@ -9,6 +9,8 @@ import { formatVerboseTable, orderedRows } from '../../pipeline/tables.mjs';
 import { SPEC, requestOptions } from './get-sensitivity-of-nodes.mjs';
 
 export { SPEC };
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'leave_one_out';
 export const summary = 'leave-one-out: the calibrated model with one item unquantized at a time (ptqscope)';
 export const usage = clickUsage('leave-one-out', SPEC, summary);
 

@@ -27,6 +27,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'node_errors';
 export const summary = "each node's own and accumulated quantization error at its output (ptqscope)";
 export const usage = clickUsage('node-errors', SPEC, summary);
 

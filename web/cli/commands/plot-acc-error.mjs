@@ -17,6 +17,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'acc_error';
 export const summary = 'accumulated error curves of partially quantized models (hmct-debugger compatible)';
 export const usage = clickUsage('plot-acc-error', SPEC, summary);
 

@@ -14,6 +14,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'distribution';
 export const summary = 'data distribution histograms of calibration nodes / node outputs (hmct-debugger compatible)';
 export const usage = clickUsage('plot-distribution', SPEC, summary);
 

@@ -19,6 +19,8 @@ export const SPEC = {
   ],
 };
 
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'sensitivity_analysis';
 export const summary = 'cumulative partial-quantization analysis of sensitive nodes (hmct-debugger compatible)';
 export const usage = clickUsage('sensitivity-analysis', SPEC, summary);
 

@@ -122,6 +122,9 @@ export async function analysisMain(opts, positionals, body, { dirs = [], files =
   } catch (err) {
     // The core names the configuration's field ("config.intents[0].node: ..."); say which file it is.
     if (config && err?.name === 'PtqError' && /^config[. ]/.test(err.message)) err.message = `${opts.config}: ${err.message}`;
+    // The model has ops the core cannot run (summary.unsupported) and the analysis needed a run: the
+    // command entry says which commands still work.
+    if (ctx.summary?.unsupported?.length && err?.name === 'PtqError' && /cannot run /.test(err.message)) err.cannotRun = true;
     throw err;
   } finally {
     ctx.pool.close();
