@@ -6,7 +6,7 @@
 // loader → panel → capture the files Netron opens → model bytes + graphJson into the store → the web
 // app's heat controller turns results into state 'heat' → every (re-)render of Netron gets the colours.
 import { probePage, probeRender, nodesGroup, pageBusy, graphRoot } from './netron/contract.mjs';
-import { nodeElementMap, elementNodeName } from './netron/nodes.mjs';
+import { nodeElementMap, elementNodeName, heatOnQdqNodes, namesWithQdqNodes } from './netron/nodes.mjs';
 import { applyHeat, applyCategories, applyPicked } from './netron/decorate.mjs';
 import { observeGraph } from './netron/observe.mjs';
 import { captureModelFiles } from './netron/capture.mjs';
@@ -93,8 +93,8 @@ export function installPlugin(win, deps) {
     }
     const graph = state.get('graph');
     const elements = nodeElementMap(doc, graph);
-    applyHeat(doc, state.get('heat'), elements);
-    applyPicked(doc, state.get('picked'), elements);
+    applyHeat(doc, heatOnQdqNodes(state.get('heat'), graph), elements);
+    applyPicked(doc, namesWithQdqNodes(state.get('picked'), graph), elements);
     if (graph && !metadataActive(doc, elements, graph)) {
       applyCategories(elements, new Map(graph.nodes.map((n) => [n.name, n.op_type])));
     }

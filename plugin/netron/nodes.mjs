@@ -84,3 +84,23 @@ export function elementNodeName(el, doc, graph) {
   for (const [name, qdq] of qdqNodesOf(graph)) if (qdq.includes(own)) return name;
   return own;
 }
+
+// Netron draws a Q/DQ model as it is, QuantizeLinear and DequantizeLinear nodes included (the plugin
+// never relayouts Netron's graph, so it cannot fold them into badges as the page does): heat and
+// picks of a quantizer's calibration node go on every one of its Q/DQ nodes.
+// heat: state 'heat' ({values: Map<name, entry>, ...}) -> the same with the Q/DQ node names added.
+export function heatOnQdqNodes(heat, graph) {
+  if (!heat?.values) return heat;
+  const qdq = qdqNodesOf(graph);
+  if (!qdq.size) return heat;
+  const values = new Map(heat.values);
+  for (const [name, entry] of heat.values) for (const q of qdq.get(name) ?? []) if (!values.has(q)) values.set(q, entry);
+  return { ...heat, values };
+}
+// picked names -> the same with each picked quantizer's Q/DQ node names added.
+export function namesWithQdqNodes(names, graph) {
+  const qdq = qdqNodesOf(graph);
+  const out = new Set(names ?? []);
+  for (const name of names ?? []) for (const q of qdq.get(name) ?? []) out.add(q);
+  return out;
+}

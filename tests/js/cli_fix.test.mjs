@@ -194,6 +194,6 @@ describe('bad input', () => {
     fs.writeFileSync(config, JSON.stringify({ schema: 'ptqscope.config', version: 1 }));
     const e = await cli(['export-config', config, '--model', model, '--format', 'tflite']);
     expect(e.code).toBe(2);
-    expect(e.stderr).toContain("--format: unknown format 'tflite' (known: horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg)");
+    expect(e.stderr).toContain("--format: unknown format 'tflite' (known: horizon-yaml, calibrated-onnx, qdq-onnx, ort-json, ort-python, rknn-cfg)");
   });
 });

@@ -210,3 +210,52 @@ describe('view model from the core\'s graphJson of real fixtures', () => {
     expect(fromPool.map((e) => e.badges.length).sort()).toEqual([0, 1]);
   });
 });
+
+// A Q/DQ model's quantizers (behaviour.md §1.11): x -> Q -> DQ read by two consumers (the second
+// DequantizeLinear became an Identity of the calibration node's output under its own name), and a
+// weight stored as integers behind one DequantizeLinear.
+describe('view model of a Q/DQ model', () => {
+  const qcal = (name, input, output, kind, qdq) => ({ ...cal(name, input, output, kind), calibration: { ...cal(name, input, output, kind).calibration, qdq_nodes: qdq, zero_points: [0] } });
+  const QDQ = {
+    schema: 'ptqscope.graph', version: 1,
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 3, 8, 8] }],
+    outputs: [{ name: 'a', dtype: 'float32', dims: [1, 4, 8, 8] }, { name: 'b', dtype: 'float32', dims: [1, 3, 8, 8] }],
+    nodes: [
+      qcal('x', 'x', 'x_dq', 'feature', ['x_q', 'x_dq_a', 'x_dq_b']),
+      node('x_dq_b', 'Identity', ['x_dq'], ['x_dq2']),
+      qcal('w_quantized', 'w_quantized_dequantized', 'w_dq', 'weight', ['w_dq_node']),
+      node('conv', 'Conv', ['x_dq', 'w_dq'], ['a']),
+      node('relu', 'Relu', ['x_dq2'], ['b']),
+    ],
+    values: {
+      x: val([1, 3, 8, 8], null, ['x']), x_dq: val([1, 3, 8, 8], 'x', ['conv', 'x_dq_b']), x_dq2: val([1, 3, 8, 8], 'x_dq_b', ['relu']),
+      w_quantized_dequantized: val([4, 3, 1, 1], null, ['w_quantized'], true), w_dq: val([4, 3, 1, 1], 'w_quantized', ['conv']),
+      a: val([1, 4, 8, 8], 'conv'), b: val([1, 3, 8, 8], 'relu'),
+    },
+  };
+
+  it('folds every quantizer into a badge', () => {
+    const m = buildViewModel(QDQ);
+    expect(m.qdq).toBe(true);
+    expect(m.stats.badges).toBe(2);
+    expect(m.nodes.some((v) => v.stands)).toBe(false);
+  });
+
+  it('shown as nodes: the file\'s QuantizeLinear / DequantizeLinear nodes, each standing for its quantizer', () => {
+    const m = buildViewModel(QDQ, { showCalibration: true });
+    const qdq = m.nodes.filter((v) => v.stands).map((v) => [v.id, v.opType, v.stands]);
+    expect(qdq).toEqual([
+      ['x_q', 'QuantizeLinear', 'x'], ['x_dq_a', 'DequantizeLinear', 'x'], ['x_dq_b', 'DequantizeLinear', 'x'],
+      ['w_dq_node', 'DequantizeLinear', 'w_quantized'],
+    ]);
+    // No HzCalibration box, no Identity box for the second DequantizeLinear.
+    expect(m.nodes.filter((v) => v.kind === 'node').map((v) => v.opType).sort()).toEqual(['Conv', 'DequantizeLinear', 'DequantizeLinear', 'DequantizeLinear', 'QuantizeLinear', 'Relu']);
+    const edges = m.edges.map((e) => `${e.from}->${e.to}`).sort();
+    expect(edges).toEqual(['conv->output:a', 'input:x->x_q', 'relu->output:b', 'w_dq_node->conv', 'x_dq_a->conv', 'x_dq_b->relu', 'x_q->x_dq_a', 'x_q->x_dq_b'].sort());
+    // The weight stored as integers is a row of its DequantizeLinear; scale and zero point are rows.
+    expect(m.byName.get('w_dq_node').rows.map((r) => r.name)).toEqual(['x', 'scale', 'zero_point']);
+    // The calibration node's name finds its first drawn node (selection, focus).
+    expect(viewNodeFor(m, QDQ, 'x').id).toBe('x_q');
+    expect(viewNodeFor(m, QDQ, 'w_quantized').id).toBe('w_dq_node');
+  });
+});

@@ -2,8 +2,8 @@
 // asset wrapper, render probe.
 import { describe, it, expect } from 'vitest';
 import { parseHTML } from 'linkedom';
-import { unnamedNodeNames, nodeElementMap, elementNodeName } from '../../../plugin/netron/nodes.mjs';
-import { textColorFor, applyHeat, clearHeat, coloredCount } from '../../../plugin/netron/decorate.mjs';
+import { unnamedNodeNames, nodeElementMap, elementNodeName, heatOnQdqNodes, namesWithQdqNodes } from '../../../plugin/netron/nodes.mjs';
+import { textColorFor, applyHeat, clearHeat, coloredCount, applyPicked } from '../../../plugin/netron/decorate.mjs';
 import { horizonSchemas, mergeSchemas, removeSchemas, wrapMetadataAsset, horizonCategory } from '../../../plugin/netron/metadata.mjs';
 import { probeRender, headerPath } from '../../../plugin/netron/contract.mjs';
 
@@ -56,6 +56,27 @@ describe('node ids', () => {
     expect(elementNodeName(doc.getElementById('node-id-1'), doc, qdqGraph)).toBe('x');
     expect(elementNodeName(doc.getElementById('node-name-w_dq'), doc, qdqGraph)).toBe('w');
     expect(elementNodeName(doc.getElementById('node-id-2'), doc, qdqGraph)).toBe('Conv_4');
+  });
+
+  it("colours and outlines every QuantizeLinear/DequantizeLinear node of a Q/DQ model's quantizer", () => {
+    // x -> Q -> DQ read by two consumers: the further DequantizeLinear 'dq_b' became an Identity of
+    // the calibration node's output under its own name (behaviour.md §1.11).
+    const qdqGraph = {
+      nodes: [
+        { name: 'x', op_type: 'HzCalibration', calibration: { qdq_nodes: ['q', 'dq_a', 'dq_b'] } },
+        { name: 'dq_b', op_type: 'Identity' },
+        { name: 'conv', op_type: 'Conv' },
+      ],
+    };
+    const doc = render(['node-name-q', 'node-name-dq_a', 'node-name-dq_b', 'node-name-conv']);
+    const elements = nodeElementMap(doc, qdqGraph);
+    const heat = { values: new Map([['x', { color: '#d7191c', label: '0.9' }], ['conv', { color: '#2c7bb6', label: '1' }]]) };
+    expect(applyHeat(doc, heatOnQdqNodes(heat, qdqGraph), elements)).toBe(4);
+    for (const id of ['node-name-q', 'node-name-dq_a', 'node-name-dq_b']) expect(headerPath(doc.getElementById(id)).style.fill, id).toBe('#d7191c');
+    expect(headerPath(doc.getElementById('node-name-conv')).style.fill).toBe('#2c7bb6');
+    expect(heatOnQdqNodes(heat, { nodes: [] })).toBe(heat); // a calibrated model: unchanged
+    expect(applyPicked(doc, namesWithQdqNodes(new Set(['x']), qdqGraph), elements)).toBe(3);
+    expect(doc.getElementById('node-name-conv').hasAttribute('data-ptq-picked')).toBe(false);
   });
 
   it('probeRender accepts the recorded shape and names what differs', () => {

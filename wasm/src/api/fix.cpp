@@ -81,7 +81,7 @@ std::vector<uint8_t> export_config(const Context& c, const std::string& config_j
   in.model = resolved.model;
   in.provenance = resolved.provenance;
   in.tool = std::string(kToolName) + " " + kToolVersion;
-  if (quant::export_is_binary(format)) return quant::export_calibrated_onnx(c.executor, in, model, model_size);
+  if (quant::export_is_binary(format)) return quant::export_model_file(c.executor, in, format, model, model_size);
   const std::string text = quant::export_config_text(c.executor, c.relations, in, format);
   return {text.begin(), text.end()};
 }

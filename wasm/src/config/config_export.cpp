@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analysis/selection.h"
+#include "config/qdq_export.h"
 #include "core/error.h"
 #include "io/pb_wire.h"
 #include "io/pb_writer.h"
@@ -123,6 +124,19 @@ struct OrtPlan {
   bool sixteen_bit = false;
 };
 
+// The tensor an override names: the one the calibration node reads; for a Q/DQ model's quantizer
+// the tensor it quantizes in the file (§1.11), and for a weight stored as integers under
+// onnxruntime's name `<W>_quantized` the float weight `<W>` quantize_static reads.
+std::string ort_tensor_name(const exec::Executor& ex, const CalibrationSpec& spec) {
+  const std::string t = qdq_tensor_of(ex, spec);
+  if (t.empty()) return ex.graph().value(spec.input_value).name;
+  static const std::string suffix = "_quantized";
+  const bool stored_integers = spec.qdq_nodes.size() == 1;
+  if (stored_integers && t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return t.substr(0, t.size() - suffix.size());
+  return t;
+}
+
 OrtPlan ort_plan(const exec::Executor& ex, const std::vector<RaisedNode>& nodes) {
   OrtPlan plan;
   std::set<std::string> seen;
@@ -133,7 +147,7 @@ OrtPlan ort_plan(const exec::Executor& ex, const std::vector<RaisedNode>& nodes)
       continue;
     }
     for (int ci : n.calibrations) {
-      const std::string& tensor = ex.graph().value(ex.calibrations()[static_cast<size_t>(ci)].input_value).name;
+      const std::string tensor = ort_tensor_name(ex, ex.calibrations()[static_cast<size_t>(ci)]);
       if (!seen.insert(tensor).second) continue;
       plan.overrides.push_back({tensor, type, n.node});
       plan.sixteen_bit = plan.sixteen_bit || type.find("16") != std::string::npos;
@@ -324,6 +338,8 @@ const std::vector<ExportFormat>& export_formats() {
       {"horizon-yaml", ".horizon.yaml", "text/yaml", false, "Horizon YAML (node_info, run_on_cpu)"},
       {"calibrated-onnx", ".calibrated.onnx", "application/octet-stream", true,
        "calibrated ONNX (HzCalibration switch / qtype attributes rewritten)"},
+      {"qdq-onnx", ".qdq.onnx", "application/octet-stream", true,
+       "Q/DQ ONNX (the model's own quantizers removed or re-quantized, for Q/DQ models)"},
       {"ort-json", ".ort.json", "application/json", false, "onnxruntime JSON (nodes_to_exclude, TensorQuantOverrides)"},
       {"ort-python", ".ort.py", "text/x-python", false, "onnxruntime Python snippet (quantize_static settings)"},
       {"rknn-cfg", ".rknn.cfg", "text/plain", false, "RKNN custom_quantize_layers (rknn-toolkit2 hybrid quantization)"},
@@ -346,6 +362,11 @@ std::string export_format_names() {
 bool export_is_binary(const std::string& format) {
   const ExportFormat* f = find_export_format(format);
   return f != nullptr && f->binary;
+}
+
+std::string qdq_tensor_of(const exec::Executor& ex, const CalibrationSpec& spec) {
+  if (!spec.affine || spec.node_id < 0) return "";
+  return ex.graph().node(spec.node_id).attr_string("qdq_tensor", "");
 }
 
 std::vector<RaisedNode> raised_nodes(const exec::Executor& ex, const CalibrationRelations& rel, const ExportInput& in) {
@@ -396,6 +417,14 @@ std::string export_config_text(const exec::Executor& ex, const CalibrationRelati
   fail("export: unknown format '" + format + "' (known: " + export_format_names() + ")");
 }
 
+std::vector<uint8_t> export_model_file(const exec::Executor& ex, const ExportInput& in, const std::string& format,
+                                       const uint8_t* model, size_t size) {
+  if (format == "calibrated-onnx") return export_calibrated_onnx(ex, in, model, size);
+  if (format == "qdq-onnx") return export_qdq_onnx(ex, in, model, size);
+  check(find_export_format(format) != nullptr, "export: unknown format '" + format + "' (known: " + export_format_names() + ")");
+  fail("export: format '" + format + "' is text, not a model file");
+}
+
 std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& ex, const ExportInput& in, const uint8_t* model, size_t size) {
   const auto& cals = ex.calibrations();
   check(in.config.on.size() == cals.size(), "export: the configuration has " + std::to_string(in.config.on.size()) +
@@ -416,6 +445,9 @@ std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& ex, const Expo
       c.scales = derive_scales(spec, QType::parse(q));
     }
     if (!c.set_switch && !c.set_qtype) continue;
+    check(!spec.affine, "calibrated-onnx: '" + spec.node_name +
+                            "' is a QuantizeLinear/DequantizeLinear quantizer of the model, not an HzCalibration node; "
+                            "qdq-onnx writes a Q/DQ model's configuration");
     expected_scales[spec.node_name] = c.set_qtype ? derive_scales(spec, QType::parse(q)) : spec.scales;
     changes[spec.node_name] = std::move(c);
   }

@@ -6,6 +6,8 @@
 //                    version and the metric the configuration reached
 //   calibrated-onnx  the calibrated model with the HzCalibration `switch` / `qtype` attributes of the
 //                    configuration written in, every other byte of meaning kept (patched on the wire)
+//   qdq-onnx         a Q/DQ model with the configuration applied to its own QuantizeLinear/DequantizeLinear
+//                    quantizers: removed (float) or re-quantized (int16, ...) (config/qdq_export.h)
 //   ort-json         onnxruntime quantize_static: nodes_to_exclude + extra_options.TensorQuantOverrides
 //   ort-python       the same as a Python snippet
 //   rknn-cfg         rknn-toolkit2 hybrid quantization: a custom_quantize_layers block
@@ -29,10 +31,10 @@ struct ExportFormat {
   bool binary = false;     // a model file (bytes), not text
   std::string label;       // one line for menus and help texts
 };
-const std::vector<ExportFormat>& export_formats();  // horizon-yaml, calibrated-onnx, ort-json, ort-python, rknn-cfg
+const std::vector<ExportFormat>& export_formats();  // horizon-yaml, calibrated-onnx, qdq-onnx, ort-json, ort-python, rknn-cfg
 const ExportFormat* find_export_format(const std::string& name);  // nullptr when unknown
 std::string export_format_names();                  // "horizon-yaml, calibrated-onnx, ..." for messages
-bool export_is_binary(const std::string& format);   // calibrated-onnx
+bool export_is_binary(const std::string& format);   // calibrated-onnx, qdq-onnx
 
 // A configuration as the exports need it (from a configuration document: config/config_doc.h).
 struct ExportInput {
@@ -42,6 +44,10 @@ struct ExportInput {
   io::Json provenance;                                     // {"tool","analysis","target","reached"} or null
   std::string tool;                                         // "ptqscope 0.1.0"
 };
+
+// A Q/DQ model's quantizer (§1.11): the tensor it quantizes in the file (the calibration node's
+// `qdq_tensor` attribute), or "" for an HzCalibration node.
+std::string qdq_tensor_of(const exec::Executor& executor, const CalibrationSpec& spec);
 
 // A normal node whose calibration nodes the configuration raised above the stored state.
 struct RaisedNode {
@@ -66,5 +72,9 @@ std::string export_config_text(const exec::Executor& executor, const Calibration
 // state for every changed node; a node that cannot hold its state this way is an error naming it.
 std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& executor, const ExportInput& input,
                                             const uint8_t* model, size_t size);
+
+// The model-file formats (calibrated-onnx, qdq-onnx) of the model `model` the executor was loaded from.
+std::vector<uint8_t> export_model_file(const exec::Executor& executor, const ExportInput& input, const std::string& format,
+                                       const uint8_t* model, size_t size);
 
 }  // namespace ptq::quant

@@ -193,8 +193,8 @@ class Importer {
     return name;
   }
 
-  ir::Node calibration_node(const std::string& name, int input, int output, const Params& p, bool weight,
-                            std::vector<std::string> sources) {
+  ir::Node calibration_node(const std::string& name, const std::string& tensor, int input, int output, const Params& p,
+                            bool weight, std::vector<std::string> sources) {
     std::vector<ir::Attribute> attrs;
     attrs.push_back(edit::attr_string("qtype", qtype_of(p.type)));
     attrs.push_back(edit::attr_string("switch", "ON"));
@@ -212,6 +212,7 @@ class Importer {
     qdq.type = ir::AttrType::Strings;
     qdq.strings = std::move(sources);
     attrs.push_back(std::move(qdq));
+    attrs.push_back(edit::attr_string("qdq_tensor", tensor));
     const int64_t opset = model_.opset(kHorizonDomain) ? model_.opset(kHorizonDomain) : kHorizonOpset;
     return edit::make_node(name, "HzCalibration", kHorizonDomain, {input}, {output}, std::move(attrs),
                            static_cast<int>(opset));
@@ -252,7 +253,8 @@ class Importer {
       sources.push_back(dn.name);
     }
     const int y = g_.node(dqs[0]).outputs[0];
-    std::vector<ir::Node> nodes = {calibration_node(calibration_name(g_.value(x).name), x, y, *p, weight, sources)};
+    std::vector<ir::Node> nodes = {
+        calibration_node(calibration_name(g_.value(x).name), g_.value(x).name, x, y, *p, weight, sources)};
     replacements_[static_cast<size_t>(q)] = std::move(nodes);
     replacements_[static_cast<size_t>(dqs[0])] = std::vector<ir::Node>{};
     for (size_t k = 1; k < dqs.size(); ++k) {
@@ -314,7 +316,7 @@ class Importer {
       summary_.folded++;
     } else {
       replacements_[static_cast<size_t>(d)] =
-          std::vector<ir::Node>{calibration_node(calibration_name(tensor), dequantized, y, *p, true, {dn.name})};
+          std::vector<ir::Node>{calibration_node(calibration_name(tensor), tensor, dequantized, y, *p, true, {dn.name})};
       summary_.weights++;
     }
     changed_ = true;

@@ -52,6 +52,7 @@ export function nodeMark(layer, v, p) {
   }, layer);
   g.dataset.name = v.name;
   g.dataset.id = v.id;
+  if (v.stands) g.dataset.stands = v.stands; // a Q/DQ node drawn for its calibration node
   svgElement('title', {}, g).textContent = v.kind === 'node'
     ? `${v.name}\n${v.domain ? `${v.domain}::` : ''}${v.opType}${v.unsupported ? '\nnot supported by ptqscope: the model cannot run' : ''}` : v.name;
   svgElement('rect', { class: 'node-body', width: v.width, height: v.height, rx: 5, ry: 5 }, g);
@@ -94,17 +95,20 @@ export function edgeMarks(layers, e, points) {
   return parts;
 }
 
-// marks: {selected, picked: Set, heat} in view node ids (heat.values: id or calibration name -> {color, label, value}).
+// marks: {selected, picked: Set, heat, selectedName, pickedNames} in view node ids (the last two: the
+// state's own names) (heat.values: id or calibration name -> {color, label, value}).
+// A Q/DQ node standing for a calibration node (data-stands) takes that node's selection, picks and heat.
 export function decorateNode(g, marks) {
   const id = g.dataset.id;
-  g.classList.toggle('selected', id === marks.selected);
-  g.classList.toggle('picked', marks.picked.has(id));
-  const h = marks.heat?.values.get(id);
+  const stands = g.dataset.stands;
+  g.classList.toggle('selected', id === marks.selected || (Boolean(stands) && stands === marks.selectedName));
+  g.classList.toggle('picked', marks.picked.has(id) || (Boolean(stands) && Boolean(marks.pickedNames?.has(stands))));
+  const h = marks.heat?.values.get(id) ?? (stands ? marks.heat?.values.get(stands) : undefined);
   g.querySelector('.node-body').style.fill = h ? h.color : ''; // inline style beats the category CSS
   g.classList.toggle('heated', Boolean(h));
   g.classList.toggle('heat-dark', Boolean(h) && isDark(h.color));
   g.querySelector('title.heat')?.remove();
-  if (h) svgElement('title', { class: 'heat' }, g).textContent = `${id}\n${marks.heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
+  if (h) svgElement('title', { class: 'heat' }, g).textContent = `${stands ? `${id} (${stands})` : id}\n${marks.heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
 }
 
 // A badge is selected by its calibration node's own name (`selection`, the state's).

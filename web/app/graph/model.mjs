@@ -1,7 +1,10 @@
 // graphJson (docs/graph-schema.md) -> the view model the renderer and the layout worker use:
 // plain data, no DOM (Netron's model/view split). HzCalibration nodes are either collapsed into
 // badges (on the edge they quantize, or on the initializer row of the node whose weight they
-// quantize) or kept as nodes.
+// quantize) or kept as nodes. A Q/DQ model's quantizer (§1.11: a calibration node with
+// `calibration.qdq_nodes`) kept as nodes is drawn as the file's own nodes: its QuantizeLinear and
+// DequantizeLinear nodes (or the DequantizeLinear of a weight stored as integers), each standing for
+// the calibration node (`stands`: selection, heat and what-if act on it).
 import { categoryOf, inputNamesOf } from './categories.mjs';
 
 export const CALIBRATION_OP = 'HzCalibration';
@@ -77,8 +80,14 @@ export function badgeOf(cali) {
   return { node: cali.name, qtype: c.qtype ?? 'int8', on, kind: c.kind ?? '', text: `${c.qtype ?? 'int8'}${on ? '' : ' off'}` };
 }
 
+// The file's Q/DQ node names of a Q/DQ model's quantizer (empty for an HzCalibration node).
+export const qdqNodesOf = (node) => node?.calibration?.qdq_nodes ?? [];
+export const hasQdq = (graph) => (graph?.nodes ?? []).some((n) => qdqNodesOf(n).length > 0);
+
 // Builds { nodes, edges, byName, calibrationOf, stats }. options.showCalibration keeps HzCalibration
-// nodes as nodes; otherwise they become badges.
+// nodes as nodes (a Q/DQ quantizer as its QuantizeLinear/DequantizeLinear nodes); otherwise they
+// become badges. byName also finds the first drawn node of an expanded quantizer by its calibration
+// node's name.
 export function buildViewModel(graph, { showCalibration = false } = {}) {
   const values = graph.values ?? {};
   const collapse = !showCalibration;
@@ -128,8 +137,58 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
   const producerOf = new Map(); // tensor -> view node id
   for (const [name, id] of inputIds) producerOf.set(name, id);
   const calibrationOf = new Map(); // normal node name -> [calibration node names it reads through]
+  // Expanded Q/DQ quantizers: the Identity nodes the import made of a QuantizeLinear's further
+  // DequantizeLinear nodes are drawn as those; extra edges [to, tensor] and the synthetic integer
+  // tensors between a QuantizeLinear and its DequantizeLinear nodes.
+  const absorbed = new Set();
+  const qdqEdges = [];
+  const synthetic = new Map(); // tensor key -> {dtype, dims}
+  if (!collapse) for (const n of graph.nodes) for (const q of qdqNodesOf(n).slice(1)) absorbed.add(q);
+  const nodesByName = new Map(graph.nodes.map((n) => [n.name, n]));
+  const expandQdq = (n) => {
+    const qdq = qdqNodesOf(n);
+    const c = n.calibration ?? {};
+    const x = n.inputs[0];
+    const pair = qdq.length > 1;
+    const paramRows = [
+      { kind: 'attribute', name: 'scale', value: formatValue(c.scales?.length > 4 ? `⟨${c.scales.length}⟩` : c.scales) },
+      { kind: 'attribute', name: 'zero_point', value: `${c.qtype ?? ''} ${formatValue(c.zero_points?.length > 4 ? `⟨${c.zero_points.length}⟩` : c.zero_points)}`.trim() },
+    ];
+    const drawn = [];
+    const addQdq = (id, op, rows) => {
+      const v = { id, kind: 'node', name: id, title: op, opType: op, domain: '', category: categoryOf(op), rows, calibration: true, stands: n.name };
+      add(v);
+      drawn.push(v);
+      return v;
+    };
+    const initRow = (tensor) => {
+      const { dims } = values[tensor] ?? {};
+      return { kind: 'initializer', name: 'x', value: `⟨${formatDims(dims)}⟩`, tensor };
+    };
+    if (pair) {
+      const q = addQdq(qdq[0], 'QuantizeLinear', [...(isInit(x) ? [initRow(x)] : []), ...paramRows]);
+      if (!isInit(x)) qdqEdges.push([q.id, x]);
+      const key = `qdq:${q.id}`;
+      synthetic.set(key, { dtype: c.qtype ?? '', dims: values[x]?.dims ?? null });
+      producerOf.set(key, q.id);
+      qdq.slice(1).forEach((name, k) => {
+        const d = addQdq(name, 'DequantizeLinear', paramRows);
+        qdqEdges.push([d.id, key]);
+        const out = k === 0 ? n.outputs[0] : nodesByName.get(name)?.outputs[0];
+        if (out) producerOf.set(out, d.id);
+      });
+    } else {
+      const d = addQdq(qdq[0], 'DequantizeLinear', [{ ...initRow(x), value: `${c.qtype ?? ''}⟨${formatDims(values[x]?.dims)}⟩` }, ...paramRows]);
+      if (n.outputs[0]) producerOf.set(n.outputs[0], d.id);
+    }
+    byName.set(n.name, drawn[0]);
+  };
   for (const n of graph.nodes) {
-    if ((collapse && isCalibration(n)) || folded(n)) continue;
+    if ((collapse && isCalibration(n)) || folded(n) || absorbed.has(n.name)) continue;
+    if (!collapse && qdqNodesOf(n).length) {
+      expandQdq(n);
+      continue;
+    }
     const rows = [];
     const names = inputNamesOf(n.op_type);
     n.inputs.forEach((t, i) => {
@@ -170,21 +229,22 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     const key = `${source}\u0000${to}\u0000${tensor}`;
     if (edgeKeys.has(key)) return;
     edgeKeys.add(key);
-    const info = values[tensor] ?? {};
+    const info = synthetic.get(tensor) ?? values[tensor] ?? {};
     edges.push({
-      id: `edge:${edges.length}`, from: source, to, tensor, consumed, dtype: info.dtype ?? '', dims: info.dims ?? null,
+      id: `edge:${edges.length}`, from: source, to, tensor: synthetic.has(tensor) ? `${source} (${info.dtype})` : tensor, consumed, dtype: info.dtype ?? '', dims: info.dims ?? null,
       label: formatDims(info.dims), badges,
     });
   };
   for (const n of graph.nodes) {
-    if ((collapse && isCalibration(n)) || folded(n)) continue;
+    if ((collapse && isCalibration(n)) || folded(n) || absorbed.has(n.name) || (!collapse && qdqNodesOf(n).length)) continue;
     for (const t of n.inputs) if (t) addEdge(null, n.name, t);
   }
+  for (const [to, t] of qdqEdges) addEdge(null, to, t);
   for (const [name, id] of outputIds) addEdge(null, id, name);
 
   const calibrationCount = graph.nodes.filter(isCalibration).length;
   return {
-    nodes: vnodes, edges, byName, calibrationOf, showCalibration,
+    nodes: vnodes, edges, byName, calibrationOf, showCalibration, qdq: hasQdq(graph),
     stats: { nodes: graph.nodes.length, calibration: calibrationCount, shown: vnodes.length, edges: edges.length,
       badges: new Set([...edges.flatMap((e) => e.badges), ...vnodes.flatMap((v) => v.rows.filter((r) => r.badge).map((r) => r.badge))]
         .map((b) => b.node)).size },

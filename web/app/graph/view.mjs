@@ -6,7 +6,7 @@
 // in the state and are applied to each element when it is drawn, so they hold for nodes that are
 // off-screen now.
 import { select, zoom as d3zoom, zoomIdentity } from 'd3';
-import { viewNodeFor } from './model.mjs';
+import { viewNodeFor, hasQdq } from './model.mjs';
 import { createDrawing } from './drawing.mjs';
 import { decorateNode, decorateBadge } from './marks.mjs';
 import { mountSearchBox } from './search_box.mjs';
@@ -28,7 +28,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
       <button type="button" data-act="zoom-out" title="Zoom out (-)">−</button>
       <button type="button" data-act="fit" title="Fit to screen (F or 0)">Fit</button>
       <button type="button" data-act="search" title="Search nodes, tensors, op types (Ctrl+F)">Search</button>
-      <label title="Show HzCalibration nodes as nodes instead of badges (C)"><input type="checkbox" data-act="calibration"> calibration nodes</label>
+      <label class="calibration-toggle" title="Show HzCalibration nodes as nodes instead of badges (C)"><input type="checkbox" data-act="calibration"> <span>calibration nodes</span></label>
     </div>
     <div class="graph-search" hidden>
       <input type="search" placeholder="node, tensor or op type" aria-label="search the graph">
@@ -39,6 +39,13 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   const viewport = svg.querySelector('.viewport');
   const layers = { edges: svg.querySelector('.edges'), labels: svg.querySelector('.edge-labels'), nodes: svg.querySelector('.nodes') };
   const calibrationToggle = container.querySelector('[data-act=calibration]');
+  // A Q/DQ model's quantizers are its QuantizeLinear/DequantizeLinear nodes: the toggle says so.
+  function labelToggle(g) {
+    const qdq = hasQdq(g);
+    const label = calibrationToggle.closest('label');
+    label.querySelector('span').textContent = qdq ? 'Show Q/DQ as nodes' : 'calibration nodes';
+    label.title = qdq ? 'Show the QuantizeLinear/DequantizeLinear nodes instead of badges (C)' : 'Show HzCalibration nodes as nodes instead of badges (C)';
+  }
 
   let model = null; // view model
   let graph = null; // graphJson
@@ -114,6 +121,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     model = null;
     positions = null;
     drawing.freeze(); // the previous drawing stays, unculled, until the new one replaces it
+    if (graph) labelToggle(graph);
     if (!graph) {
       drawing.clear();
       container.dataset.state = 'empty';
@@ -147,6 +155,8 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
       selected: viewIdOf(state.get('selection')),
       picked: new Set([...(state.get('picked') ?? [])].map(viewIdOf).filter(Boolean)),
       heat: state.get('heat')?.values ? state.get('heat') : null,
+      selectedName: state.get('selection') ?? null,
+      pickedNames: new Set(state.get('picked') ?? []),
     };
     container.classList.toggle('heat-on', Boolean(state.get('heat')));
   }
@@ -176,7 +186,8 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     const badge = ev.target.closest?.('.badge');
     const g = ev.target.closest?.('.node');
     // Badges stand for their calibration node; graph input/output boxes select nothing.
-    const name = badge ? badge.dataset.calibration : g?.classList.contains('node-node') ? g.dataset.name : null;
+    // A Q/DQ node stands for its calibration node.
+    const name = badge ? badge.dataset.calibration : g?.classList.contains('node-node') ? g.dataset.stands || g.dataset.name : null;
     if (!name) {
       if (!g) state.set('selection', null);
       return;

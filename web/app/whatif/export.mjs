@@ -40,5 +40,13 @@ export function mountConfigExport(root, state, runner, { getConfig, save, label 
   });
   const element = el(doc, 'div', { class: 'ptq-field ptq-config-export-row' }, format, button, note);
   root.append(element);
-  return { element, exportAs, dispose: () => element.remove() };
+  // A Q/DQ model (§1.11) is offered its own model with the configuration applied first.
+  const preselect = (graph) => {
+    const qdq = (graph?.nodes ?? []).some((n) => n.calibration?.qdq_nodes?.length);
+    if (qdq && EXPORT_FORMATS.some((f) => f.name === 'qdq-onnx')) format.value = 'qdq-onnx';
+    else if (format.value === 'qdq-onnx') format.value = EXPORT_FORMATS[0].name;
+  };
+  preselect(state.get('graph'));
+  const off = state.on?.('graph', preselect);
+  return { element, exportAs, dispose: () => { off?.(); element.remove(); } };
 }

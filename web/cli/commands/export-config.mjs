@@ -1,6 +1,7 @@
 // `ptqscope export-config CONFIG --model MODEL --format FORMAT [--out FILE]` — writes a quantization
 // configuration (docs/config-schema.md, e.g. what `ptqscope fix` found) for the user's toolchain:
-// Horizon YAML entries, the calibrated model with the configuration written in, onnxruntime's
+// Horizon YAML entries, the calibrated model with the configuration written in, a Q/DQ model with its
+// quantizers removed or re-quantized, onnxruntime's
 // quantizer settings (JSON or Python), or rknn-toolkit2's custom_quantize_layers (docs/config-export.md).
 // The core writes every format; this command only loads the model and saves what it returns.
 import { parseArgs } from '../lib/args.mjs';
