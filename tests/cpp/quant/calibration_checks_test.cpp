@@ -15,7 +15,9 @@
 using namespace ptq;
 using ptq::test::attr_floats;
 using ptq::test::attr_int;
+using ptq::test::attr_ints;
 using ptq::test::attr_string;
+using ptq::test::attr_strings;
 
 namespace {
 
@@ -105,4 +107,14 @@ TEST(CalibrationChecks, AModelWithoutCalibrationNodesIsAWarning) {
   EXPECT_EQ(w[0], "a reader warning");
   EXPECT_TRUE(contains(w[1], "the model has no HzCalibration node")) << w[1];
   EXPECT_TRUE(quant::model_warnings(model_with({attr_floats("thresholds", {1})})).empty());
+}
+
+// A Q/DQ quantizer's one zero point for per-channel scales holds for every channel (libc++'s
+// vector::assign given an element of the same vector read it after freeing it: garbage zero points
+// in the wasm build).
+TEST(CalibrationChecks, OneZeroPointForPerChannelScalesHoldsForEveryChannel) {
+  const ir::Model m = model_with({attr_strings("qdq_nodes", {"q", "dq"}), attr_int("constant", 2), attr_string("qtype", "uint8"),
+                                  attr_ints("zero_point", {7}), attr_floats("scales", {0.01f, 0.02f, 0.04f, 0.08f, 0.16f})});
+  const quant::CalibrationSpec s = quant::parse_calibration(m.graph, 0);
+  EXPECT_EQ(s.zero_points, (std::vector<int64_t>{7, 7, 7, 7, 7}));
 }

@@ -150,7 +150,10 @@ void finish_affine(CalibrationSpec& spec, const std::string& where) {
   if (spec.zero_points.empty()) spec.zero_points.assign(1, 0);
   check(spec.zero_points.size() == 1 || spec.zero_points.size() == n,
         where + ": " + std::to_string(spec.zero_points.size()) + " zero points for " + std::to_string(n) + " scales");
-  if (spec.zero_points.size() == 1 && n > 1) spec.zero_points.assign(n, spec.zero_points[0]);
+  if (spec.zero_points.size() == 1 && n > 1) {
+    const int64_t z = spec.zero_points[0];  // assign(n, v) must not be given an element of the vector itself
+    spec.zero_points.assign(n, z);
+  }
   const double qmin = spec.qtype.qmin(), qmax = spec.qtype.qmax();
   bool all_zero = true;
   for (int64_t z : spec.zero_points) {
