@@ -144,20 +144,24 @@ TEST(Catalog, EveryOptionIsWhatTheParserAccepts) {
 }
 
 TEST(Catalog, ExportFormatsWithWhatTheFacesSaveThemAs) {
-  // docs/config-export.md: five formats; only calibrated-onnx is a model file (bytes), the others text.
+  // docs/config-export.md: six formats; calibrated-onnx and qdq-onnx are model files (bytes), the others text.
   const Json doc = describe();
   const Json* formats = doc.find("export_formats");
   ASSERT_NE(formats, nullptr);
-  EXPECT_EQ(names_of(*formats), (std::vector<std::string>{"horizon-yaml", "calibrated-onnx", "ort-json", "ort-python", "rknn-cfg"}));
+  EXPECT_EQ(names_of(*formats),
+            (std::vector<std::string>{"horizon-yaml", "calibrated-onnx", "qdq-onnx", "ort-json", "ort-python", "rknn-cfg"}));
   const std::map<std::string, std::string> suffix_end = {{"horizon-yaml", ".yaml"}, {"calibrated-onnx", ".onnx"},
-                                                         {"ort-json", ".json"}, {"ort-python", ".py"}, {"rknn-cfg", ".cfg"}};
+                                                         {"qdq-onnx", ".onnx"},     {"ort-json", ".json"},
+                                                         {"ort-python", ".py"},     {"rknn-cfg", ".cfg"}};
   for (const Json& f : formats->items()) {
     const std::string name = f.find("name")->as_string(), suffix = f.find("suffix")->as_string();
+    ASSERT_EQ(suffix_end.count(name), 1u) << name;
     const std::string end = suffix_end.at(name);
+    const bool model = name == "calibrated-onnx" || name == "qdq-onnx";
     EXPECT_EQ(suffix.substr(suffix.size() - end.size()), end) << name;
     EXPECT_EQ(suffix[0], '.') << name;
-    EXPECT_EQ(f.find("binary")->dump(), name == "calibrated-onnx" ? "true" : "false") << name;
-    EXPECT_EQ(f.find("media_type")->as_string() == "application/octet-stream", name == "calibrated-onnx") << name;
+    EXPECT_EQ(f.find("binary")->dump(), model ? "true" : "false") << name;
+    EXPECT_EQ(f.find("media_type")->as_string() == "application/octet-stream", model) << name;
     EXPECT_FALSE(f.find("label")->as_string().empty()) << name;
   }
 }
