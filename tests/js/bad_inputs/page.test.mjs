@@ -52,6 +52,8 @@ describe('bad inputs on the page', () => {
     it(`${c.id}: the banner names ${culprit}`, async () => {
       if (c.page.run) {
         await page.setInputFiles('#open-model', c.page.model);
+        // The data belongs to this model: wait until the page shows it, not the example still loaded.
+        await page.waitForFunction((name) => (document.querySelector('#model-info')?.textContent ?? '').startsWith(name), path.basename(c.page.model));
         await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
         await page.setInputFiles('#open-data-folder', c.page.data);
         await exampleLoaded();

@@ -315,8 +315,8 @@ class Importer {
           edit::make_node(dn.name, "Identity", "", {dequantized}, {y}, {}, static_cast<int>(model_.opset("")))};
       summary_.folded++;
     } else {
-      replacements_[static_cast<size_t>(d)] =
-          std::vector<ir::Node>{calibration_node(calibration_name(tensor), tensor, dequantized, y, *p, true, {dn.name})};
+      replacements_[static_cast<size_t>(d)] = std::vector<ir::Node>{
+          calibration_node(calibration_name(tensor), tensor, dequantized, y, *p, true, {dn.name})};
       summary_.weights++;
     }
     changed_ = true;
