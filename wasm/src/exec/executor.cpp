@@ -25,6 +25,14 @@ std::string calibration_state_key(const QuantConfig& c, size_t i) {
   return "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" + std::to_string(static_cast<int>(c.round));
 }
 
+// Input `in` of `node` in a forward pass over `values`: a constant, or a tensor an earlier node computed.
+const Tensor* computed_input(const ir::Graph& g, const std::vector<Tensor>& values, const ir::Node& node, int in) {
+  if (const Tensor* c = g.constant(in)) return c;
+  const Tensor* t = &values[static_cast<size_t>(in)];
+  if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
+  return t;
+}
+
 // Calls f(value id) for every tensor node `n` depends on: its inputs, then its implicit inputs.
 template <class F>
 void for_each_dependency(const ir::Node& n, F&& f) {
@@ -160,12 +168,7 @@ std::vector<Tensor> Executor::run_body(const GraphPlan& plan, const std::vector<
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (is_constant_op(node)) continue;
-    auto input_of = [&](int in) {
-      if (const Tensor* c = g.constant(in)) return c;
-      const Tensor* t = &values[static_cast<size_t>(in)];
-      if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
-      return t;
-    };
+    auto input_of = [&](int in) { return computed_input(g, values, node, in); };
     run_node(plan, i, config, io, input_of, [&](int v, Tensor&& t) { values[static_cast<size_t>(v)] = std::move(t); });
     for_each_dependency(node, [&](int in) {
       if (plan.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
@@ -393,12 +396,7 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
     if (is_constant_op(node)) continue;
-    auto input_of = [&](int in) {
-      if (const Tensor* c = g.constant(in)) return c;
-      const Tensor* t = &values[static_cast<size_t>(in)];
-      if (!t->defined()) fail("node '" + node.name + "' reads tensor '" + g.value(in).name + "', which was not computed");
-      return t;
-    };
+    auto input_of = [&](int in) { return computed_input(g, values, node, in); };
     auto store = [&](int v, Tensor&& t) {
       if (budgeted && !pinned[static_cast<size_t>(v)]) {
         const size_t bytes = t.nbytes();
