@@ -7,7 +7,7 @@
 // app's heat controller turns results into state 'heat' → every (re-)render of Netron gets the colours.
 import { probePage, probeRender, nodesGroup, pageBusy, graphRoot } from './netron/contract.mjs';
 import { nodeElementMap, elementNodeName, heatOnQdqNodes, namesWithQdqNodes } from './netron/nodes.mjs';
-import { applyHeat, applyCategories, applyPicked } from './netron/decorate.mjs';
+import { applyHeat, applyCategories, applyPicked, applyUnsupported } from './netron/decorate.mjs';
 import { observeGraph } from './netron/observe.mjs';
 import { captureModelFiles } from './netron/capture.mjs';
 import { wrapMetadataAsset } from './netron/metadata.mjs';
@@ -95,6 +95,7 @@ export function installPlugin(win, deps) {
     const elements = nodeElementMap(doc, graph);
     applyHeat(doc, heatOnQdqNodes(state.get('heat'), graph), elements);
     applyPicked(doc, namesWithQdqNodes(state.get('picked'), graph), elements);
+    applyUnsupported(doc, state.get('summary'), elements);
     if (graph && !metadataActive(doc, elements, graph)) {
       applyCategories(elements, new Map(graph.nodes.map((n) => [n.name, n.op_type])));
     }
@@ -106,7 +107,7 @@ export function installPlugin(win, deps) {
       if (name !== state.get('selection')) state.set('selection', name);
     },
   });
-  const offs = ['heat', 'graph', 'picked'].map((k) => state.on(k, () => observer.refresh()));
+  const offs = ['heat', 'graph', 'picked', 'summary'].map((k) => state.on(k, () => observer.refresh()));
   observer.refresh();
 
   // Ctrl/⌘/Shift+click on a node header picks it (toggles it in state 'picked'), as in the web app's

@@ -10,6 +10,7 @@ import { horizonCategory } from './metadata.mjs';
 const MARK = 'data-ptq-heat';
 const CATEGORY_MARK = 'data-ptq-category';
 export const PICKED_MARK = 'data-ptq-picked';
+export const UNSUPPORTED_MARK = 'data-ptq-unsupported';
 const TITLE_CLASS = 'ptq-heat-title';
 
 // Black or white, whichever reads better on `fill` (WCAG relative luminance).
@@ -92,16 +93,25 @@ export function applyCategories(elements, opTypes) {
   return n;
 }
 
-// Marks the picked nodes (state 'picked': the node lists the analyses read) with data-ptq-picked,
-// outlined by the plugin's stylesheet, and unmarks the others. Returns the count marked.
-export function applyPicked(doc, picked, elements) {
-  const wanted = new Set([...(picked ?? [])].map((name) => elements.get(name)).filter(Boolean));
+// Sets the boolean attribute `mark` on the elements of `names` (iterable of node names) and removes it
+// from every other node. Returns the count marked.
+function applyMark(doc, mark, names, elements) {
+  const wanted = new Set([...(names ?? [])].map((name) => elements.get(name)).filter(Boolean));
   for (const el of graphNodeElements(doc)) {
-    if (wanted.has(el)) el.setAttribute(PICKED_MARK, '');
-    else if (el.hasAttribute(PICKED_MARK)) el.removeAttribute(PICKED_MARK);
+    if (wanted.has(el)) el.setAttribute(mark, '');
+    else if (el.hasAttribute(mark)) el.removeAttribute(mark);
   }
   return wanted.size;
 }
+
+// Marks the picked nodes (state 'picked': the node lists the analyses read) with data-ptq-picked,
+// outlined by the plugin's stylesheet, and unmarks the others. Returns the count marked.
+export const applyPicked = (doc, picked, elements) => applyMark(doc, PICKED_MARK, picked, elements);
+
+// Marks the nodes the core cannot run (the model summary's `unsupported`) with data-ptq-unsupported,
+// outlined by the plugin's stylesheet as the web app's graph marks them. Returns the count marked.
+export const applyUnsupported = (doc, summary, elements) =>
+  applyMark(doc, UNSUPPORTED_MARK, (summary?.unsupported ?? []).map((u) => u.node), elements);
 
 // How many of this render's nodes carry our colour (tests, status line).
 export function coloredCount(doc) {

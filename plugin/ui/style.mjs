@@ -1,7 +1,7 @@
 // The panel's stylesheet (Netron's CSP restricts scripts only, so a <style> element is allowed).
 // The web app's panel styles (web/app/analysis/analysis.css, whatif/whatif.css, reports/reports.css:
 // only .ptq-* classes, which Netron does not use) come first; the plugin's rules are scoped under
-// #ptqscope-panel so Netron's own elements are never restyled, but for the outline of the nodes we mark data-ptq-picked and, while the
+// #ptqscope-panel so Netron's own elements are never restyled, but for the outline of the nodes we mark data-ptq-picked or data-ptq-unsupported and, while the
 // dock is open (html[data-ptq-docked], dock.mjs), the left offset of Netron's graph (#target) and toolbar so
 // that the dock sits beside the graph instead of over it. The app's panels are laid out as one column
 // sized to the dock; names wrap (never cut off) and carry their full text in a tooltip.
@@ -60,6 +60,7 @@ html[data-ptq-docked] > body > #toolbar { left: calc(var(--ptq-dock-width, 460px
 #ptqscope-panel dl.ptq-node-row dd { margin: 0; font-variant-numeric: tabular-nums; word-break: break-all; }
 #ptqscope-panel figure { margin: 4px 0; }
 #nodes > g.node[data-ptq-picked] > path.node-border { stroke: #2e6bd2; stroke-width: 3px; stroke-dasharray: 5 2; }
+#nodes > g.node[data-ptq-unsupported] > path.node-border { stroke: #b00020; stroke-width: 3px; stroke-dasharray: 5 3; }
 @media (prefers-color-scheme: dark) {
   #ptqscope-panel { background: #2d2d2d; color: #ddd; border-color: #555; --muted: #aaa; }
   #ptqscope-panel .ptq-header { background: #383838; border-color: #555; }

@@ -351,6 +351,48 @@ describe('plugin: a model with external data', () => {
 
 // The same user steps on the plugin's panel and on the web app's panels mounted as the app's dock
 // mounts them (own store, runner and Node worker pool): the exported results JSON must be the same.
+// The recorded model with one op_type renamed to one the core does not run (same length, so the
+// protobuf lengths stay valid): Netron draws the same graph; the plugin opens it in the limited state
+// and outlines that node in Netron's drawing. NodeProto.op_type is field 4 (tag 0x22), then the length.
+function withUnsupportedOp(bytes, opType, to) {
+  const text = Buffer.from(bytes).toString('latin1');
+  const field = (s) => `\x22${String.fromCharCode(s.length)}${s}`;
+  const [from, at] = [field(opType), text.indexOf(field(opType))];
+  to = field(to);
+  expect(from.length).toBe(to.length);
+  expect(at >= 0 && text.indexOf(from, at + 1) < 0).toBe(true);
+  return new Uint8Array(Buffer.from(text.slice(0, at) + to + text.slice(at + from.length), 'latin1'));
+}
+
+describe('plugin: a model with an op the core does not run', () => {
+  let page;
+  let plugin;
+  beforeAll(() => {
+    page = netronPage();
+    plugin = installPlugin(page.window, pluginDeps());
+  });
+  afterAll(() => plugin?.dispose?.());
+
+  it('opens limited, names the op, and outlines its node in Netron\'s graph until another model opens', async () => {
+    const { state } = plugin;
+    await openModelThroughNetron(page.window, page.view, withUnsupportedOp(modelBytes(), 'Flatten', 'Flattex'));
+    await until(state, 'graph');
+    expect(state.get('error')).toContain("Flattex (domain '', node '/head/Flatten')");
+    await settle();
+    const marked = () => graphNodeElements(page.document).filter((el) => el.hasAttribute('data-ptq-unsupported')).map((el) => el.id);
+    expect(marked()).toEqual(['node-name-/head/Flatten']);
+    await page.view.toggle('names'); // survives Netron's re-render
+    await settle();
+    expect(marked()).toEqual(['node-name-/head/Flatten']);
+    await page.view.toggle('names');
+    await openModelThroughNetron(page.window, page.view);
+    await until(state, 'graph');
+    await settle();
+    expect(state.get('error')).toBeNull();
+    expect(marked()).toEqual([]);
+  });
+});
+
 describe('exports: the plugin writes the app\'s results JSON', () => {
   const steps = async (win, root, host) => {
     await runTab(win, root, host, 'sensitivity', (form) => {
