@@ -1,0 +1,215 @@
+// One model end to end through the CLI, against onnxruntime-node: the check that the zoo subset test
+// (zoo_models.test.mjs) and the coverage run over the torchvision zoo (scripts/coverage-zoo.mjs) share.
+//   float:     `run --quant off` vs onnxruntime-node on the float model, every output of every sample,
+//              max|a - b| / max|b| <= FLOAT_TOL; a detector's post-processed outputs are compared as
+//              sets (rows matched by label and box, then every per-detection output compared in that order)
+//   calibrate: `calibrate --qdq`: the calibrated model and its QuantizeLinear/DequantizeLinear twin
+//   quant:     `run --quant on` on the calibrated model vs onnxruntime-node running the Q/DQ twin (the
+//              same quantizers as float QuantizeLinear/DequantizeLinear arithmetic, graph optimisations
+//              off): per output 1 - cosine (worst sample) must be at most QUANT_SHARE of 1 - cosine between
+//              onnxruntime's Q/DQ and float runs (rounding flips, not a different quantization), and the
+//              outputs finite where onnxruntime's are; outputs whose size changes (detections) are recorded
+//   sweep:     `get-sensitivity-of-nodes -n activation` on a few activation calibration nodes, one sample:
+//              every requested node has a row (a detector whose detection count changes has NaN metrics, §5)
+import fs from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { cli } from './cli_fixture.mjs';
+import { decodeNpy, loadPtqModule, relError } from './helpers.mjs';
+import { cosine } from './quant_oracle.mjs';
+
+export const FLOAT_TOL = 1e-4;
+export const QUANT_SHARE = 0.5;
+
+// The samples of a calibration_data folder as onnxruntime feeds, in file-name order.
+function feedsOf(dataDir) {
+  const inputs = fs.readdirSync(dataDir).filter((d) => !d.startsWith('.')).sort();
+  const files = fs.readdirSync(path.join(dataDir, inputs[0])).filter((f) => f.endsWith('.npy')).sort();
+  return files.map((f) => Object.fromEntries(inputs.map((name) => {
+    const a = decodeNpy(fs.readFileSync(path.join(dataDir, name, f)));
+    return [name, new ort.Tensor(a.dtype, a.data, a.dims)];
+  })));
+}
+
+// graphOptimizationLevel 'disabled' for Q/DQ models: QuantizeLinear/DequantizeLinear evaluated as written
+// (float arithmetic, as the fake-quant executor), not fused into integer kernels.
+async function ortOutputs(model, dataDir, { optimize = true } = {}) {
+  const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1, logSeverityLevel: 3,
+    ...(optimize ? {} : { graphOptimizationLevel: 'disabled' }) });
+  const out = [];
+  for (const feeds of feedsOf(dataDir)) {
+    const r = await session.run(feeds);
+    out.push(session.outputNames.map((n) => ({ name: n, dims: r[n].dims, data: r[n].data })));
+  }
+  return out;
+}
+
+// DIR/sample_<k>/<i>.npy written by `run`: [sample][output] = {dims, data}.
+function runOutputs(dir) {
+  const samples = fs.readdirSync(dir).filter((d) => d.startsWith('sample_')).sort((a, b) => Number(a.slice(7)) - Number(b.slice(7)));
+  return samples.map((s) => {
+    const files = fs.readdirSync(path.join(dir, s)).filter((f) => f.endsWith('.npy')).sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+    return files.map((f) => decodeNpy(fs.readFileSync(path.join(dir, s, f))));
+  });
+}
+
+const num = (v) => Number(v);
+
+// Rows of a detector's outputs matched as sets: theirs[i] ~ ours[perm[i]] (same label, nearest box and
+// score), or a reason when the counts differ. boxes/scores/labels are outputs 0/1/2 (zoo_models.py).
+export function matchDetections(ours, theirs) {
+  const n = theirs[0].dims[0];
+  if (ours[0].dims[0] !== n) return { reason: `${ours[0].dims[0]} detections, onnxruntime ${n}` };
+  const box = (o, i) => Array.from(o[0].data.subarray(i * 4, i * 4 + 4), num);
+  let scale = 1e-6;
+  for (const v of theirs[0].data) scale = Math.max(scale, Math.abs(v));
+  const used = new Set();
+  const perm = [];
+  for (let i = 0; i < n; i++) {
+    const b = box(theirs, i);
+    let best = -1;
+    let bestCost = Infinity;
+    for (let j = 0; j < n; j++) {
+      if (used.has(j) || num(ours[2].data[j]) !== num(theirs[2].data[i])) continue;
+      const c = box(ours, j).reduce((s, v, k) => Math.max(s, Math.abs(v - b[k])), 0) / scale
+        + Math.abs(num(ours[1].data[j]) - num(theirs[1].data[i]));
+      if (c < bestCost) { bestCost = c; best = j; }
+    }
+    if (best < 0) return { reason: `detection ${i} (label ${theirs[2].data[i]}) has no match` };
+    used.add(best);
+    perm.push(best);
+  }
+  return { perm };
+}
+
+// Rows of `o` (first dimension = detections) in the order `perm`.
+function permuteRows(o, perm) {
+  const n = o.dims[0];
+  const row = n ? o.data.length / n : 0;
+  const out = new o.data.constructor(o.data.length);
+  perm.forEach((j, i) => out.set(o.data.subarray(j * row, (j + 1) * row), i * row));
+  return out;
+}
+
+// Max relative error per output (worst over samples) of ours vs theirs; detections as sets.
+export function compareOutputs(ours, theirs, { detection = false } = {}) {
+  const worst = theirs[0].map((o) => ({ name: o.name, error: 0 }));
+  for (let k = 0; k < theirs.length; k++) {
+    if (ours[k].length !== theirs[k].length) throw new Error(`sample ${k}: ${ours[k].length} outputs, onnxruntime ${theirs[k].length}`);
+    let perm = null;
+    if (detection) {
+      const m = matchDetections(ours[k], theirs[k]);
+      if (m.reason) return { failure: `sample ${k}: ${m.reason}`, worst };
+      perm = m.perm;
+    }
+    theirs[k].forEach((t, i) => {
+      const o = ours[k][i];
+      if (o.dims.join('x') !== t.dims.join('x')) throw new Error(`sample ${k} ${t.name}: shape ${o.dims} vs onnxruntime ${t.dims}`);
+      const data = perm && t.dims[0] === theirs[k][0].dims[0] ? permuteRows(o, perm) : o.data;
+      worst[i].error = Math.max(worst[i].error, t.data.length ? relError(data, t.data) : 0);
+    });
+  }
+  return { worst };
+}
+
+async function step(result, name, fn) {
+  const t0 = performance.now();
+  try {
+    result[name] = { ...(await fn()), seconds: (performance.now() - t0) / 1000 };
+  } catch (e) {
+    result[name] = { error: String(e.message || e).slice(0, 2000), seconds: (performance.now() - t0) / 1000 };
+  }
+  return !result[name].error;
+}
+
+async function cliOk(args) {
+  const r = await cli(args);
+  if (r.code !== 0) throw new Error(`ptqscope ${args[0]} exited ${r.code}: ${(r.stderr || r.stdout).trim().split('\n').slice(0, 4).join('\n')}`);
+  return r;
+}
+
+// Up to `count` activation calibration nodes of a calibrated model, evenly spaced in model order.
+export async function activationNodes(model, count) {
+  const ptq = await loadPtqModule();
+  const session = new ptq.Session();
+  try {
+    const s = session.loadModel(fs.readFileSync(model));
+    const acts = (typeof s === 'string' ? JSON.parse(s) : s).calibrations.filter((c) => c.kind === 'feature').map((c) => c.name);
+    if (acts.length <= count) return acts;
+    return Array.from({ length: count }, (_, i) => acts[Math.round((i * (acts.length - 1)) / (count - 1))]);
+  } finally {
+    session.delete?.();
+  }
+}
+
+// The whole check of one model entry ({name, model, data, detection}) in workDir: a result object
+// with float / calibrate / quant / sweep steps (each with seconds, and error when it failed) and `pass`.
+export async function checkModel(entry, workDir, { sweepNodes = 4, workers = 1 } = {}) {
+  fs.mkdirSync(workDir, { recursive: true });
+  const result = { name: entry.name };
+  const calibrated = path.join(workDir, 'calibrated_model.onnx');
+  const qdq = path.join(workDir, 'qdq_model.onnx');
+  let floatRef = null;
+  const floatOk = await step(result, 'float', async () => {
+    const out = path.join(workDir, 'float');
+    fs.rmSync(out, { recursive: true, force: true });
+    await cliOk(['run', entry.model, entry.data, '--quant', 'off', '--out', out]);
+    const theirs = await ortOutputs(entry.model, entry.data);
+    floatRef = theirs;
+    // A reference of zeros (or no detections) would make the comparison empty.
+    theirs.forEach((t, k) => t.forEach((o) => {
+      if (!o.data.some((v) => Number(v) !== 0)) throw new Error(`sample ${k}: onnxruntime's ${o.name} is all zero or empty: nothing to compare`);
+    }));
+    const cmp = compareOutputs(runOutputs(out), theirs, { detection: entry.detection });
+    if (cmp.failure) throw new Error(cmp.failure);
+    const bad = cmp.worst.filter((w) => !(w.error <= FLOAT_TOL));
+    if (bad.length) throw new Error(`outputs beyond ${FLOAT_TOL} of onnxruntime: ${bad.map((w) => `${w.name} ${w.error.toExponential(2)}`).join(', ')}`);
+    return { max_rel_error: Math.max(...cmp.worst.map((w) => w.error)), outputs: cmp.worst };
+  });
+  const calOk = await step(result, 'calibrate', async () => {
+    fs.rmSync(calibrated, { force: true });
+    fs.rmSync(qdq, { force: true });
+    await cliOk(['calibrate', entry.model, entry.data, '--out', calibrated, '--qdq', qdq]);
+    return { activations: (await activationNodes(calibrated, Infinity)).length };
+  });
+  if (calOk) {
+    await step(result, 'quant', async () => {
+      const out = path.join(workDir, 'quant');
+      fs.rmSync(out, { recursive: true, force: true });
+      await cliOk(['run', calibrated, entry.data, '--quant', 'on', '--out', out]);
+      const ours = runOutputs(out);
+      const theirs = await ortOutputs(qdq, entry.data, { optimize: false });
+      // Per output, worst over samples: 1 - cosine of ours vs onnxruntime's Q/DQ run ("deviation"), and
+      // 1 - cosine of onnxruntime's Q/DQ run vs its float run (what quantization itself changes).
+      const rows = theirs[0].map((o) => ({ name: o.name, deviation: 0, quantization: 0 }));
+      theirs.forEach((t, k) => t.forEach((o, i) => {
+        const a = Float64Array.from(ours[k][i].data, num);
+        const b = Float64Array.from(o.data, num);
+        if (a.some((v, j) => !Number.isFinite(v) && Number.isFinite(b[j]))) throw new Error(`sample ${k} ${o.name}: non-finite values where onnxruntime's are finite`);
+        const f = floatRef?.[k][i] ? Float64Array.from(floatRef[k][i].data, num) : null;
+        // Detections: another count after quantization makes the outputs incomparable (NaN).
+        rows[i].deviation = Math.max(rows[i].deviation, a.length === b.length ? (a.length ? 1 - cosine(a, b) : 0) : NaN);
+        if (f) rows[i].quantization = Math.max(rows[i].quantization, f.length === b.length ? (b.length ? 1 - cosine(b, f) : 0) : NaN);
+      }));
+      // Rounding flips between two float evaluations of the same quantizers are expected; they must stay
+      // well under what quantization itself does (deviation <= QUANT_SHARE of it).
+      const bad = rows.filter((r) => r.deviation > QUANT_SHARE * r.quantization + 1e-6);
+      if (bad.length) throw new Error(`outputs off onnxruntime's Q/DQ run by more than ${QUANT_SHARE} of the quantization effect: ${bad.map((r) => `${r.name} 1-cos ${r.deviation.toExponential(2)} vs ${r.quantization.toExponential(2)}`).join(', ')}`);
+      return { outputs: rows };
+    });
+    await step(result, 'sweep', async () => {
+      const nodes = await activationNodes(calibrated, sweepNodes);
+      const json = path.join(workDir, 'sweep.json');
+      fs.rmSync(json, { force: true });
+      await cliOk(['get-sensitivity-of-nodes', calibrated, entry.data, '-n', 'activation', '-d', '1', '-m', "['cosine-similarity','mse']",
+        '-i', JSON.stringify(nodes).replaceAll('"', "'"), '--json', json, '--workers', String(workers), '--quiet']);
+      const rows = JSON.parse(fs.readFileSync(json, 'utf8')).sensitivity.activation;
+      const names = Object.keys(rows);
+      const missing = nodes.filter((n) => !names.includes(n));
+      if (missing.length) throw new Error(`no sensitivity row for ${missing.join(', ')}`);
+      return { nodes: nodes.length };
+    });
+  }
+  result.pass = floatOk && calOk && !result.quant?.error && !result.sweep?.error;
+  return result;
+}
