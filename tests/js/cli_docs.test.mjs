@@ -125,7 +125,7 @@ describe('documented commands', () => {
     const shown = new Set(commands.filter((c) => c.file === 'README.md').map((c) => c.args[0]));
     for (const sub of ['get-sensitivity-of-nodes', 'plot-acc-error', 'plot-distribution', 'get-channelwise-data-distribution',
       'sensitivity-analysis', 'runall', 'leave-one-out', 'get-calibration-nodes-stat-info', 'calibrate', 'run', 'node-errors',
-      'fix', 'export-config', 'import-report']) {
+      'fix', 'export-config', 'import-report', 'merge']) {
       expect(shown.has(sub), sub).toBe(true);
     }
   });

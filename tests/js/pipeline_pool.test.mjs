@@ -4,7 +4,7 @@
 // scheduling, terminates the busy workers and returns what finished; worker errors keep their kind.
 import { describe, expect, it } from 'vitest';
 import { createPool } from '../../web/pipeline/pool.mjs';
-import { chunkRanges, interleave, partCount, runAnalysis } from '../../web/pipeline/sweep.mjs';
+import { partCount, partOf, runAnalysis } from '../../web/pipeline/sweep.mjs';
 import { handleMessage } from '../../web/pipeline/worker_core.mjs';
 
 const ITEMS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
@@ -93,9 +93,10 @@ const MODEL = { model: new Uint8Array([1, 2, 3]), files: [{ path: 'input/0.npy',
 
 describe('splitting', () => {
   it('interleaves the items over the parts (each part gets early and late items)', () => {
-    expect(interleave(ITEMS, 3)).toEqual([['a', 'd', 'g'], ['b', 'e'], ['c', 'f']]);
-    expect(interleave(['a', 'b'], 5)).toEqual([['a'], ['b']]);
-    expect(interleave(ITEMS, 1)).toEqual([ITEMS]);
+    const parts = (names, n) => Array.from({ length: n }, (_, k) => partOf(names, k, n));
+    expect(parts(ITEMS, 3)).toEqual([['a', 'd', 'g'], ['b', 'e'], ['c', 'f']]);
+    expect(parts(['a', 'b'], 3)).toEqual([['a'], ['b'], []]); // more parts than items: empty parts
+    expect(parts(ITEMS, 1)).toEqual([ITEMS]);
   });
   it('one part per worker, three per worker when cancellable, one call for one worker', () => {
     expect(partCount(40, 2, false)).toBe(2);
@@ -105,9 +106,10 @@ describe('splitting', () => {
     expect(partCount(40, 1, true)).toBe(3);
   });
   it('position ranges (for sweeps with repeated names) cover [0, n) with contiguous near-equal chunks', () => {
-    expect(chunkRanges(7, 3)).toEqual([{ begin: 0, end: 2 }, { begin: 2, end: 4 }, { begin: 4, end: 7 }]);
-    expect(chunkRanges(2, 6)).toEqual([{ begin: 0, end: 1 }, { begin: 1, end: 2 }]);
-    expect(chunkRanges(5, 1)).toEqual([{ begin: 0, end: 5 }]);
+    const parts = (names, n) => Array.from({ length: n }, (_, k) => partOf(names, k, n));
+    expect(parts(['a', 'b', 'a', 'c', 'd', 'e', 'f'], 3)).toEqual([{ begin: 0, end: 2 }, { begin: 2, end: 4 }, { begin: 4, end: 7 }]);
+    expect(parts(['a', 'a'], 3)).toEqual([{ begin: 0, end: 0 }, { begin: 0, end: 1 }, { begin: 1, end: 2 }]);
+    expect(parts(['a', 'a', 'b', 'c', 'd'], 1)).toEqual([{ begin: 0, end: 5 }]);
   });
 });
 
@@ -153,6 +155,21 @@ describe('worker pool and sweep splitting', () => {
     expect(split.sensitivity.node).toEqual(single.sensitivity.node);
     pool1.close();
     pool2.close();
+  });
+
+  it('a shard runs only its items (i mod N), split over the pool; an empty shard runs no item', async () => {
+    const two = fakeWorkers();
+    const pool = createPool({ size: 2, spawn: two.spawn });
+    await pool.load(MODEL);
+    const shard = await runAnalysis(pool, REQUEST, { shard: { index: 2, count: 3 } });
+    expect([...two.log.computed].sort()).toEqual(['b', 'e']); // items 1 and 4 of 7
+    expect(two.log.requests.slice(-2)).toEqual([['b'], ['e']]); // the shard's items, one part per worker
+    expect(shard.sensitivity_order.node.sort()).toEqual(['b', 'e']);
+    two.log.computed.length = 0;
+    await runAnalysis(pool, REQUEST, { shard: { index: 9, count: 9 } });
+    expect(two.log.requests.at(-1)).toEqual([]);
+    expect(two.log.computed).toEqual([]);
+    pool.close();
   });
 
   it('reports progress over all chunks with an ETA from the elapsed time', async () => {

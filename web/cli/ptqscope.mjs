@@ -1,24 +1,8 @@
 #!/usr/bin/env node
 // ptqscope command-line entry: `ptqscope <command> [args]`. Each command lives in commands/<name>.mjs
-// and exports { summary, usage, main(argv) -> exit code }.
+// and exports { summary, usage, main(argv) -> exit code }; commands/index.mjs lists them.
 import { EXIT_BAD_INPUT, EXIT_FAILURE, isInputError } from './lib/errors.mjs';
-
-const COMMANDS = {
-  'get-sensitivity-of-nodes': () => import('./commands/get-sensitivity-of-nodes.mjs'),
-  'plot-acc-error': () => import('./commands/plot-acc-error.mjs'),
-  'plot-distribution': () => import('./commands/plot-distribution.mjs'),
-  'get-channelwise-data-distribution': () => import('./commands/get-channelwise-data-distribution.mjs'),
-  'sensitivity-analysis': () => import('./commands/sensitivity-analysis.mjs'),
-  runall: () => import('./commands/runall.mjs'),
-  'leave-one-out': () => import('./commands/leave-one-out.mjs'),
-  fix: () => import('./commands/fix.mjs'),
-  'export-config': () => import('./commands/export-config.mjs'),
-  'import-report': () => import('./commands/import-report.mjs'),
-  'get-calibration-nodes-stat-info': () => import('./commands/get-calibration-nodes-stat-info.mjs'),
-  'node-errors': () => import('./commands/node-errors.mjs'),
-  calibrate: () => import('./commands/calibrate.mjs'),
-  run: () => import('./commands/run.mjs'),
-};
+import { COMMANDS } from './commands/index.mjs';
 
 // One line per command: the hmct-debugger sub-commands first (same names, arguments and options).
 async function topUsage() {

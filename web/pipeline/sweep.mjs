@@ -4,6 +4,8 @@
 // k mod parts, so every part gets early items with large downstream cones and late cheap ones),
 // scheduled on whichever worker is free, then merged by the core (mergeResults re-sorts with §3.4,
 // so the result does not depend on the split). Progress counts finished items over all parts, with an ETA.
+// The same rule (partOf) cuts a sweep into the CLI's shards (`--shard K/N`: one part per process or
+// machine, merged later by `ptqscope merge`).
 //
 // Cancellation (`signal`): no further part is scheduled and the busy workers are terminated; the
 // parts finished so far are merged and returned with `cancelled: true` (or the AbortError is thrown
@@ -14,19 +16,13 @@ import { abortError } from './pool.mjs';
 // Whether the core splits `analysis` into items (an unknown name is not: the core then names it).
 export const isSplittable = (analysis) => describe.analyses.some((a) => a.name === analysis && a.splittable);
 
-// [begin, end) ranges of `count` items in `parts` near-equal contiguous chunks.
-export function chunkRanges(count, parts) {
-  const n = Math.max(1, Math.min(count, parts));
-  return Array.from({ length: n }, (_, k) => ({
-    begin: Math.floor((k * count) / n),
-    end: Math.floor(((k + 1) * count) / n),
-  }));
-}
-
-// The items of part k of `parts`: names[k], names[k + parts], ... (every part non-empty).
-export function interleave(names, parts) {
-  const n = Math.max(1, Math.min(names.length, parts));
-  return Array.from({ length: n }, (_, k) => names.filter((_, i) => i % n === k));
+// Part k (0-based) of `parts` of a sweep's item names, as the request's `items`: the names k,
+// k + parts, k + 2·parts, ... (interleaved); a sweep naming an item twice (an interested_nodes list
+// repeating one) cannot be addressed by name, so it is cut into `parts` contiguous position ranges
+// {begin, end} instead. Empty when there are fewer items than parts.
+export function partOf(names, k, parts) {
+  if (new Set(names).size === names.length) return names.filter((_, i) => i % parts === k);
+  return { begin: Math.floor((k * names.length) / parts), end: Math.floor(((k + 1) * names.length) / parts) };
 }
 
 // How many parts for `items` items on `workers` workers. Each part repeats the reference runs of its
@@ -50,17 +46,25 @@ function progressTracker(total, onProgress, now) {
   };
 }
 
-export async function runAnalysis(pool, request, { onItem, onProgress, signal, chunks, now = () => Date.now() } = {}) {
+// `shard` ({index, count}, 1 ≤ index ≤ count): run only part index − 1 of `count` (partOf) of the
+// sweep, itself split over the pool; the result is that part's document, for mergeResults.
+export async function runAnalysis(pool, request, { onItem, onProgress, signal, chunks, shard, now = () => Date.now() } = {}) {
   if (signal?.aborted) throw abortError(signal);
   // A request that already names its items (a part chosen by the caller) is run as it is.
-  const { items: names } = isSplittable(request.analysis) && request.items === undefined
+  let { items: names } = isSplittable(request.analysis) && request.items === undefined
     ? await pool.request({ type: 'listItems', request }, { signal })
     : { items: null };
+  let whole = request; // what a single call runs
+  if (shard && names) {
+    const part = partOf(names, shard.index - 1, shard.count);
+    whole = { ...request, items: part };
+    names = Array.isArray(part) ? part : null; // a position range runs in one call
+  }
 
   // Not splittable (or nothing to split): one call; item events, when the core sends any, drive progress.
   if (!names || names.length <= 1 || pool.size <= 1 && !signal && !chunks) {
     let tick = null;
-    const reply = await pool.request({ type: 'analyze', request }, {
+    const reply = await pool.request({ type: 'analyze', request: whole }, {
       signal,
       onEvent: (ev) => {
         tick ??= progressTracker(ev.total, onProgress, now);
@@ -71,10 +75,8 @@ export async function runAnalysis(pool, request, { onItem, onProgress, signal, c
     return JSON.parse(reply.json);
   }
 
-  const count = chunks ?? partCount(names.length, pool.size, Boolean(signal));
-  // Items are sent by name; a sweep with repeated names (an interested_nodes list naming an item
-  // twice) cannot be addressed by name, so it is split into position ranges instead.
-  const ranges = new Set(names).size === names.length ? interleave(names, count) : chunkRanges(names.length, count);
+  const n = Math.max(1, Math.min(names.length, chunks ?? partCount(names.length, pool.size, Boolean(signal))));
+  const ranges = Array.from({ length: n }, (_, k) => partOf(names, k, n));
   const tick = progressTracker(names.length, onProgress, now);
   const parts = new Array(ranges.length).fill(null);
   const local = new AbortController(); // aborts the running chunks when `signal` fires

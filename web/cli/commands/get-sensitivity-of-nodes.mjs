@@ -2,11 +2,14 @@
 //   [-n node|weight|activation] [-d DATA_NUM] [-v BOOL] [-i INTERESTED_NODES]` — hmct-debugger's
 // sub-command (§3, §9.2): prints nothing unless `-v True` (then the §3.5 table), writes no
 // file except with --json.
-import { parseClick, clickUsage } from '../lib/click.mjs';
-import { COMMON_OPTIONS, analysisMain, clickDefault, listOption, runWithProgress } from '../lib/analysis.mjs';
+import { clickUsage } from '../lib/click.mjs';
+import { analysisOptions, clickDefault, listOption, runWithProgress, sweepMain } from '../lib/analysis.mjs';
 import { METRICS, ORIGINAL_NODE_TYPES, optionSpec } from '../../pipeline/catalog.mjs';
 import { asList } from '../lib/keep_list.mjs';
 import { formatVerboseTable, orderedRows } from '../../pipeline/tables.mjs';
+
+// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
+export const analysis = 'sensitivity';
 
 export const SPEC = {
   positionals: ['MODEL_OR_FILE', 'CALIBRATED_DATA'],
@@ -20,12 +23,10 @@ export const SPEC = {
     { name: 'sample_selection', flags: ['--sample_selection'], choices: optionSpec('sensitivity', 'sample_selection').choices,
       default: clickDefault('sensitivity', 'sample_selection'),
       help: 'which data_num samples: the last (as the original), the first, or all' },
-    ...COMMON_OPTIONS,
+    ...analysisOptions(analysis),
   ],
 };
 
-// The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
-export const analysis = 'sensitivity';
 export const summary = 'sensitivity of every node / weight / activation calibration node (hmct-debugger compatible)';
 export const usage = clickUsage('get-sensitivity-of-nodes', SPEC, summary);
 
@@ -36,17 +37,18 @@ export function requestOptions(o) {
   };
 }
 
-export async function main(argv, { log = console.log } = {}) {
-  const { options: o, positionals } = parseClick(argv, SPEC);
-  await analysisMain(o, positionals, async (ctx) => {
-    const doc = await runWithProgress(ctx, 'sensitivity', requestOptions(o), {
-      progress: ctx.progress, label: `Start calculating ${o.node_type} sensitivity...`,
-    });
-    if (o.verbose) {
-      const t = o.node_type;
-      log(formatVerboseTable(t, orderedRows(doc.sensitivity[t], doc.sensitivity_order?.[t]), asList(o.metrics)));
-    }
-    return doc;
-  });
-  return 0;
+// What sweepMain and `merge` need: the folder options (none), the run, the outputs besides --json.
+export const outputDirs = [];
+export const compute = (ctx, o) => runWithProgress(ctx, analysis, requestOptions(o), {
+  progress: ctx.progress, label: `Start calculating ${o.node_type} sensitivity...`,
+});
+
+// -v True: the §3.5 table of `section` on stdout.
+export function printTable(doc, o, log, section = analysis) {
+  if (!o.verbose) return;
+  const t = o.node_type;
+  log(formatVerboseTable(t, orderedRows(doc[section][t], doc[`${section}_order`]?.[t]), asList(o.metrics)));
 }
+export const present = (doc, o, { log }) => printTable(doc, o, log);
+
+export const main = (argv, io) => sweepMain('get-sensitivity-of-nodes', argv, io);

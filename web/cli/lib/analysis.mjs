@@ -7,14 +7,15 @@ import path from 'node:path';
 import { CONVOLUTION_MODES, optionDefault } from '../../pipeline/catalog.mjs';
 import { createPool } from '../../pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
-import { runAnalysis } from '../../pipeline/sweep.mjs';
+import { isSplittable, runAnalysis } from '../../pipeline/sweep.mjs';
 import { withoutNone } from '../../pipeline/runall.mjs';
-import { parseClickInt } from './click.mjs';
+import { parseClick, parseClickInt } from './click.mjs';
 import { UsageError, SetupError } from './errors.mjs';
 import { readCalibrationFolder, readExternalData, readModelFile, readTextInput } from './files.mjs';
 import { keepListFormat } from './keep_list.mjs';
 import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
+import { SHARD_OPTION, inputDigests, shardDocument } from './shard.mjs';
 import { loadPtqModule, wasmModulePath } from './wasm.mjs';
 
 export const defaultWorkers = () => Math.max(1, Math.min(8, os.availableParallelism?.() ?? os.cpus().length));
@@ -39,6 +40,10 @@ export const COMMON_OPTIONS = [
   { name: 'config', flags: ['--config'], metavar: 'FILE',
     help: 'run under this quantization configuration (docs/config-schema.md) instead of the model as calibrated' },
 ];
+
+// The options of a command running `analysis`: the common ones, and --shard K/N when the core
+// splits the analysis into items (describe(): splittable), i.e. for the sweep-like commands.
+export const analysisOptions = (analysis) => [...COMMON_OPTIONS, ...(isSplittable(analysis) ? [SHARD_OPTION] : [])];
 
 // The --config document (docs/config-schema.md), read as JSON; the core checks it against the model.
 export function readConfigFile(file) {
@@ -78,7 +83,9 @@ export async function openAnalysis(modelPath, dataDir, options) {
   try {
     const loaded = await pool.load({ model, externalFiles, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
     for (const w of loaded.summary?.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
-    return { pool, ...loaded, modelFile: path.basename(modelPath) };
+    // A shard records what it ran on, so that `merge` refuses parts of other inputs.
+    const inputs = options.shard ? inputDigests(model, externalFiles, files) : undefined;
+    return { pool, ...loaded, modelFile: path.basename(modelPath), inputs };
   } catch (err) {
     pool.close();
     throw err;
@@ -90,6 +97,7 @@ export async function runWithProgress(ctx, analysis, options, { progress, label 
   progress.stage(label);
   const doc = await runAnalysis(ctx.pool, { analysis, options: withoutNone(options), ...requestBase(ctx) }, {
     onProgress: (done, total, eta) => progress.update(done, total, eta),
+    shard: ctx.shard ?? undefined,
   });
   progress.end();
   return doc;
@@ -115,7 +123,7 @@ export async function analysisMain(opts, positionals, body, { dirs = [], files =
   const ctx = await openAnalysis(modelPath, dataDir, opts);
   try {
     return await withOutputs(async () => {
-      const doc = await body({ ...ctx, progress, config });
+      const doc = await body({ ...ctx, progress, config, shard: opts.shard ?? null });
       if (opts.json) writeJson(opts.json, doc);
       return doc;
     });
@@ -129,6 +137,30 @@ export async function analysisMain(opts, positionals, body, { dirs = [], files =
   } finally {
     ctx.pool.close();
   }
+}
+
+// main of a sweep-like command `name` (its analysis is splittable). The command's module exports
+// SPEC, analysis, outputDirs (its folder options), compute(ctx, o) -> the result document, and
+// present(doc, o, {log, progress}), which writes what the command writes besides --json (charts, the
+// verbose table); `ptqscope merge` calls present on the merged document. Without --shard: compute
+// and present. With --shard K/N: shard K's partial result (lib/shard.mjs) into --json, nothing else.
+export async function sweepMain(name, argv, io = {}) {
+  const { COMMANDS } = await import('../commands/index.mjs');
+  const command = await COMMANDS[name]();
+  const { options: o, positionals } = parseClick(argv, command.SPEC);
+  if (o.shard && !o.json) {
+    throw new UsageError(`--shard ${o.shard.index}/${o.shard.count} writes a partial result: give --json FILE (and join the parts with ptqscope merge)`);
+  }
+  if (o.shard) {
+    await analysisMain(o, positionals, async (ctx) => shardDocument(name, o, ctx.inputs, await command.compute(ctx, o)));
+  } else {
+    await analysisMain(o, positionals, async (ctx) => {
+      const doc = await command.compute(ctx, o);
+      await command.present(doc, o, { log: io.log ?? console.log, progress: ctx.progress });
+      return doc;
+    }, { dirs: command.outputDirs });
+  }
+  return 0;
 }
 
 // '--save_dir' for 'save_dir': how a message names an option.

@@ -8,7 +8,9 @@ class UsageError extends BaseUsageError {
   }
 }
 
-// spec: { options: { out: { required: true }, quant: { choices: ['on', 'off'] } }, positionals: ['MODEL', ...] }
+// spec: { options: { out: { required: true }, quant: { choices: ['on', 'off'] }, quiet: { flag: true } },
+//         positionals: ['MODEL', ...] }; a last positional 'NAME...' takes one or more arguments.
+// A `flag` option takes no value (true when given, else false).
 export function parseArgs(argv, spec) {
   const options = {};
   const positionals = [];
@@ -22,7 +24,10 @@ export function parseArgs(argv, spec) {
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     if (!(name in spec.options)) throw new UsageError(`unknown option --${name}`);
     let value;
-    if (eq >= 0) value = arg.slice(eq + 1);
+    if (spec.options[name].flag) {
+      if (eq >= 0) throw new UsageError(`option --${name} takes no value`);
+      value = true;
+    } else if (eq >= 0) value = arg.slice(eq + 1);
     else if (i + 1 < argv.length) value = argv[++i];
     else throw new UsageError(`option --${name} needs a value`);
     if (name in options) throw new UsageError(`option --${name} given twice`);
@@ -30,6 +35,7 @@ export function parseArgs(argv, spec) {
   }
   for (const [name, opt] of Object.entries(spec.options)) {
     if (options[name] === undefined) {
+      if (opt.flag) options[name] = false;
       if (opt.required) throw new UsageError(`missing option --${name}`);
       if ('default' in opt) options[name] = opt.default;
       continue;
@@ -38,8 +44,10 @@ export function parseArgs(argv, spec) {
       throw new UsageError(`--${name} must be one of ${opt.choices.join(', ')} (got '${options[name]}')`);
     }
   }
-  if (positionals.length !== spec.positionals.length) {
-    throw new UsageError(`expected ${spec.positionals.length} arguments (${spec.positionals.join(' ')}), got ${positionals.length}`);
+  const variadic = spec.positionals.at(-1)?.endsWith('...');
+  if (variadic ? positionals.length < spec.positionals.length : positionals.length !== spec.positionals.length) {
+    throw new UsageError(`expected ${variadic ? 'at least ' : ''}${spec.positionals.length} argument${spec.positionals.length > 1 ? 's' : ''} ` +
+      `(${spec.positionals.join(' ')}), got ${positionals.length}`);
   }
   return { options, positionals };
 }
