@@ -47,14 +47,15 @@ export function badgeMark(parent, badge, x, y) {
 // The box of view node `v` centred at `p`, appended to `layer`.
 export function nodeMark(layer, v, p) {
   const g = svgElement('g', {
-    class: `node node-${v.kind}${v.category ? ` node-cat-${v.category}` : ''}${v.calibration ? ' node-calibration' : ''}${v.unsupported ? ' node-unsupported' : ''}`,
+    class: `node node-${v.kind}${v.category ? ` node-cat-${v.category}` : ''}${v.calibration ? ' node-calibration' : ''}${v.unsupported ? ' node-unsupported' : ''}${v.bodies?.length ? ' node-has-body' : ''}`,
     transform: `translate(${p.x - v.width / 2},${p.y - v.height / 2})`,
   }, layer);
   g.dataset.name = v.name;
   g.dataset.id = v.id;
   if (v.stands) g.dataset.stands = v.stands; // a Q/DQ node drawn for its calibration node
   svgElement('title', {}, g).textContent = v.kind === 'node'
-    ? `${v.name}\n${v.domain ? `${v.domain}::` : ''}${v.opType}${v.unsupported ? '\nnot supported by ptqscope: the model cannot run' : ''}` : v.name;
+    ? `${v.name}\n${v.domain ? `${v.domain}::` : ''}${v.opType}${v.unsupported ? '\nnot supported by ptqscope: the model cannot run' : ''}${
+      v.bodies?.length ? `\ndouble-click to open its ${v.bodies.join(' / ')}` : ''}` : v.name;
   svgElement('rect', { class: 'node-body', width: v.width, height: v.height, rx: 5, ry: 5 }, g);
   svgElement('path', { class: 'node-header', d: headerPath(v.width, HEADER_HEIGHT, 5, v.rows.length === 0) }, g);
   svgElement('text', { class: 'node-title', x: 8, y: 15 }, g).textContent = v.title;

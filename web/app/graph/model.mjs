@@ -84,6 +84,17 @@ export function badgeOf(cali) {
 export const qdqNodesOf = (node) => node?.calibration?.qdq_nodes ?? [];
 export const hasQdq = (graph) => (graph?.nodes ?? []).some((n) => qdqNodesOf(n).length > 0);
 
+// The subgraphs of a node (If's branches, Loop's and Scan's body: GRAPH / GRAPHS attributes of
+// graphJson), in attribute order -> [{attr, graph}] (`attr` is "body", or "branches[1]" in a GRAPHS list).
+export function bodiesOf(node) {
+  const bodies = [];
+  for (const [attr, value] of Object.entries(node?.attributes ?? {})) {
+    if (value?.graph) bodies.push({ attr, graph: value.graph });
+    else if (Array.isArray(value)) value.forEach((g, i) => g?.graph && bodies.push({ attr: `${attr}[${i}]`, graph: g.graph }));
+  }
+  return bodies;
+}
+
 // Builds { nodes, edges, byName, calibrationOf, stats }. options.showCalibration keeps HzCalibration
 // nodes as nodes (a Q/DQ quantizer as its QuantizeLinear/DequantizeLinear nodes); otherwise they
 // become badges. byName also finds the first drawn node of an expanded quantizer by its calibration
@@ -208,6 +219,7 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     const v = {
       id: n.name, kind: 'node', name: n.name, title: n.op_type, opType: n.op_type, domain: n.domain ?? '',
       category: categoryOf(n.op_type), rows, calibration: isCalibration(n), unsupported: Boolean(n.unsupported),
+      bodies: bodiesOf(n).map((b) => b.attr),
     };
     add(v);
     for (const t of n.outputs) if (t) producerOf.set(t, v.id);

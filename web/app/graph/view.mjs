@@ -4,9 +4,10 @@
 // decoration) and search_box.mjs. Layout happens once per model (or calibration toggle) in a worker;
 // a pan or zoom changes one transform and never re-lays out. Selection, picks and heat colours live
 // in the state and are applied to each element when it is drawn, so they hold for nodes that are
-// off-screen now.
+// off-screen now. A double-click on a node with a subgraph (If, Loop, Scan) shows that body, as Netron
+// does; the path bar above the graph goes back. Analysis marks belong to the main graph only.
 import { select, zoom as d3zoom, zoomIdentity } from 'd3';
-import { viewNodeFor, hasQdq } from './model.mjs';
+import { viewNodeFor, hasQdq, bodiesOf } from './model.mjs';
 import { createDrawing } from './drawing.mjs';
 import { decorateNode, decorateBadge } from './marks.mjs';
 import { mountSearchBox } from './search_box.mjs';
@@ -30,6 +31,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
       <button type="button" data-act="search" title="Search nodes, tensors, op types (Ctrl+F)">Search</button>
       <label class="calibration-toggle" title="Show HzCalibration nodes as nodes instead of badges (C)"><input type="checkbox" data-act="calibration"> <span>calibration nodes</span></label>
     </div>
+    <nav class="graph-path" aria-label="subgraph path" hidden></nav>
     <div class="graph-search" hidden>
       <input type="search" placeholder="node, tensor or op type" aria-label="search the graph">
       <ul class="graph-search-results"></ul>
@@ -49,6 +51,8 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
 
   let model = null; // view model
   let graph = null; // graphJson
+  let trail = []; // [{node, attr, graph}]: the bodies opened from the main graph down to the one shown
+  const shown = () => trail.at(-1)?.graph ?? graph;
   let positions = null; // layout result
   let marks = { selected: null, picked: new Set(), heat: null }; // view node ids / heat, from the state
   let generation = 0; // bumps on every new graph / toggle; stale async work stops
@@ -115,24 +119,30 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     container.dispatchEvent(new CustomEvent('graph-ready', { detail: model.stats }));
   }
 
-  async function show(newGraph) {
-    const gen = ++generation;
+  function show(newGraph) {
     graph = newGraph;
+    trail = [];
+    return display();
+  }
+  async function display() {
+    const gen = ++generation;
+    const current = shown();
+    drawPath();
     model = null;
     positions = null;
     drawing.freeze(); // the previous drawing stays, unculled, until the new one replaces it
-    if (graph) labelToggle(graph);
-    if (!graph) {
+    if (current) labelToggle(current);
+    if (!current) {
       drawing.clear();
       container.dataset.state = 'empty';
       return;
     }
     container.dataset.state = 'layout';
-    setStatus(`Laying out ${graph.nodes.length} nodes…`);
+    setStatus(`Laying out ${current.nodes.length} nodes…`);
     cancelLayout(); // a previous model's layout is of no use any more
     let result;
     try {
-      result = await layout(graph, { showCalibration: calibrationToggle.checked });
+      result = await layout(current, { showCalibration: calibrationToggle.checked });
     } catch (err) {
       if (err.name === 'AbortError' || gen !== generation) return;
       setStatus(null);
@@ -151,6 +161,12 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   // The view node ids the state marks (a calibration node collapsed into a badge marks its consumer).
   const viewIdOf = (name) => (model && graph && name ? viewNodeFor(model, graph, name)?.id ?? null : null);
   function computeMarks() {
+    if (trail.length) {
+      // A body's node names are its own (they may repeat main-graph names): no analysis marks there.
+      marks = { selected: null, picked: new Set(), heat: null, selectedName: null, pickedNames: new Set() };
+      container.classList.remove('heat-on');
+      return;
+    }
     marks = {
       selected: viewIdOf(state.get('selection')),
       picked: new Set([...(state.get('picked') ?? [])].map(viewIdOf).filter(Boolean)),
@@ -166,8 +182,9 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     for (const g of drawing.drawn.values()) decorate(g);
     for (const b of svg.querySelectorAll('.badge')) decorate(b);
   }
-  function focus(name, animate = true) {
+  async function focus(name, animate = true) {
     if (!name || !model) return;
+    if (trail.length) await openTrail([]); // names the state holds are the main graph's
     const v = viewNodeFor(model, graph, name) ?? (model.byName.get(`input:${name}`) || model.byName.get(`output:${name}`));
     if (v) centreOn(v.id, animate);
   }
@@ -188,6 +205,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     // Badges stand for their calibration node; graph input/output boxes select nothing.
     // A Q/DQ node stands for its calibration node.
     const name = badge ? badge.dataset.calibration : g?.classList.contains('node-node') ? g.dataset.stands || g.dataset.name : null;
+    if (trail.length) return; // a body's nodes are not the main graph's (their tooltip names them)
     if (!name) {
       if (!g) state.set('selection', null);
       return;
@@ -202,11 +220,56 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     }
   });
 
+  // --- subgraphs ------------------------------------------------------------------------------
+  function openTrail(next) {
+    trail = next;
+    return display();
+  }
+  function openBody(nodeName, attr) {
+    const node = shown()?.nodes.find((n) => n.name === nodeName);
+    const body = bodiesOf(node).find((b) => attr === undefined || b.attr === attr);
+    if (body) openTrail([...trail, { node: nodeName, attr: body.attr, graph: body.graph }]);
+  }
+  svg.addEventListener('dblclick', (ev) => {
+    const g = ev.target.closest?.('.node.node-has-body');
+    if (g) openBody(g.dataset.name);
+  });
+  // main graph › Loop_3 · body [› ...]; the body shown also offers its node's other bodies (If's else_branch).
+  const pathBar = container.querySelector('.graph-path');
+  function drawPath() {
+    pathBar.hidden = trail.length === 0;
+    container.dataset.path = trail.map((t) => `${t.node}.${t.attr}`).join('/');
+    pathBar.replaceChildren();
+    if (!trail.length) return;
+    const crumb = (text, act, title) => {
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.textContent = text;
+      b.title = title;
+      b.addEventListener('click', act);
+      pathBar.append(b);
+      return b;
+    };
+    crumb(graph?.name || 'main graph', () => openTrail([]), 'Back to the main graph (Backspace goes up one level)');
+    trail.forEach((t, i) => {
+      pathBar.append(' › ');
+      const here = crumb(`${t.node} · ${t.attr}`, () => openTrail(trail.slice(0, i + 1)), `The ${t.attr} of ${t.node}`);
+      if (i < trail.length - 1) return;
+      here.setAttribute('aria-current', 'true');
+      const parent = i === 0 ? graph : trail[i - 1].graph;
+      for (const other of bodiesOf(parent.nodes.find((n) => n.name === t.node))) {
+        if (other.attr === t.attr) continue;
+        crumb(other.attr, () => openTrail([...trail.slice(0, i), { node: t.node, attr: other.attr, graph: other.graph }]), `Show the ${other.attr} of ${t.node} instead`)
+          .classList.add('graph-path-sibling');
+      }
+    });
+  }
+
   // --- toolbar, search, keys -----------------------------------------------------------------
   const zoomBy = (f) => svgSel.transition().duration(200).call(zoomBehavior.scaleBy, f);
   function toggleCalibration(on) {
     calibrationToggle.checked = on;
-    if (graph) show(graph);
+    if (graph) display();
   }
   container.querySelector('.graph-toolbar').addEventListener('click', (ev) => {
     const act = ev.target.closest('[data-act]')?.dataset.act;
@@ -220,8 +283,9 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   const search = mountSearchBox(container.querySelector('.graph-search'), {
     graph: () => graph,
     close: () => svg.focus(),
-    choose(m) {
+    async choose(m) {
       if (!m) return;
+      if (trail.length) await openTrail([]); // search finds main-graph nodes
       const name = m.kind === 'tensor' && model?.byName.has(`input:${m.tensor}`) ? m.tensor : m.node;
       if (!name || !model) return;
       // Select first: the sidebar opening narrows the graph, and centring must use the final size.
@@ -243,10 +307,11 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     else if (ev.key === 'f' || ev.key === '0') fit();
     else if (ev.key === 'c') toggleCalibration(!calibrationToggle.checked);
     else if (ev.key === 'Escape') state.set('selection', null);
+    else if (ev.key === 'Backspace' && trail.length) openTrail(trail.slice(0, -1));
   });
 
   return {
-    show, fit, focus,
+    show, fit, focus, openBody,
     // Resolves once what the current transform shows is drawn (and what it does not is removed).
     update: () => drawing.requestUpdate() ?? Promise.resolve(0),
     get model() { return model; },
