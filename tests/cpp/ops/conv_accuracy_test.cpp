@@ -1,6 +1,6 @@
 // Error bounds of every path the convolution dispatcher can pick (im2col + GEMM, pointwise GEMM,
-// depthwise, and in the opt-in fast modes Winograd F(2x2, 3x3) and F(4x4, 3x3)), of the MatMul and
-// Gemm ops (the same GEMM), and of the vector exp / sigmoid / swish, against double-precision
+// depthwise, and in the opt-in fast modes Winograd F(2x2, 3x3) and F(4x4, 3x3)), of ConvTranspose
+// (GEMM + col2im), of the MatMul and Gemm ops (the same GEMM), and of the vector exp / sigmoid / swish, against double-precision
 // references. (Softmax, LogSoftmax, Erf, Gelu, Exp, Tanh and Sigmoid are also compared with
 // onnxruntime's own error on the same inputs: tests/js/float64_reference_ops.test.mjs.)
 //
@@ -54,17 +54,9 @@ struct Problem {
   std::vector<double> y, scale;  // exact output (double) and Σ|w·x| + |b| per output
 };
 
-Problem make_problem(const ConvSpec& s, uint32_t seed) {
-  Problem p{s, out_size(s, s.H), out_size(s, s.W), s.C / s.group, s.M / s.group, {}, {}, {}, {}, {}};
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  p.x.resize(static_cast<size_t>(s.C * s.H * s.W));
-  for (float& v : p.x) v = s.nonnegative ? std::fabs(normal(rng)) : normal(rng);
-  p.w.resize(static_cast<size_t>(s.M * p.Cg * s.k * s.k));
-  const float w_scale = 1.0f / std::sqrt(static_cast<float>(p.Cg * s.k * s.k));
-  for (float& v : p.w) v = normal(rng) * w_scale;
-  p.b.resize(static_cast<size_t>(s.M));
-  for (float& v : p.b) v = 0.1f * normal(rng);
+// The exact output (double) and Σ|w·x| + |b| of convolution `s` on the given x, w, b.
+Problem problem_from(const ConvSpec& s, std::vector<float> x, std::vector<float> w, std::vector<float> b) {
+  Problem p{s, out_size(s, s.H), out_size(s, s.W), s.C / s.group, s.M / s.group, std::move(x), std::move(w), std::move(b), {}, {}};
   const size_t n = static_cast<size_t>(s.M * p.OH * p.OW);
   p.y.assign(n, 0.0);
   p.scale.assign(n, 0.0);
@@ -91,6 +83,28 @@ Problem make_problem(const ConvSpec& s, uint32_t seed) {
   return p;
 }
 
+// Gaussian inputs (|x| after a ReLU when `nonnegative`), weights scaled by 1/sqrt(fan-in), a small bias.
+struct RandomOperands {
+  std::vector<float> x, w, b;
+};
+RandomOperands random_operands(size_t nx, size_t nw, size_t nb, int64_t fan_in, bool nonnegative, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  RandomOperands r{std::vector<float>(nx), std::vector<float>(nw), std::vector<float>(nb)};
+  for (float& v : r.x) v = nonnegative ? std::fabs(normal(rng)) : normal(rng);
+  const float w_scale = 1.0f / std::sqrt(static_cast<float>(fan_in));
+  for (float& v : r.w) v = normal(rng) * w_scale;
+  for (float& v : r.b) v = 0.1f * normal(rng);
+  return r;
+}
+
+Problem make_problem(const ConvSpec& s, uint32_t seed) {
+  const int64_t Cg = s.C / s.group;
+  RandomOperands r = random_operands(static_cast<size_t>(s.C * s.H * s.W), static_cast<size_t>(s.M * Cg * s.k * s.k),
+                                     static_cast<size_t>(s.M), Cg * s.k * s.k, s.nonnegative, seed);
+  return problem_from(s, std::move(r.x), std::move(r.w), std::move(r.b));
+}
+
 double worst_error(const Problem& p, const std::vector<float>& got) {
   EXPECT_EQ(got.size(), p.y.size());
   double worst = 0;
@@ -101,26 +115,31 @@ double worst_error(const Problem& p, const std::vector<float>& got) {
   return worst;
 }
 
-// The Conv kernel, dispatching as in a model (weights flagged constant, as initializers are).
-std::vector<float> run_conv(const Problem& p) {
-  const ConvSpec& s = p.s;
-  const Tensor x = Tensor::from_floats({1, s.C, s.H, s.W}, p.x);
-  const Tensor w = Tensor::from_floats({s.M, p.Cg, s.k, s.k}, p.w);
-  const Tensor b = Tensor::from_floats({s.M}, p.b);
+// Kernel `op_type` on X, W, B with W and B flagged constant, as initializers are (the dispatch and
+// weight packing of a model).
+std::vector<float> run_with_constant_weights(const char* op_type, const Tensor& x, const Tensor& w, const Tensor& b,
+                                             std::vector<ir::Attribute> attributes) {
   ir::Node node;
-  node.name = "conv";
-  node.op_type = "Conv";
+  node.name = op_type;
+  node.op_type = op_type;
   node.opset = 17;
   node.inputs = {0, 1, 2};
   node.outputs = {3};
-  node.attributes = {test::attr_int("group", s.group), test::attr_ints("strides", {s.stride, s.stride}),
-                     test::attr_ints("pads", {s.pad, s.pad, s.pad, s.pad})};
+  node.attributes = std::move(attributes);
   std::vector<const Tensor*> in{&x, &w, &b};
   std::vector<Tensor> out(1);
   std::any prepared;
   exec::KernelContext ctx{node, in, out, &prepared, {false, true, true}};
-  exec::OpRegistry::global().find("", "Conv")(ctx);
+  exec::OpRegistry::global().find("", op_type)(ctx);
   return out[0].to_float_vector();
+}
+
+std::vector<float> run_conv(const Problem& p) {
+  const ConvSpec& s = p.s;
+  return run_with_constant_weights("Conv", Tensor::from_floats({1, s.C, s.H, s.W}, p.x),
+                                   Tensor::from_floats({s.M, p.Cg, s.k, s.k}, p.w), Tensor::from_floats({s.M}, p.b),
+                                   {test::attr_int("group", s.group), test::attr_ints("strides", {s.stride, s.stride}),
+                                    test::attr_ints("pads", {s.pad, s.pad, s.pad, s.pad})});
 }
 
 // The same convolution by an explicit im2col matrix [Cg*k*k x OH*OW] per group and ops::gemm: the
@@ -247,6 +266,75 @@ TEST(ConvAccuracy, DepthwiseIsNoWorseThanIm2colGemm) {
     const FamilyResult r = measure_family("depthwise", cases, mode, "depthwise", 1);
     EXPECT_LE(r.path, r.gemm);
   }
+}
+
+// ---- ConvTranspose: GEMM + col2im ----------------------------------------------------------------------
+
+// ConvTranspose of X [C, H, W] by W [C, M/group, k, k] (stride, pad on every side) is the stride-1
+// convolution of X upsampled by `stride` (zeros between), padded by k-1-pad, with W's kernels flipped
+// and its two channel axes swapped per group. That convolution gives the exact reference (its zeros add
+// nothing to Σ|w·x|) and the bar: the same problem through im2col + GEMM. The kernel instead multiplies
+// W^T by X (a GEMM over the input channels) and adds each column into its outputs (col2im), so an
+// output is the bias plus up to (k/stride)^2 separately rounded partial sums. Measured: 0.4-1.6 ulps
+// of Σ|w·x|, 1.0-1.7x the equivalent convolution's im2col + GEMM. That bar is not the kernel's own:
+// the zeros of the upsampled input spread the few non-zero terms over more of the micro-kernel's
+// chunks of kGemmChunk terms, i.e. shorter float sums (with k=2, s=2 every output has exactly one
+// partial sum, a plain GEMM over the input channels with the bias, and is 1.7x). So the kernel is
+// held to the GEMM's own absolute bar (MatMul: under 1.5 ulps) plus the (k/stride)^2 additions.
+struct TransposeSpec {
+  int64_t C, M, H, W, k, stride, pad, group;
+  bool nonnegative;
+};
+
+Problem equivalent_convolution(const TransposeSpec& t, const RandomOperands& r) {
+  const int64_t UH = (t.H - 1) * t.stride + 1, UW = (t.W - 1) * t.stride + 1, Cg = t.C / t.group, Mg = t.M / t.group;
+  const ConvSpec s{t.C, t.M, UH, UW, t.k, 1, t.k - 1 - t.pad, t.group, t.nonnegative};
+  std::vector<float> up(static_cast<size_t>(t.C * UH * UW), 0.0f), flipped(r.w.size());
+  for (int64_t c = 0; c < t.C; ++c)
+    for (int64_t y = 0; y < t.H; ++y)
+      for (int64_t x = 0; x < t.W; ++x)
+        up[static_cast<size_t>((c * UH + y * t.stride) * UW + x * t.stride)] = r.x[static_cast<size_t>((c * t.H + y) * t.W + x)];
+  for (int64_t g = 0; g < t.group; ++g)
+    for (int64_t m = 0; m < Mg; ++m)
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t ky = 0; ky < t.k; ++ky)
+          for (int64_t kx = 0; kx < t.k; ++kx)
+            flipped[static_cast<size_t>((((g * Mg + m) * Cg + c) * t.k + ky) * t.k + kx)] =
+                r.w[static_cast<size_t>((((g * Cg + c) * Mg + m) * t.k + (t.k - 1 - ky)) * t.k + (t.k - 1 - kx))];
+  return problem_from(s, up, flipped, r.b);
+}
+
+TEST(ConvAccuracy, ConvTransposeStaysWithinTwoUlpsOfTheAccumulatedMagnitude) {
+  // Decoder and FPN upsamplers: k=4 s=2 p=1, k=2 s=2 (UNet), k=3 s=2 p=1, k=3 s=1 p=1, grouped.
+  const std::vector<TransposeSpec> cases = {
+      {64, 32, 14, 14, 4, 2, 1, 1, true}, {128, 16, 10, 10, 2, 2, 0, 1, false}, {32, 16, 13, 17, 3, 2, 1, 1, true},
+      {48, 24, 12, 12, 3, 1, 1, 1, false}, {32, 32, 10, 10, 4, 2, 1, 4, false},
+  };
+  std::printf("ConvTranspose error in units of sum|w*x| (double-precision reference):\n");
+  double worst = 0, worst_gemm = 0;
+  uint32_t seed = 11;
+  for (const TransposeSpec& t : cases) {
+    const int64_t Mg = t.M / t.group;
+    const RandomOperands r = random_operands(static_cast<size_t>(t.C * t.H * t.W), static_cast<size_t>(t.C * Mg * t.k * t.k),
+                                             static_cast<size_t>(t.M), (t.C / t.group) * t.k * t.k, t.nonnegative, seed++);
+    const Problem p = equivalent_convolution(t, r);
+    const std::vector<float> got = run_with_constant_weights(
+        "ConvTranspose", Tensor::from_floats({1, t.C, t.H, t.W}, r.x), Tensor::from_floats({t.C, Mg, t.k, t.k}, r.w),
+        Tensor::from_floats({t.M}, r.b),
+        {test::attr_int("group", t.group), test::attr_ints("strides", {t.stride, t.stride}),
+         test::attr_ints("pads", {t.pad, t.pad, t.pad, t.pad})});
+    const double path = worst_error(p, got), gemm = worst_error(p, run_im2col_gemm(p));
+    std::printf("  ConvTranspose C=%-4lld M=%-3lld %3lldx%-3lld k=%lld s=%lld p=%lld g=%lld  kernel %.2e  im2col+GEMM %.2e  (%.2fx)\n",
+                static_cast<long long>(t.C), static_cast<long long>(t.M), static_cast<long long>(t.H),
+                static_cast<long long>(t.W), static_cast<long long>(t.k), static_cast<long long>(t.stride),
+                static_cast<long long>(t.pad), static_cast<long long>(t.group), path, gemm, path / gemm);
+    worst = std::max(worst, path);
+    worst_gemm = std::max(worst_gemm, gemm);
+  }
+  std::printf("  ConvTranspose worst: kernel %.2e (%.1f ulps), im2col+GEMM %.2e (%.1f ulps)\n", worst, worst / kUlp,
+              worst_gemm, worst_gemm / kUlp);
+  EXPECT_LT(worst, 2.0 * kUlp);
+  EXPECT_LE(worst, 2.0 * worst_gemm);
 }
 
 // ---- MatMul / Gemm ops: the same GEMM ---------------------------------------------------------------
