@@ -94,7 +94,7 @@ export async function openAnalysis(modelPath, dataDir, options) {
 
 // Runs one request with a progress bar; returns the result document.
 export async function runWithProgress(ctx, analysis, options, { progress, label }) {
-  progress.stage(label);
+  progress.stage(ctx.shard ? `${label} (shard ${ctx.shard.index}/${ctx.shard.count})` : label);
   const doc = await runAnalysis(ctx.pool, { analysis, options: withoutNone(options), ...requestBase(ctx) }, {
     onProgress: (done, total, eta) => progress.update(done, total, eta),
     shard: ctx.shard ?? undefined,
