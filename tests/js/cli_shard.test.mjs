@@ -193,6 +193,7 @@ describe('bad input', () => {
       edit(good[2], 'bad-unknown.json', (d) => { d.command = 'no-such-command'; });
       edit(good[2], 'bad-conv.json', (d) => { d.options.conv = 'fast'; });
       edit(good[2], 'bad-result.json', (d) => { d.result.options.sensitivity.data_num = 3; });
+      edit(good[2], 'bad-config.json', (d) => { d.result.config = { schema: 'ptqscope.config', version: 1, intents: [] }; });
       fs.writeFileSync(file('bad-text.json'), 'not json');
     }, 120_000);
 
@@ -205,7 +206,8 @@ describe('bad input', () => {
       ['another shard count', ['bad-1', 'bad-2', 'bad-of4'], 'bad-of4.json: shard 3/4, but'],
       ['a shard twice', ['bad-1', 'bad-2', 'bad-2', 'bad-3'], 'bad-2.json: shard 2/3 is given twice'],
       ['a missing shard', ['bad-1', 'bad-3'], 'shard 2/3 missing: 2 of 3 parts given'],
-      ['a result of another request', ['bad-1', 'bad-2', 'bad-result'], 'bad-result.json.options differs from'],
+      ['a result of another request', ['bad-1', 'bad-2', 'bad-result'], 'bad-result.json: options differs from'],
+      ['another configuration (--config)', ['bad-1', 'bad-2', 'bad-config'], 'bad-config.json: config differs from bad-1.json'],
       ['a non-splittable analysis', ['bad-1', 'bad-2', 'bad-command'], "bad-command.json: 'sensitivity-analysis' is not a sweep split into items"],
       ['an unknown command', ['bad-unknown'], 'bad-unknown.json: unknown command "no-such-command"'],
       ['a whole result', ['bad-whole'], 'bad-whole.json: not a partial result of --shard'],

@@ -83,9 +83,11 @@ export async function main(argv, { log = console.log } = {}) {
   try {
     merged = JSON.parse(ptq.mergeResults(JSON.stringify(ordered.map((p) => p.doc.result))));
   } catch (err) {
-    // The core compares the parts' results ("results[1].options differs from results[0]"): name the files.
+    // The core compares the parts' results ("mergeResults: results[1].options differs from results[0]
+    // (...)"): name the files ("p2.json: options differs from p1.json (...)").
     if (err?.name === 'PtqError' || err?.name === 'FormatError') {
-      err.message = err.message.replace(/results\[(\d+)\]/g, (m, k) => ordered[Number(k)]?.file ?? m);
+      err.message = err.message.replace(/^mergeResults: /, '')
+        .replace(/results\[(\d+)\](\.)?/g, (m, k, dot) => (ordered[Number(k)] ? `${ordered[Number(k)].file}${dot ? ': ' : ''}` : m));
     }
     throw err;
   }
