@@ -88,6 +88,6 @@ export function buildModel({ irVersion = 8, opsets = [['', 17], ['horizon', 1]],
   for (const o of outputs) graph.push(...bField(12, valueInfo(o)));
   const model = [...vField(1, irVersion)];
   for (const [domain, version] of opsets) model.push(...bField(8, [...(domain ? sField(1, domain) : []), ...vField(2, version)]));
-  model.push(...bField(7, graph));
-  return concat([model]);
+  // The graph as its own part: a 10,000-node graph has too many bytes to spread into push().
+  return concat([model, bField(7, graph)]);
 }

@@ -2,7 +2,7 @@
 // the graph with one badge per calibration node, Ctrl+F search that centres and selects a node, a
 // click that opens the sidebar, a badge click that shows the calibration parameters, the toggle that
 // turns badges back into nodes, a broken model that shows the banner while the page stays usable, and
-// viewport culling on a 20,102-box graph.
+// viewport culling on a 20,102-box graph, and that graph far out (Fit) drawn by the overview canvas.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -171,13 +171,66 @@ describe('viewer (Chromium, file://)', () => {
     await page.waitForFunction(() => !document.querySelector('#graph .node[data-name="conv0"]')); // left the view: removed
     expect(await drawn()).toBeLessThan(200);
     expect(await page.locator('#graph .badge').count()).toBeLessThan(200);
-    // Zoomed out to the minimum: more is shown, still a bounded part of the graph.
+    await page.screenshot({ path: path.join(ARTIFACTS, 'large-near.png') });
+    await page.evaluate(() => window.ptqscope.state.set('heat', null));
+  });
+
+  it('the 20,102-box graph far out: Fit shows all of it on the overview canvas, heat and selection on it; zooming in brings the SVG back', async () => {
+    const far = 'relu6000';
+    await page.evaluate((name) => {
+      window.ptqscope.state.set('heat', { values: new Map([[name, { value: 0.5, color: 'rgb(200, 30, 30)', label: '0.5' }]]), legend: { title: 'test', direction: 'higher is worse', domain: [0, 1] } });
+    }, far);
     await page.locator('#graph svg').focus();
     await page.keyboard.press('f');
-    await page.waitForFunction(() => document.querySelector('#graph .node[data-name="conv0"]'));
-    expect(await drawn()).toBeLessThan(boxes / 4);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'large.png') });
-    expect(await page.isHidden('#error-banner')).toBe(true);
+    // The whole layout inside the view once the transition ends: far below the zoom's old floor (2 %).
+    const whole = () => page.evaluate(() => {
+      const g = document.querySelector('#graph');
+      const svg = g.querySelector('svg');
+      const t = svg.__zoom;
+      const [lw, lh] = [Number(g.dataset.layoutWidth), Number(g.dataset.layoutHeight)];
+      return { k: t.k, inside: t.x >= -1 && t.y >= -1 && t.x + lw * t.k <= svg.clientWidth + 1 && t.y + lh * t.k <= svg.clientHeight + 1, y: t.y, height: lh * t.k };
+    });
+    await expect.poll(async () => (await whole()).inside, { timeout: 10_000 }).toBe(true);
+    const view = await whole();
+    expect(view.k).toBeLessThan(0.02);
+    await page.waitForSelector('#graph[data-overview="on"] canvas.graph-overview:not([hidden])');
+    await page.waitForFunction(() => document.querySelectorAll('#graph .node').length === 0); // no SVG boxes far out
+    expect(await page.getAttribute('#graph', 'data-drawn-edges')).toBe('0');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'large-fit.png') });
+    // The heated box is visible in the overview, where the layout has it (block 6000 of 6700, from the top).
+    const heatPixels = () => page.evaluate(() => {
+      const c = document.querySelector('#graph canvas.graph-overview');
+      const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const ys = [];
+      for (let i = 0; i < data.length; i += 4) if (data[i] === 200 && data[i + 1] === 30 && data[i + 2] === 30) ys.push(Math.floor(i / 4 / c.width));
+      return ys.length ? { count: ys.length, y: ys.reduce((a, b) => a + b, 0) / ys.length } : { count: 0 };
+    });
+    await expect.poll(async () => (await heatPixels()).count).toBeGreaterThan(0);
+    const { y } = await heatPixels();
+    expect((y - view.y) / view.height).toBeCloseTo(6000 / 6700, 1);
+    // Without heat, none of its colour.
+    await page.evaluate(() => window.ptqscope.state.set('heat', null));
+    await expect.poll(async () => (await heatPixels()).count).toBe(0);
+
+    // Zooming in brings the SVG boxes back; the threshold is the zoom where text is hidden (35 %).
+    await page.evaluate(() => window.ptqscope.state.set('focus', 'conv100'));
+    await page.waitForSelector('#graph[data-overview="off"] .node[data-name="conv100"]');
+    expect(await page.isHidden('#graph canvas.graph-overview')).toBe(true);
+    const zoomTo = async (key, overview) => {
+      await page.keyboard.press(key);
+      await page.waitForSelector(`#graph[data-overview="${overview}"]`);
+      await page.waitForTimeout(300); // the 200 ms zoom transition
+    };
+    await page.locator('#graph svg').focus();
+    const k0 = (await whole()).k; // 0.8, the zoom a focus sets at least
+    expect(k0).toBeCloseTo(0.8, 5);
+    for (let i = 0; i < 3; i++) await zoomTo('-', 'off'); // 0.64, 0.51, 0.41
+    expect(await page.locator('#graph .node').count()).toBeGreaterThan(0);
+    await zoomTo('-', 'on'); // 0.33
+    expect((await whole()).k).toBeLessThan(0.35);
+    await page.waitForFunction(() => document.querySelectorAll('#graph .node').length === 0);
+    await zoomTo('+', 'off'); // 0.41
+    await page.waitForSelector('#graph .node[data-name="conv100"]');
     await page.evaluate(() => window.ptqscope.state.set('heat', null));
   });
 

@@ -12,20 +12,15 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
-import { execFileSync } from 'node:child_process';
 import { build } from 'vite';
 import { chromium } from 'playwright-core';
 import { install } from '../../../scripts/plugin-install.mjs';
 import { REPO_ROOT, fixture } from '../helpers.mjs';
 import { runLoop } from '../e2e/loop.mjs';
+import { NETRON_AVAILABLE as AVAILABLE, NETRON_MISSING, consentCookie, extractNetron, serveFolder as serve } from './netron_site.mjs';
 
-const TARBALL = process.env.PTQ_NETRON_TARBALL || path.resolve(REPO_ROOT, '../shared/netron/netron-9.2.1-source.tar.xz');
-const AVAILABLE = fs.existsSync(TARBALL);
-const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1'
-  : `plugin in the real Netron 9.2.1 — skipped: no Netron tarball at ${TARBALL} (set PTQ_NETRON_TARBALL to netron-9.2.1-source.tar.xz)`;
+const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1' : `plugin in the real Netron 9.2.1 — skipped: ${NETRON_MISSING}`;
 const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
-const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.png': 'image/png', '.ico': 'image/x-icon' };
 
 let tmp;
 let server;
@@ -33,22 +28,6 @@ let context;
 let page;
 let cdp;
 const problems = [];
-
-function serve(dir) {
-  return new Promise((resolve) => {
-    const s = http.createServer((req, res) => {
-      let file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-      if (file.endsWith(path.sep)) file = path.join(file, 'index.html');
-      if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream' });
-      fs.createReadStream(file).pipe(res);
-    });
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  });
-}
 
 // A value of the page's main world, through CDP (window.eval is stubbed by Netron).
 async function read(expression) {
@@ -68,8 +47,7 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-real-netron-'));
     const dist = path.join(tmp, 'dist');
     await build({ configFile: path.join(REPO_ROOT, 'plugin/vite.config.mjs'), logLevel: 'error', build: { outDir: dist } });
-    execFileSync('tar', ['xJf', TARBALL, '-C', tmp]);
-    const site = path.join(tmp, 'source');
+    const site = extractNetron(tmp);
     install(site, { dist, quiet: true });
     server = await serve(site);
     const base = `http://127.0.0.1:${server.address().port}/`;
@@ -77,7 +55,7 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
       executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 }, acceptDownloads: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     });
-    await context.addCookies([{ name: 'consent', value: String(Date.now()), url: base }]);
+    await context.addCookies([consentCookie(base)]);
     page = context.pages()[0] ?? await context.newPage();
     page.setDefaultTimeout(30_000);
     page.on('pageerror', (e) => problems.push(String(e)));

@@ -11,7 +11,7 @@ const MARGIN_PX = 300; // drawn beyond each side of the view, in screen pixels
 const frame = () => new Promise((resolve) => requestAnimationFrame(() => resolve()));
 
 /**
- * createDrawing({svg, layers, container, size(), decorate(g)}) -> {setScene, clear, requestUpdate, drawn}
+ * createDrawing({svg, layers, container, size(), decorate(g)}) -> {setScene, clear, requestUpdate, suspend, nodeAt, drawn}
  * layers: {edges, labels, nodes} <g> elements; decorate(g): marks a node or badge element just drawn.
  * container.dataset.drawnNodes / drawnEdges count what is in the DOM after each pass.
  */
@@ -38,6 +38,11 @@ export function createDrawing({ svg, layers, container, size, decorate }) {
   // Removes what left the view (plus margin) and returns the drawing jobs for what came into it.
   function reconcile() {
     if (!scene) return [];
+    if (suspended) {
+      // The overview draws the graph (overview.mjs): nothing of it in the DOM.
+      if (drawnNodes.size || drawnEdges.size) removeAll();
+      return [];
+    }
     const { w, h } = size();
     const rect = visibleRect(zoomTransform(svg), w, h, MARGIN_PX);
     const nodesIn = scene.index.nodes.query(rect);
@@ -60,6 +65,7 @@ export function createDrawing({ svg, layers, container, size, decorate }) {
   }
 
   // One update loop at a time: a zoom event during it (or jobs left over) asks for another pass.
+  let suspended = false; // far out, the overview replaces the drawing
   let updating = null; // promise of the running loop (resolves to its number of passes)
   let dirty = false;
   async function updateLoop() {
@@ -82,12 +88,15 @@ export function createDrawing({ svg, layers, container, size, decorate }) {
     return passes;
   }
 
-  function clear() {
+  function removeAll() {
     for (const layer of Object.values(layers)) layer.replaceChildren();
-    scene = null;
     drawn.clear();
     drawnNodes = new Map();
     drawnEdges = new Map();
+  }
+  function clear() {
+    removeAll();
+    scene = null;
   }
 
   return {
@@ -103,6 +112,21 @@ export function createDrawing({ svg, layers, container, size, decorate }) {
           edges: createGridIndex(model.edges.map((e, i) => edgeBox(e, positions.edges[i]))),
         },
       };
+    },
+    // On: nothing is drawn (what is drawn goes on the next update); off: culling draws again.
+    suspend(on) { suspended = on; },
+    // The view node nearest to layout point (x, y) within `r` layout units of its box, or null.
+    nodeAt(x, y, r) {
+      if (!scene) return null;
+      let best = null;
+      let bestD = Infinity;
+      for (const i of scene.index.nodes.query({ x0: x - r, y0: y - r, x1: x + r, y1: y + r })) {
+        const v = scene.model.nodes[i];
+        const p = scene.positions.nodes[v.id];
+        const d = Math.max(0, Math.abs(x - p.x) - v.width / 2) ** 2 + Math.max(0, Math.abs(y - p.y) - v.height / 2) ** 2;
+        if (d < bestD) [best, bestD] = [v, d];
+      }
+      return best;
     },
     // Stops culling (the previous drawing stays as it is until the next scene replaces it).
     freeze() { scene = null; },

@@ -45,9 +45,13 @@ export function badgeMark(parent, badge, x, y) {
 }
 
 // The box of view node `v` centred at `p`, appended to `layer`.
+// The classes of view node `v`'s box (also what the overview reads its colours by).
+export const nodeClass = (v) =>
+  `node node-${v.kind}${v.category ? ` node-cat-${v.category}` : ''}${v.calibration ? ' node-calibration' : ''}${v.unsupported ? ' node-unsupported' : ''}${v.bodies?.length ? ' node-has-body' : ''}`;
+
 export function nodeMark(layer, v, p) {
   const g = svgElement('g', {
-    class: `node node-${v.kind}${v.category ? ` node-cat-${v.category}` : ''}${v.calibration ? ' node-calibration' : ''}${v.unsupported ? ' node-unsupported' : ''}${v.bodies?.length ? ' node-has-body' : ''}`,
+    class: nodeClass(v),
     transform: `translate(${p.x - v.width / 2},${p.y - v.height / 2})`,
   }, layer);
   g.dataset.name = v.name;
@@ -96,15 +100,21 @@ export function edgeMarks(layers, e, points) {
   return parts;
 }
 
+// The heat of a view node (id) or of the calibration node a Q/DQ node stands for.
+export const nodeHeat = (marks, id, stands) => marks.heat?.values.get(id) ?? (stands ? marks.heat?.values.get(stands) : undefined);
+// Whether a view node is selected / picked (a Q/DQ node by the calibration node it stands for).
+export const isSelected = (marks, id, stands) => id === marks.selected || (Boolean(stands) && stands === marks.selectedName);
+export const isPicked = (marks, id, stands) => marks.picked.has(id) || (Boolean(stands) && Boolean(marks.pickedNames?.has(stands)));
+
 // marks: {selected, picked: Set, heat, selectedName, pickedNames} in view node ids (the last two: the
 // state's own names) (heat.values: id or calibration name -> {color, label, value}).
 // A Q/DQ node standing for a calibration node (data-stands) takes that node's selection, picks and heat.
 export function decorateNode(g, marks) {
   const id = g.dataset.id;
   const stands = g.dataset.stands;
-  g.classList.toggle('selected', id === marks.selected || (Boolean(stands) && stands === marks.selectedName));
-  g.classList.toggle('picked', marks.picked.has(id) || (Boolean(stands) && Boolean(marks.pickedNames?.has(stands))));
-  const h = marks.heat?.values.get(id) ?? (stands ? marks.heat?.values.get(stands) : undefined);
+  g.classList.toggle('selected', isSelected(marks, id, stands));
+  g.classList.toggle('picked', isPicked(marks, id, stands));
+  const h = nodeHeat(marks, id, stands);
   g.querySelector('.node-body').style.fill = h ? h.color : ''; // inline style beats the category CSS
   g.classList.toggle('heated', Boolean(h));
   g.classList.toggle('heat-dark', Boolean(h) && isDark(h.color));

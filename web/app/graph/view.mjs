@@ -1,18 +1,24 @@
 // The graph view: D3 zoom/pan, fit, the first view, selection, picks, heat, focus, toolbar and keys,
 // around three parts: drawing.mjs (viewport culling: only what is near the visible area is in the
 // DOM, drawn in frame-sized chunks), marks.mjs (the SVG of nodes, edges and badges and their
-// decoration) and search_box.mjs. Layout happens once per model (or calibration toggle) in a worker;
+// decoration), overview.mjs (a big graph far out: one canvas instead of SVG) and search_box.mjs. Layout happens once per model (or calibration toggle) in a worker;
 // a pan or zoom changes one transform and never re-lays out. Selection, picks and heat colours live
 // in the state and are applied to each element when it is drawn, so they hold for nodes that are
 // off-screen now. A double-click on a node with a subgraph (If, Loop, Scan) shows that body, as Netron
 // does; the path bar above the graph goes back. Analysis marks belong to the main graph only.
-import { select, zoom as d3zoom, zoomIdentity } from 'd3';
+import { select, zoom as d3zoom, zoomIdentity, zoomTransform } from 'd3';
 import { viewNodeFor, hasQdq, bodiesOf } from './model.mjs';
 import { createDrawing } from './drawing.mjs';
+import { createOverview } from './overview.mjs';
 import { decorateNode, decorateBadge } from './marks.mjs';
 import { mountSearchBox } from './search_box.mjs';
 
 const LOD_SCALE = 0.35; // below this zoom, text is hidden
+// ...and a graph of this many boxes is drawn by the overview (a canvas) instead of SVG: far out, a
+// big graph puts thousands of boxes in view, too many SVG groups to pan in a frame. Smaller graphs
+// keep their SVG boxes (tooltips, double-click) at every zoom.
+const OVERVIEW_BOXES = 1000;
+const MIN_ZOOM = 0.02; // the zoom's floor, lowered to what "Fit" needs for a bigger layout
 
 // layout(graph, options) -> {model, layout, ms} (the layout worker's answer; workers.mjs's
 // modelAndLayout in the app); cancelLayout() drops a running one.
@@ -59,13 +65,14 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   let lod = false;
 
   // The extent is the view's size (as culling sees it), not d3's guess from the SVG's attributes.
-  const zoomBehavior = d3zoom().scaleExtent([0.02, 4]).extent(() => [[0, 0], [size().w, size().h]]).on('zoom', (ev) => {
+  const zoomBehavior = d3zoom().scaleExtent([MIN_ZOOM, 4]).extent(() => [[0, 0], [size().w, size().h]]).on('zoom', (ev) => {
     viewport.setAttribute('transform', ev.transform.toString());
     const low = ev.transform.k < LOD_SCALE;
     if (low !== lod) {
       lod = low;
       svg.classList.toggle('lod-low', low);
     }
+    syncOverview(ev.transform);
     drawing.requestUpdate();
   });
   const svgSel = select(svg).call(zoomBehavior).on('dblclick.zoom', null);
@@ -73,11 +80,29 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   const size = () => ({ w: svg.clientWidth || 800, h: svg.clientHeight || 600 });
   const decorate = (g) => (g.classList.contains('badge') ? decorateBadge(g, marks, state.get('selection')) : decorateNode(g, marks));
   const drawing = createDrawing({ svg, layers, container, size, decorate });
+  const overview = createOverview({ svg, container });
+  // The overview replaces the SVG drawing of a big graph below LOD_SCALE; back above it, the culled
+  // SVG drawing draws what is in view again.
+  function syncOverview(t) {
+    const on = Boolean(model && positions && model.nodes.length >= OVERVIEW_BOXES && t.k < LOD_SCALE);
+    if (on !== overview.shown) {
+      drawing.suspend(on);
+      overview.show(on);
+      container.dataset.overview = on ? 'on' : 'off';
+    }
+    overview.update(t);
+  }
+  // The zoom that shows the whole layout (at most 2×).
+  const fitScale = () => {
+    const { w, h } = size();
+    return Math.min(2, 0.95 * Math.min(w / Math.max(positions.width, 1), h / Math.max(positions.height, 1)));
+  };
+  // The whole graph, however big: far out the overview draws it, so no zoom is too small to pan.
   function fit(animate = true) {
     if (!positions) return;
     const { w, h } = size();
-    // Not below the zoom's minimum: a 20,000-node graph is a sea of sub-pixel boxes (all drawn) there.
-    const k = Math.max(zoomBehavior.scaleExtent()[0], Math.min(2, 0.95 * Math.min(w / Math.max(positions.width, 1), h / Math.max(positions.height, 1))));
+    const k = fitScale();
+    zoomBehavior.scaleExtent([Math.min(MIN_ZOOM, k), 4]);
     const t = zoomIdentity.translate((w - positions.width * k) / 2, Math.max(10, (h - positions.height * k) / 2)).scale(k);
     (animate ? svgSel.transition().duration(300) : svgSel).call(zoomBehavior.transform, t);
   }
@@ -104,11 +129,17 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
 
   async function render(gen) {
     drawing.setScene(model, positions);
+    overview.setScene(model, positions);
+    zoomBehavior.scaleExtent([Math.min(MIN_ZOOM, fitScale()), 4]);
+    container.dataset.layoutWidth = String(Math.round(positions.width));
+    container.dataset.layoutHeight = String(Math.round(positions.height));
     computeMarks();
     container.dataset.state = 'drawing';
     setStatus(`Drawing ${model.nodes.length} nodes…`);
     const t0 = performance.now();
     initialView();
+    syncOverview(zoomTransform(svg));
+    if (overview.shown) overview.drawNow();
     const slices = await drawing.requestUpdate();
     if (gen !== generation) return;
     container.dataset.state = 'ready';
@@ -134,6 +165,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
     if (current) labelToggle(current);
     if (!current) {
       drawing.clear();
+      overview.clear();
       container.dataset.state = 'empty';
       return;
     }
@@ -165,6 +197,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
       // A body's node names are its own (they may repeat main-graph names): no analysis marks there.
       marks = { selected: null, picked: new Set(), heat: null, selectedName: null, pickedNames: new Set() };
       container.classList.remove('heat-on');
+      overview.setMarks(marks);
       return;
     }
     marks = {
@@ -175,6 +208,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
       pickedNames: new Set(state.get('picked') ?? []),
     };
     container.classList.toggle('heat-on', Boolean(state.get('heat')));
+    overview.setMarks(marks);
   }
   // A state change re-marks what is drawn; what is drawn later gets its marks then.
   function applyMarks() {
@@ -190,7 +224,10 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   }
 
   // A wider or taller view (the sidebar closing, a window resize) shows more of the layout.
-  if (typeof ResizeObserver === 'function') new ResizeObserver(() => drawing.requestUpdate()).observe(svg);
+  if (typeof ResizeObserver === 'function') new ResizeObserver(() => {
+    drawing.requestUpdate();
+    overview.update(zoomTransform(svg));
+  }).observe(svg);
 
   state.on('selection', applyMarks);
   state.on('picked', applyMarks);
@@ -199,15 +236,24 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   state.on('graph', (g) => show(g));
 
   // --- pointer ---------------------------------------------------------------------------------
+  // The node under a click: its SVG box, or far out the overview's box nearest the click (within 4 px).
+  function nodeAtClick(ev) {
+    const g = ev.target.closest?.('.node');
+    if (g) return { node: g.classList.contains('node-node'), name: g.dataset.stands || g.dataset.name };
+    if (!overview.shown) return null;
+    const p = overview.toLayout(ev.clientX, ev.clientY);
+    const v = drawing.nodeAt(p.x, p.y, 4 / zoomTransform(svg).k);
+    return v ? { node: v.kind === 'node', name: v.stands || v.name } : null;
+  }
   svg.addEventListener('click', (ev) => {
     const badge = ev.target.closest?.('.badge');
-    const g = ev.target.closest?.('.node');
+    const hit = badge ? null : nodeAtClick(ev);
     // Badges stand for their calibration node; graph input/output boxes select nothing.
     // A Q/DQ node stands for its calibration node.
-    const name = badge ? badge.dataset.calibration : g?.classList.contains('node-node') ? g.dataset.stands || g.dataset.name : null;
+    const name = badge ? badge.dataset.calibration : hit?.node ? hit.name : null;
     if (trail.length) return; // a body's nodes are not the main graph's (their tooltip names them)
     if (!name) {
-      if (!g) state.set('selection', null);
+      if (!hit) state.set('selection', null);
       return;
     }
     if (ev.ctrlKey || ev.metaKey || ev.shiftKey) {
