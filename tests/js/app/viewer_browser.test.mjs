@@ -175,7 +175,7 @@ describe('viewer (Chromium, file://)', () => {
     await page.evaluate(() => window.ptqscope.state.set('heat', null));
   });
 
-  it('the 20,102-box graph far out: Fit shows all of it on the overview canvas, heat and selection on it; zooming in brings the SVG back', async () => {
+  it('the 20,102-box graph far out: Fit shows all of it on the overview canvas with its heat colour; a click there selects; zooming in brings the SVG back', async () => {
     const far = 'relu6000';
     await page.evaluate((name) => {
       window.ptqscope.state.set('heat', { values: new Map([[name, { value: 0.5, color: 'rgb(200, 30, 30)', label: '0.5' }]]), legend: { title: 'test', direction: 'higher is worse', domain: [0, 1] } });
@@ -229,8 +229,15 @@ describe('viewer (Chromium, file://)', () => {
     await zoomTo('-', 'on'); // 0.33
     expect((await whole()).k).toBeLessThan(0.35);
     await page.waitForFunction(() => document.querySelectorAll('#graph .node').length === 0);
+    // A click on the overview selects the box under the pointer: conv100, still in the view's middle.
+    expect(await page.evaluate(() => window.ptqscope.state.get('selection'))).toBe('relu6000'); // the sidebar stays open
+    const svgBox = await page.locator('#graph svg').boundingBox();
+    await page.mouse.click(svgBox.x + svgBox.width / 2, svgBox.y + svgBox.height / 2);
+    await page.waitForFunction(() => window.ptqscope.state.get('selection') === 'conv100');
+    expect(await sidebarName()).toBe('conv100');
+    await page.locator('#graph svg').focus();
     await zoomTo('+', 'off'); // 0.41
-    await page.waitForSelector('#graph .node[data-name="conv100"]');
+    await page.waitForSelector('#graph .node.selected[data-name="conv100"]');
     await page.evaluate(() => window.ptqscope.state.set('heat', null));
   });
 

@@ -1,7 +1,8 @@
 // The real Netron 9.2.1 web app (its unbuilt `source/` folder) for the optional tests and
 // scripts/bench-graph.mjs: the tarball is found through PTQ_NETRON_TARBALL or at
 // ../shared/netron/netron-9.2.1-source.tar.xz from the repository root; callers skip with
-// `NETRON_MISSING` when it is absent. `source/` runs unbuilt from any static server (not file://).
+// `NETRON_MISSING` when it is absent. `source/` runs unbuilt from any static server (not file://):
+// serveFolder, also the plugin tests' server for their Netron-like folder.
 import fs from 'node:fs';
 import path from 'node:path';
 import http from 'node:http';

@@ -10,7 +10,6 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
 import { build } from 'vite';
 import { chromium } from 'playwright-core';
 import { rgb } from 'd3';
@@ -20,10 +19,10 @@ import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
 import { pageHtml, NETRON_LIKE_CSS } from './fake_netron.mjs';
 import { unzipSync } from 'fflate';
 import { FIXTURES, MODEL_NAME, calibrationFolder, modelBytes, unzipText } from './helpers.mjs';
+import { serveFolder as serve } from './netron_site.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const ARTIFACTS = path.join(ROOT, 'build/test-results/plugin-e2e');
-const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.json': 'application/json' };
 
 let tmp;
 let server;
@@ -32,22 +31,6 @@ let context;
 let page;
 let ref; // reference(), computed once the page ran the sensitivity sweep
 const problems = []; // console errors, page errors, CSP violations
-
-function serve(dir) {
-  return new Promise((resolve) => {
-    const s = http.createServer((req, res) => {
-      let file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-      if (file.endsWith(path.sep)) file = path.join(file, 'index.html');
-      if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': MIME[path.extname(file)] ?? 'application/octet-stream' });
-      fs.createReadStream(file).pipe(res);
-    });
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  });
-}
 
 // The panel's requests straight through the wasm API: the sensitivity form's defaults, then the
 // accumulated error of its top-k (k = 5: every activation item of the tiny model, most sensitive first).
