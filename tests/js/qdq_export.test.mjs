@@ -1,12 +1,13 @@
-// Exports for Q/DQ models (docs/config-export.md `qdq-onnx`, `ort-json`), on the qdq/ fixtures
-// (scripts/fixtures/qdq_models.py), judged by onnxruntime-node and the fixture generator's own onnx
+// Exports for Q/DQ models (docs/config-export.md `qdq-onnx`, `ort-json`), on the qdq/ and blocked/
+// fixtures (scripts/fixtures/qdq_models.py, blocked_models.py), judged by onnxruntime-node and the fixture generator's own onnx
 // edits, never by the core reading its own output:
 //  - a quantizer switched OFF: the exported model computes what the generator's model without that
 //    quantizer computes (onnxruntime on both), and has exactly the original QuantizeLinear /
 //    DequantizeLinear nodes minus that quantizer's (names read with the test's own protobuf codec);
 //  - a quantizer re-quantized to int16: onnxruntime on the export equals onnxruntime on the
 //    generator's int16 variant (same real range) within onnxruntime's own spread; its nodes are
-//    com.microsoft Q/DQ (opset 13 fixtures) with an int16 zero point;
+//    com.microsoft Q/DQ (opset 13 fixtures; ai.onnx at opset 21, the blocked fixture, whose
+//    parameters keep their blocked shape) with an int16 zero point;
 //  - a configuration mixing both: onnxruntime on the export equals ptqscope's run of the same
 //    configuration (what the what-if shows) within onnxruntime's own spread;
 //  - the onnxruntime quantizer arguments (ort-json) name nodes and tensors of the model;
@@ -18,10 +19,11 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, fixture, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
+import { FIXTURES, fixture, loadManifest, loadPtqModule, readCalibrationFolder, relError, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
 import { modelExplorerNodeData } from '../../web/app/export/model_explorer.mjs';
 import { decode, nodesOf, nameOf, initializersOf, all, first, text } from './bad_inputs/onnx_wire.mjs';
+import { exportAgreement } from './quant_oracle.mjs';
 
 const FLOAT_TOL = 1e-5;
 const entries = loadManifest().filter((m) => m.kind === 'qdq');
@@ -93,14 +95,14 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     }
   });
 
-  it('a quantizer re-quantized to int16: the generator\'s int16 variant, com.microsoft Q/DQ with an int16 zero point', async () => {
+  it('a quantizer re-quantized to int16: the generator\'s int16 variant, Q/DQ with an int16 zero point (com.microsoft before opset 21)', async () => {
     for (const o of entry.oracle) {
       const bytes = exportOf({ [o.quantizer]: { qtype: 'int16' } });
       const written = readModel(bytes);
       const own = new Set(qdqOf.get(o.quantizer));
       expect(written.nodes.filter(isQdq).map((n) => n.name)).toEqual(original.nodes.filter(isQdq).map((n) => n.name));
       for (const n of written.nodes.filter((x) => own.has(x.name))) {
-        expect(n.domain, n.name).toBe('com.microsoft');
+        expect(n.domain, n.name).toBe((entry.opset ?? 13) >= 21 ? '' : 'com.microsoft');
         expect(written.inits.get(n.inputs[2]), `${n.name} zero point type`).toBe(5); // INT16
       }
       // The other quantizers are untouched.
@@ -140,24 +142,10 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     const written = readModel(bytes);
     expect(written.nodes.filter(isQdq).length).toBe(original.nodes.filter(isQdq).length - qdqOf.get(off.quantizer).length);
     const config = { on: names.map((n) => (n === off.quantizer ? 0 : 1)), qtype: names.map((n) => (calibrations[n]?.qtype ?? '')) };
-    const ours = await create(bytes);
-    const basic = await create(bytes, 'basic');
-    let worst = 0;
-    let spread = 0;
-    for (let k = 0; k < feeds.length; k++) {
-      const ptq = runCopy(session, k, config);
-      const a = await ortRun(ours, feeds[k]);
-      const b = await ortRun(basic, feeds[k]);
-      ptq.forEach((out, i) => {
-        worst = Math.max(worst, offFraction(out.data, a[i], 1e-4));
-        spread = Math.max(spread, offFraction(b[i], a[i], 1e-4));
-        expect(relError(out.data, a[i]), `${name} sample ${k} ${out.name}`).toBeLessThan(0.1);
-      });
-    }
+    const { worst, spread, rel } = await exportAgreement(ort, session, bytes, feeds, config);
     if (process.env.PTQ_REPORT) console.log(`${name} mixed export vs ptqscope: fraction off ${worst}, onnxruntime's spread ${spread}`);
+    expect(rel, name).toBeLessThan(0.1);
     expect(worst).toBeLessThanOrEqual(spread);
-    await ours.release();
-    await basic.release();
   });
 
   it('the onnxruntime arguments name nodes and tensors of the model', () => {

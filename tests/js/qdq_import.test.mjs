@@ -1,5 +1,6 @@
 // Q/DQ models (§1.11) against onnxruntime-node, on the qdq/ fixtures (scripts/fixtures/qdq_models.py:
-// torch fake-quant exports and an onnxruntime-layout variant with integer weights):
+// torch fake-quant exports and an onnxruntime-layout variant with integer weights) and the blocked/
+// one (scripts/fixtures/blocked_models.py: opset 21, blocked int4/uint4 weights):
 //  - every quantizer is recognised, named after its quantized tensor, without warnings, and the
 //    page's viewer draws each as a badge;
 //  - the float reference (every calibration node OFF) equals onnxruntime on the model with every

@@ -22,7 +22,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { aggregate, cosine, mse, offFraction, ortRun } from './quant_oracle.mjs';
+import { aggregate, cosine, exportAgreement, mse, offFraction, ortRun } from './quant_oracle.mjs';
 import { buildViewModel } from '../../web/app/graph/model.mjs';
 
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets
@@ -101,6 +101,24 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     } finally {
       for (const s of others) await s.release();
     }
+  });
+
+  it('qdq-onnx export: the model in its Q/DQ form with the configuration applied, as ptqscope runs it (a dynamic model: refused, naming ort-json)', async () => {
+    const names = summary.calibrations.map((c) => c.name);
+    const [off, ...rest] = entry.oracle;
+    const calibrations = { [off.quantizer]: { on: false } };
+    for (const o of rest) calibrations[o.quantizer] = { qtype: 'int16' };
+    const doc = JSON.stringify({ schema: 'ptqscope.config', version: 1, calibrations });
+    if (entry.name === 'qop_dynamic') { // onnxruntime's dynamic quantization (DynamicQuantizeLinear)
+      expect(() => session.exportConfig(doc, 'qdq-onnx')).toThrow(/qdq-onnx: '.+' is a dynamic quantizer .*ort-json or ort-python/);
+      return;
+    }
+    const bytes = session.exportConfig(doc, 'qdq-onnx');
+    const config = { on: names.map((n) => (n === off.quantizer ? 0 : 1)), qtype: names.map((n) => calibrations[n]?.qtype ?? '') };
+    const { worst, spread, rel } = await exportAgreement(ort, session, bytes, inputs, config);
+    if (process.env.PTQ_REPORT) console.log(`${name} qdq-onnx export vs ptqscope: fraction off ${worst}, onnxruntime's spread ${spread}`);
+    expect(rel, name).toBeLessThan(0.1);
+    expect(worst).toBeLessThanOrEqual(spread);
   });
 
   for (const analysis of ['sensitivity', 'leave_one_out']) {

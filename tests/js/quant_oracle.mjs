@@ -1,6 +1,7 @@
 // The onnxruntime oracle of the quantized-model tests (Q/DQ §1.11, QOperator §1.12): element
 // fractions, the §4 metrics in float64 (an independent formula, not the core's float32 pairwise sums)
-// and their §3.3 aggregation.
+// and their §3.3 aggregation; the agreement of an exported model with ptqscope's run of its configuration.
+import { relError, runCopy } from './helpers.mjs';
 
 // The outputs of an onnxruntime session, in its output order.
 export async function ortRun(session, inputs) {
@@ -41,4 +42,33 @@ export function aggregate(perSampleOutputs, metric) {
   let total = 0;
   for (let o = 0; o < outputs; o++) total += perSampleOutputs.reduce((s, pair) => s + metric(pair[o][0], pair[o][1]), 0) / perSampleOutputs.length;
   return total / outputs;
+}
+
+// An exported model (qdq-onnx) against ptqscope's run of the same configuration on every feed:
+// onnxruntime-node runs `bytes` with graph optimisation off and at 'basic' (its own spread). Returns
+// the largest fraction of elements off by more than 1e-4 of the output's scale (ours vs onnxruntime
+// off), onnxruntime's spread on the same measure, and the largest relative error.
+export async function exportAgreement(ort, session, bytes, feeds, config) {
+  const create = (level) => ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+  const exported = await create('disabled');
+  const basic = await create('basic');
+  let worst = 0;
+  let spread = 0;
+  let rel = 0;
+  try {
+    for (let k = 0; k < feeds.length; k++) {
+      const ours = runCopy(session, k, config);
+      const a = await ortRun(exported, feeds[k]);
+      const b = await ortRun(basic, feeds[k]);
+      ours.forEach((out, i) => {
+        worst = Math.max(worst, offFraction(out.data, a[i], 1e-4));
+        spread = Math.max(spread, offFraction(b[i], a[i], 1e-4));
+        rel = Math.max(rel, relError(out.data, a[i]));
+      });
+    }
+  } finally {
+    await exported.release();
+    await basic.release();
+  }
+  return { worst, spread, rel };
 }

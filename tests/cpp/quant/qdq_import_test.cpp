@@ -229,23 +229,6 @@ TEST(QdqImport, SharedQuantizerAndMicrosoftDomain) {
 }
 
 TEST(QdqImport, UnmappableQuantizersStayWithAWarningNamingTheNode) {
-  ir::Model blocked =
-      ModelBuilder(21)
-          .input("x", DType::Float, {2, 4})
-          .initializer("s", Tensor::from_floats({2, 2}, {0.1f, 0.2f, 0.3f, 0.4f}))
-          .initializer("z", typed<int8_t>(DType::Int8, {2, 2}, {0, 0, 0, 0}))
-          .node("QuantizeLinear", "bq", {"x", "s", "z"}, {"xq"}, {attr_int("axis", 1), attr_int("block_size", 2)})
-          .node("DequantizeLinear", "bdq", {"xq", "s", "z"}, {"y"}, {attr_int("axis", 1), attr_int("block_size", 2)})
-          .output("y")
-          .build();
-  const QdqImportSummary s = import_qdq(blocked);
-  EXPECT_EQ(s.activations, 0u);
-  EXPECT_EQ(s.left, 1u);
-  ASSERT_EQ(blocked.warnings.size(), 1u);
-  EXPECT_NE(blocked.warnings[0].find("'bq': blocked quantization (block_size 2)"), std::string::npos)
-      << blocked.warnings[0];
-  EXPECT_TRUE(calibration_names(blocked.graph).empty());
-
   ir::Model mismatch = ModelBuilder()
                            .input("x", DType::Float, {4})
                            .initializer("s", Tensor::from_floats({}, {0.1f}))
@@ -277,4 +260,169 @@ TEST(QdqImport, UnmappableQuantizersStayWithAWarningNamingTheNode) {
   const QdqImportSummary none = import_qdq(plain);
   EXPECT_EQ(none.activations + none.weights + none.left, 0u);
   EXPECT_EQ(plain.graph.nodes.size(), nodes);
+}
+
+namespace {
+
+Tensor zeros(DType dtype, const Shape& shape) {
+  Tensor t(dtype, shape);
+  std::memset(t.mutable_raw(), 0, t.nbytes());
+  return t;
+}
+
+// x [2, 5] -> Q/DQ int8 blocked along axis 1 by 2 (scale [2, 3], zero points 0) -> y.
+ModelBuilder blocked_pair(Shape scale_shape, int64_t block, DType zp_type = DType::Int8) {
+  std::vector<float> scales;
+  for (int64_t i = 0; i < shape_numel(scale_shape); ++i) scales.push_back(0.05f * static_cast<float>(i + 1));
+  ModelBuilder b(21);
+  b.input("x", DType::Float, {2, 5})
+      .initializer("s", Tensor::from_floats(scale_shape, scales))
+      .initializer("z", zeros(zp_type, scale_shape))
+      .node("QuantizeLinear", "bq", {"x", "s", "z"}, {"xq"}, {attr_int("axis", 1), attr_int("block_size", block)})
+      .node("DequantizeLinear", "bdq", {"xq", "s", "z"}, {"y"}, {attr_int("axis", 1), attr_int("block_size", block)})
+      .output("y");
+  return b;
+}
+
+std::string import_error(ir::Model m) {
+  try {
+    import_qdq(m);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(QdqImport, BlockedActivationPairIsOneQuantizerPerBlock) {
+  ModelBuilder b = blocked_pair({2, 3}, 2);
+  const ir::Model original = b.build();
+  ir::Model m = original;
+  const QdqImportSummary s = import_qdq(m);
+  EXPECT_EQ(s.activations, 1u);
+  EXPECT_EQ(s.left, 0u);
+  EXPECT_TRUE(m.warnings.empty());
+  const CalibrationSpec spec = parse_calibration(m.graph, m.graph.find_node("x"));
+  EXPECT_EQ(spec.block_size, 2);
+  EXPECT_EQ(spec.axis, 1);
+  EXPECT_EQ(spec.scales.size(), 6u);
+  EXPECT_FALSE(spec.asymmetric);
+  // x[r, c] uses scale s[r, c / 2]: the last block of each row holds one element.
+  const Tensor x = Tensor::from_floats({2, 5}, {0.26f, -0.31f, 0.52f, 0.49f, 1.0f, 3.0f, -9.0f, 0.61f, 0.66f, 0.7f});
+  const float s0[] = {0.05f, 0.05f, 0.10f, 0.10f, 0.15f, 0.20f, 0.20f, 0.25f, 0.25f, 0.30f};
+  const auto on = run(m, {x}, true);
+  for (int i = 0; i < 10; ++i) {
+    const float q = std::min(std::max(std::nearbyint(x.data<float>()[i] / s0[i]), -128.0f), 127.0f);
+    EXPECT_EQ(on[0].data<float>()[i], q * s0[i]) << i;
+  }
+  expect_bitwise(on, run(original, {x}, true));
+  expect_bitwise(run(m, {x}, false), {x});
+  // int16: each block keeps its threshold s * 127 (symmetric), as the kernels run the int16 model.
+  exec::Executor e(m);
+  exec::QuantConfig c = e.stored_config();
+  c.qtype = {"int16"};
+  std::vector<float> s16;
+  for (int i = 0; i < 6; ++i) s16.push_back(0.05f * static_cast<float>(i + 1) * 127.0f / 32767.0f);
+  EXPECT_EQ(derive_scales(spec, QType::parse("int16")), s16);
+  const ir::Model int16 =
+      ModelBuilder(21)
+          .input("x", DType::Float, {2, 5})
+          .initializer("s", Tensor::from_floats({2, 3}, s16))
+          .initializer("z", zeros(DType::Int16, {2, 3}))
+          .node("QuantizeLinear", "q", {"x", "s", "z"}, {"xq"}, {attr_int("axis", 1), attr_int("block_size", 2)})
+          .node("DequantizeLinear", "dq", {"xq", "s", "z"}, {"y"}, {attr_int("axis", 1), attr_int("block_size", 2)})
+          .output("y")
+          .build();
+  expect_bitwise(e.outputs(e.run({x}, c)), run(int16, {x}, true));
+}
+
+TEST(QdqImport, BlockedFourBitWeightsDequantizePerBlock) {
+  // W [5, 2] (K = 5, N = 2) blocked along K by 2: scale [3, 2]. int4 without a zero point
+  // (symmetric) and uint4 with a zero point per block.
+  Tensor wq(DType::Int4, {5, 2});
+  const int8_t q[] = {-8, 7, 1, -1, 3, 0, -4, 5, 6, -7};
+  std::memcpy(wq.mutable_raw(), q, sizeof q);
+  Tensor uq(DType::UInt4, {5, 2});
+  const uint8_t u[] = {0, 15, 1, 9, 3, 8, 4, 5, 6, 7};
+  std::memcpy(uq.mutable_raw(), u, sizeof u);
+  Tensor uz(DType::UInt4, {3, 2});
+  const uint8_t z[] = {8, 7, 1, 0, 15, 8};
+  std::memcpy(uz.mutable_raw(), z, sizeof z);
+  const std::vector<float> s = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+  const ir::Model original =
+      ModelBuilder(21)
+          .input("x", DType::Float, {1, 5})
+          .initializer("w_q", wq)
+          .initializer("u_q", uq)
+          .initializer("s", Tensor::from_floats({3, 2}, s))
+          .initializer("uz", uz)
+          .node("DequantizeLinear", "w_dq", {"w_q", "s"}, {"w"}, {attr_int("axis", 0), attr_int("block_size", 2)})
+          .node("DequantizeLinear", "u_dq", {"u_q", "s", "uz"}, {"u"}, {attr_int("axis", 0), attr_int("block_size", 2)})
+          .node("MatMul", "mw", {"x", "w"}, {"a"})
+          .node("MatMul", "mu", {"x", "u"}, {"b"})
+          .output("a")
+          .output("b")
+          .build();
+  ir::Model m = original;
+  const QdqImportSummary summary = import_qdq(m);
+  EXPECT_EQ(summary.weights, 2u);
+  EXPECT_EQ(summary.left, 0u);
+  const CalibrationSpec w = parse_calibration(m.graph, m.graph.find_node("w_q"));
+  const CalibrationSpec v = parse_calibration(m.graph, m.graph.find_node("u_q"));
+  EXPECT_EQ(w.qtype.name, "int4");
+  EXPECT_FALSE(w.asymmetric);
+  EXPECT_EQ(v.qtype.name, "uint4");
+  EXPECT_TRUE(v.asymmetric);
+  EXPECT_EQ(w.block_size, 2);
+  EXPECT_EQ(w.axis, 0);
+  // Element [k, n] uses entry [k / 2, n].
+  const Tensor& wv = *m.graph.constant(w.input_value);
+  const Tensor& uv = *m.graph.constant(v.input_value);
+  for (int k = 0; k < 5; ++k)
+    for (int n = 0; n < 2; ++n) {
+      const size_t e = static_cast<size_t>(k * 2 + n), p = static_cast<size_t>((k / 2) * 2 + n);
+      EXPECT_EQ(wv.data<float>()[e], static_cast<float>(q[e]) * s[p]) << e;
+      EXPECT_EQ(uv.data<float>()[e], static_cast<float>(static_cast<int>(u[e]) - static_cast<int>(z[p])) * s[p]) << e;
+    }
+  // Re-quantized, the dequantized values give the stored integers back: ON is the original model.
+  for (const CalibrationSpec* c : {&w, &v}) {
+    const Tensor& values = *m.graph.constant(c->input_value);
+    const Tensor back = fake_quantize(*c, c->qtype, c->scales, values);
+    EXPECT_EQ(std::memcmp(back.raw(), values.raw(), values.nbytes()), 0) << c->node_name;
+  }
+  const Tensor x = random_tensor({1, 5}, 11, 2.0f);
+  expect_bitwise(run(m, {x}, true), run(original, {x}, true));
+  // uint4 to int16: each block's range [(0 - z) s, (15 - z) s] over 65535 steps.
+  const std::vector<float> s16 = derive_scales(v, QType::parse("int16"));
+  ASSERT_EQ(s16.size(), 6u);
+  for (size_t p = 0; p < 6; ++p) {
+    const float lo = (0.0f - static_cast<float>(z[p])) * s[p], hi = (15.0f - static_cast<float>(z[p])) * s[p];
+    EXPECT_EQ(s16[p], (hi - lo) / 65535.0f) << p;
+  }
+}
+
+TEST(QdqImport, BlockedScaleThatDoesNotFitIsAnErrorNamingTheNode) {
+  // [2, 5] by blocks of 2 needs a [2, 3] scale.
+  EXPECT_NE(
+      import_error(blocked_pair({2, 2}, 2).build())
+          .find("QuantizeLinear 'bq': its blocked scale [2, 2] does not fit its input [2, 5] with block_size 2 along "
+                "axis 1 (expected [2, 3]"),
+      std::string::npos)
+      << import_error(blocked_pair({2, 2}, 2).build());
+  EXPECT_NE(import_error(blocked_pair({2, 3}, 3).build()).find("'bq': its blocked scale [2, 3] does not fit"),
+            std::string::npos);
+  EXPECT_NE(import_error(blocked_pair({6}, 2).build()).find("'bq': its blocked scale [6] has rank 1, its input rank 2"),
+            std::string::npos);
+  EXPECT_NE(import_error(blocked_pair({2, 3}, -2).build()).find("'bq': attribute 'block_size' is -2"),
+            std::string::npos);
+  // The kernel says the same when it runs such a pair (no import: e.g. inside a subgraph).
+  exec::Executor e(blocked_pair({2, 2}, 2).build());
+  try {
+    e.run({Tensor::from_floats({2, 5}, std::vector<float>(10, 0.0f))}, e.stored_config());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("blocked scale [2, 2] must have shape [2, 3]"), std::string::npos)
+        << err.what();
+  }
 }

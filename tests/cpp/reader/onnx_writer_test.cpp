@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "io/pb_wire.h"
+#include "io/pb_writer.h"
 #include "reader/onnx.h"
 
 using namespace ptq;
@@ -302,4 +303,48 @@ TEST(OnnxWriter, SparseAttributesAreRejected) {
   n.outputs = {0};
   g.nodes = {n};
   EXPECT_THROW(reader::write_onnx(m), Error);
+}
+
+// int4 / uint4 (ONNX data types 22 / 21): two values per byte in the file, element 2k in the low
+// nibble of byte k; one value per byte in memory (int4 sign-extended).
+TEST(OnnxWriter, FourBitTensorsArePackedTwoPerByte) {
+  Tensor i4(DType::Int4, {5});
+  const int8_t values[] = {-8, 7, -1, 0, 3};
+  std::memcpy(i4.mutable_raw(), values, sizeof values);
+  const auto bytes = reader::write_tensor_proto(i4, "w");
+  // raw_data (field 9, length 3): 0x78 (7 << 4 | -8 & 15), 0x0F (0 << 4 | -1 & 15), 0x03 (odd count: high nibble 0).
+  const uint8_t raw[] = {0x4A, 3, 0x78, 0x0F, 0x03};
+  EXPECT_NE(std::search(bytes.begin(), bytes.end(), std::begin(raw), std::end(raw)), bytes.end());
+  const Tensor back = reader::read_tensor_proto(bytes.data(), bytes.size());
+  EXPECT_EQ(back.dtype(), DType::Int4);
+  EXPECT_TRUE(same_tensor(i4, back));
+  EXPECT_EQ(back.to_int64_vector(), (std::vector<int64_t>{-8, 7, -1, 0, 3}));
+
+  // uint4 from int32_data (field 5): each int32 holds one packed byte.
+  pb::Writer w;
+  w.packed_varints(1, std::vector<int64_t>{3});
+  w.int64(2, static_cast<int64_t>(DType::UInt4));
+  w.packed_varints(5, std::vector<int64_t>{0xF1, 0x09});
+  const std::vector<uint8_t> typed = w.take();
+  const Tensor u4 = reader::read_tensor_proto(typed.data(), typed.size());
+  EXPECT_EQ(u4.dtype(), DType::UInt4);
+  EXPECT_EQ(u4.to_int64_vector(), (std::vector<int64_t>{1, 15, 9}));
+
+  // A packed size that does not match the shape names the tensor.
+  pb::Writer bad;
+  bad.packed_varints(1, std::vector<int64_t>{4});
+  bad.int64(2, static_cast<int64_t>(DType::Int4));
+  bad.string(8, "short");
+  const uint8_t one[] = {0x11};
+  bad.bytes(9, one, 1);
+  const std::vector<uint8_t> b = bad.take();
+  try {
+    reader::read_tensor_proto(b.data(), b.size());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("tensor 'short' in model: raw_data holds 1 bytes but shape [4] of int4 needs 2"),
+        std::string::npos)
+        << e.what();
+  }
 }

@@ -241,8 +241,10 @@ val tensor_view(const Tensor& t) {
   switch (t.dtype()) {
     case DType::Float: return typed_view<float>(t);
     case DType::Double: return typed_view<double>(t);
-    case DType::Int8: return typed_view<int8_t>(t);
+    case DType::Int8:
+    case DType::Int4: return typed_view<int8_t>(t);
     case DType::UInt8:
+    case DType::UInt4:  // unpacked, one value per byte
     case DType::Bool: return typed_view<uint8_t>(t);
     case DType::Int16: return typed_view<int16_t>(t);
     case DType::UInt16:

@@ -9,7 +9,9 @@
 #include "quant/calibration.h"
 #include "quant/fake_quant.h"
 #include "quant/graph_edit.h"
+#include "quant/param_layout.h"
 #include "quant/qdq_import.h"
+#include "quant/qoperator_rewrite.h"
 #include "reader/onnx.h"
 #include "reader/onnx_writer.h"
 
@@ -20,11 +22,13 @@ constexpr const char* kMicrosoft = "com.microsoft";
 constexpr int64_t kSixteenBitOpset = 21;  // ai.onnx QuantizeLinear/DequantizeLinear take int16/uint16 from here
 
 DType integer_dtype(const QType& q) {
+  if (q.name == "int4") return DType::Int4;
+  if (q.name == "uint4") return DType::UInt4;
   if (q.name == "int8") return DType::Int8;
   if (q.name == "uint8") return DType::UInt8;
   if (q.name == "int16") return DType::Int16;
   if (q.name == "uint16") return DType::UInt16;
-  fail("qdq-onnx: qtype '" + q.name + "' has no QuantizeLinear form here (int8, uint8, int16 and uint16 are written)");
+  fail("qdq-onnx: qtype '" + q.name + "' has no QuantizeLinear form here (int4, uint4, int8, uint8, int16 and uint16 are written)");
 }
 
 // An integer tensor of `dtype` holding `values` (already within the type's range).
@@ -32,8 +36,10 @@ Tensor integer_tensor(DType dtype, const Shape& shape, const std::vector<int64_t
   Tensor t(dtype, shape);
   for (size_t i = 0; i < values.size(); ++i) {
     switch (dtype) {
-      case DType::Int8: t.mutable_data<int8_t>()[i] = static_cast<int8_t>(values[i]); break;
-      case DType::UInt8: t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(values[i]); break;
+      case DType::Int8:
+      case DType::Int4: t.mutable_data<int8_t>()[i] = static_cast<int8_t>(values[i]); break;
+      case DType::UInt8:
+      case DType::UInt4: t.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(values[i]); break;
       case DType::Int16: t.mutable_data<int16_t>()[i] = static_cast<int16_t>(values[i]); break;
       case DType::UInt16: t.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(values[i]); break;
       default: fail("qdq-onnx: internal: integer tensor of " + dtype_name(dtype));
@@ -188,7 +194,13 @@ class Writer {
   void requantize(const std::vector<int>& nodes, bool pair, const Change& c) {
     const CalibrationSpec& spec = *c.spec;
     const std::string base = c.tensor;
-    const Shape pshape = spec.scales.size() > 1 ? Shape{static_cast<int64_t>(c.scales.size())} : Shape{};
+    // A blocked quantizer keeps its parameter tensor's shape (the stored scale's), per axis 1-D.
+    Shape pshape = spec.scales.size() > 1 ? Shape{static_cast<int64_t>(c.scales.size())} : Shape{};
+    if (spec.block_size > 0) {
+      const Tensor* stored = edit::constant_through_identity(g_, g_.node(nodes[0]).inputs[1]);
+      check(stored != nullptr, "qdq-onnx: quantizer '" + spec.node_name + "': its blocked scale is not a constant");
+      pshape = stored->shape();
+    }
     const DType zdtype = integer_dtype(c.qtype);
     const int s = edit::add_initializer(g_, names_.fresh(base + "_" + c.qtype.name + "_scale"), Tensor::from_floats(pshape, c.scales));
     const int z = edit::add_initializer(g_, names_.fresh(base + "_" + c.qtype.name + "_zero_point"), integer_tensor(zdtype, pshape, c.zero_points));
@@ -201,24 +213,15 @@ class Writer {
       const Tensor& w = *c.dequantized;
       const std::vector<float> v = w.to_float_vector();
       std::vector<int64_t> q(v.size());
-      int64_t outer = 1, channels = 1, inner = static_cast<int64_t>(v.size());
-      if (c.scales.size() > 1) {
-        const int64_t axis = spec.axis;
-        channels = w.dim(static_cast<size_t>(axis));
-        inner = 1;
-        for (int64_t d = 0; d < axis; ++d) outer *= w.dim(static_cast<size_t>(d));
-        for (size_t d = static_cast<size_t>(axis) + 1; d < w.rank(); ++d) inner *= w.dim(d);
-      }
+      const ParamLayout layout =
+          c.scales.size() > 1 || spec.block_size > 0 ? axis_layout(w.shape(), spec.axis, spec.block_size) : per_tensor_layout(w.numel());
       const float qmin = static_cast<float>(c.qtype.qmin()), qmax = static_cast<float>(c.qtype.qmax());
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t ch = 0; ch < channels; ++ch) {
-          const size_t k = static_cast<size_t>(ch);
-          const float zp = static_cast<float>(c.zero_points[k]);
-          for (int64_t i = 0; i < inner; ++i) {
-            const size_t e = static_cast<size_t>((o * channels + ch) * inner + i);
-            q[e] = static_cast<int64_t>(quantize_value(v[e], c.scales[k], zp, qmin, qmax));
-          }
+      for_each_param_run(layout, [&](int64_t offset, int64_t k, int64_t step) {
+        for (int64_t i = 0; i < layout.inner; ++i, k += step) {
+          const size_t e = static_cast<size_t>(offset + i), ch = static_cast<size_t>(k);
+          q[e] = static_cast<int64_t>(quantize_value(v[e], c.scales[ch], static_cast<float>(c.zero_points[ch]), qmin, qmax));
         }
+      });
       const int wq = edit::add_initializer(g_, names_.fresh(base + "_" + c.qtype.name), integer_tensor(zdtype, w.shape(), q));
       g_.nodes[static_cast<size_t>(nodes[0])].inputs[0] = wq;
     }
@@ -228,10 +231,11 @@ class Writer {
       n.inputs.resize(3);
       n.inputs[1] = s;
       n.inputs[2] = z;
-      // Only `axis` keeps its meaning: output_dtype / saturate / block_size describe the old pair.
+      // Only `axis` and `block_size` (the parameters keep their shape) keep their meaning:
+      // output_dtype / saturate describe the old pair.
       std::vector<ir::Attribute> attrs;
       for (auto& a : n.attributes)
-        if (a.name == "axis") attrs.push_back(std::move(a));
+        if (a.name == "axis" || a.name == "block_size") attrs.push_back(std::move(a));
       n.attributes = std::move(attrs);
       if (sixteen && n.domain.empty() && m_.opset("") < kSixteenBitOpset) {
         n.domain = kMicrosoft;
@@ -267,6 +271,14 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
   check(std::any_of(cals.begin(), cals.end(), [](const CalibrationSpec& s) { return s.affine; }),
         "qdq-onnx: the model has no QuantizeLinear/DequantizeLinear quantizers (calibrated-onnx writes a calibrated "
         "model's configuration)");
+  // A dynamically quantized model (§1.12) has quantizers whose scale each run computes: no
+  // QuantizeLinear/DequantizeLinear form holds them.
+  for (const CalibrationSpec& spec : cals)
+    check(!spec.dynamic,
+          "qdq-onnx: '" + spec.node_name + "' is a dynamic quantizer (a DynamicQuantizeLinear, its scale computed at run "
+          "time), which no QuantizeLinear/DequantizeLinear model holds; ort-json or ort-python write this "
+          "configuration as onnxruntime quantizer arguments (nodes kept in float, per-tensor types) for "
+          "quantizing the float model again");
   std::vector<Change> changes;
   for (size_t i = 0; i < cals.size(); ++i) {
     const CalibrationSpec& spec = cals[i];
@@ -292,12 +304,16 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
     changes.push_back(std::move(c));
   }
 
+  // A QOperator model (§1.12) is written in its Q/DQ form: the rewrite its load made (the same names),
+  // whose QuantizeLinear/DequantizeLinear nodes the quantizers name.
   ir::Model m = reader::read_onnx(model, size);
+  const bool qoperator = rewrite_qoperators(m).rewritten > 0;
   Writer writer(m);
   for (const auto& c : changes) writer.apply(c);
   writer.finish();
   std::string note = "configuration applied by " + in.tool + ":";
-  if (changes.empty()) note += " none (the model as stored)";
+  if (changes.empty()) note += qoperator ? " none (the QOperator model in its Q/DQ form)" : " none (the model as stored)";
+  else if (qoperator) note = "QOperator model in its Q/DQ form, " + note;
   for (size_t k = 0; k < changes.size(); ++k)
     note += (k ? ", " : " ") + changes[k].tensor +
             " " + (changes[k].off ? "float" : changes[k].qtype.name);
@@ -307,8 +323,10 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
   // Read back and import again: every quantizer must hold the state the executor simulated, and no
   // Q/DQ node may be left unmapped that was mapped before.
   ir::Model original = reader::read_onnx(model, size);
+  rewrite_qoperators(original);
   const QdqImportSummary before = import_qdq(original);
   ir::Model written = reader::read_onnx(out.data(), out.size());
+  rewrite_qoperators(written);
   const QdqImportSummary after = import_qdq(written);
   check(after.left == before.left, "qdq-onnx: internal: the written model has " + std::to_string(after.left) +
                                        " unmapped Q/DQ nodes, the original " + std::to_string(before.left));

@@ -22,9 +22,14 @@ enum class DType : int32_t {
   UInt32 = 12,
   UInt64 = 13,
   BFloat16 = 16,
+  UInt4 = 21,  // held unpacked, one value per byte (the reader unpacks, the writer packs two per byte)
+  Int4 = 22,   // likewise, sign-extended to int8
 };
 
-// Size in bytes of one element; 0 for Undefined and String.
+// True for the 4-bit types, whose file form packs two values per byte (low nibble first).
+inline bool dtype_is_packed4(DType t) { return t == DType::UInt4 || t == DType::Int4; }
+
+// Size in bytes of one element in memory (int4/uint4: 1, unpacked); 0 for Undefined and String.
 size_t dtype_size(DType t);
 // Lower-case numpy-style name ("float32", "int64", "bool", ...), used in error messages.
 std::string dtype_name(DType t);

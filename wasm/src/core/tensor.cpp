@@ -28,6 +28,8 @@ size_t dtype_size(DType t) {
     case DType::UInt32: return 4;
     case DType::UInt64: return 8;
     case DType::BFloat16: return 2;
+    case DType::UInt4: return 1;
+    case DType::Int4: return 1;
     default: return 0;
   }
 }
@@ -48,6 +50,8 @@ std::string dtype_name(DType t) {
     case DType::UInt32: return "uint32";
     case DType::UInt64: return "uint64";
     case DType::BFloat16: return "bfloat16";
+    case DType::UInt4: return "uint4";
+    case DType::Int4: return "int4";
     default: return "undefined";
   }
 }
@@ -184,6 +188,8 @@ double Tensor::get_as_double(int64_t i) const {
     case DType::BFloat16: return bfloat16_to_float(data<uint16_t>()[i]);
     case DType::UInt8: return data<uint8_t>()[i];
     case DType::Int8: return data<int8_t>()[i];
+    case DType::Int4: return data<int8_t>()[i];
+    case DType::UInt4: return data<uint8_t>()[i];
     case DType::UInt16: return data<uint16_t>()[i];
     case DType::Int16: return data<int16_t>()[i];
     case DType::Int32: return data<int32_t>()[i];

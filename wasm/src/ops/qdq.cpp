@@ -1,6 +1,6 @@
 // QuantizeLinear / DequantizeLinear (opsets 10, 13, 19, 21): per-tensor, per-axis (13+) and blocked
-// (21, `block_size`) scales; integer types int8/uint8/int16/uint16 (plus int32 input to
-// DequantizeLinear). float8 / int4 types have no ptq::Tensor dtype and are rejected.
+// (21, `block_size`) scales (quant/param_layout.h); integer types int4/uint4 (held one per byte)/int8/
+// uint8/int16/uint16 (plus int32 input to DequantizeLinear). float8 types have no ptq::Tensor dtype.
 //   Q:  y = saturate(round_half_even(x / scale) + zero_point)   (NaN: the zero point)
 //   DQ: y = (x - zero_point) * scale
 // Both per value by quant/fake_quant.h, the arithmetic of the HzCalibration fake-quant too, so a
@@ -12,36 +12,19 @@
 #include "exec/registry.h"
 #include "ops/shape_util.h"
 #include "quant/fake_quant.h"
+#include "quant/param_layout.h"
 
 namespace ptq::exec {
 namespace {
 
-// How scale/zero-point elements map onto x: x viewed as [outer, channels, inner] around `axis`;
-// a run of `inner` consecutive elements of x uses parameters base, base + step, ... (step 0 or 1).
-struct ParamLayout {
-  int64_t outer = 1, channels = 1, inner = 1;
-  int64_t block = 0;      // > 0: blocked quantization along the axis
-  bool per_tensor = true;
+using quant::ParamLayout;
 
-  // First parameter index of the run at (o, c) and the per-element step within it.
-  int64_t base(int64_t o, int64_t c) const {
-    if (per_tensor) return 0;
-    if (block == 0) return c;
-    const int64_t blocks = (channels + block - 1) / block;
-    return (o * blocks + c / block) * inner;
-  }
-  int64_t step() const { return !per_tensor && block > 0 ? 1 : 0; }
-};
-
+// The parameter layout of x (quant/param_layout.h), its scale's shape checked against it.
 ParamLayout param_layout(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
-  ParamLayout p;
   const bool scalar = scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1);
   const int64_t block = ctx.opset() >= 21 ? ctx.node.attr_int("block_size", 0) : 0;
   ctx.check(block >= 0, "attribute 'block_size' must be >= 0");
-  if (scalar && block == 0) {
-    p.inner = x.numel();  // one run over the whole tensor
-    return p;
-  }
+  if (scalar && block == 0) return quant::per_tensor_layout(x.numel());  // one run over the whole tensor
   ctx.check(ctx.opset() >= 13, "scale must be a scalar before opset 13 (per-axis needs opset 13), got " +
                                    shape_str(scale.shape()));
   const int64_t rank = static_cast<int64_t>(x.rank());
@@ -49,19 +32,14 @@ ParamLayout param_layout(const KernelContext& ctx, const Tensor& x, const Tensor
   ctx.check(axis >= -rank && axis < rank, "attribute 'axis' " + std::to_string(axis) + " is out of range for input " +
                                               shape_str(x.shape()));
   if (axis < 0) axis += rank;
-  p.per_tensor = false;
-  p.block = block;
-  for (int64_t d = 0; d < axis; ++d) p.outer *= x.dim(static_cast<size_t>(d));
-  p.channels = x.dim(static_cast<size_t>(axis));
-  for (int64_t d = axis + 1; d < rank; ++d) p.inner *= x.dim(static_cast<size_t>(d));
+  const ParamLayout p = quant::axis_layout(x.shape(), axis, block);
   if (block == 0) {
     ctx.check(scale.rank() == 1 && scale.dim(0) == p.channels,
               "per-axis scale " + shape_str(scale.shape()) + " must be 1-D with " + std::to_string(p.channels) +
                   " elements (input " + shape_str(x.shape()) + ", axis " + std::to_string(axis) + ")");
     return p;
   }
-  Shape expected = x.shape();
-  expected[static_cast<size_t>(axis)] = (p.channels + block - 1) / block;
+  const Shape expected = quant::blocked_param_shape(x.shape(), axis, block);
   ctx.check(scale.shape() == expected, "blocked scale " + shape_str(scale.shape()) + " must have shape " +
                                            shape_str(expected) + " (block_size " + std::to_string(block) + ")");
   return p;
@@ -76,25 +54,33 @@ std::vector<int64_t> zero_points(const KernelContext& ctx, const Tensor* zp, con
 }
 
 bool is_quantized_type(DType t) {
-  return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16;
+  return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16 || dtype_is_packed4(t);
+}
+
+// The integer range of a quantized type (int4 / uint4 are held one per byte, core/dtype.h).
+void type_range(DType t, float& qmin, float& qmax) {
+  switch (t) {
+    case DType::Int4: qmin = -8.0f, qmax = 7.0f; return;
+    case DType::UInt4: qmin = 0.0f, qmax = 15.0f; return;
+    case DType::Int8: qmin = -128.0f, qmax = 127.0f; return;
+    case DType::UInt8: qmin = 0.0f, qmax = 255.0f; return;
+    case DType::Int16: qmin = -32768.0f, qmax = 32767.0f; return;
+    default: qmin = 0.0f, qmax = 65535.0f; return;
+  }
 }
 
 template <class Q>
-void quantize_as(const ParamLayout& p, const float* x, const std::vector<float>& scale,
+void quantize_as(const ParamLayout& p, DType type, const float* x, const std::vector<float>& scale,
                  const std::vector<int64_t>& zp, Q* y) {
-  const float qmin = static_cast<float>(std::numeric_limits<Q>::min());
-  const float qmax = static_cast<float>(std::numeric_limits<Q>::max());
-  const int64_t step = p.step();
-  for (int64_t o = 0; o < p.outer; ++o)
-    for (int64_t c = 0; c < p.channels; ++c) {
-      const int64_t offset = (o * p.channels + c) * p.inner;
-      int64_t k = p.base(o, c);
-      for (int64_t i = 0; i < p.inner; ++i, k += step) {
-        const float s = scale[static_cast<size_t>(k)];
-        const float z = static_cast<float>(zp[static_cast<size_t>(k)]);
-        y[offset + i] = quant::to_integer<Q>(quant::quantize_value(x[offset + i], s, z, qmin, qmax), z);
-      }
+  float qmin = 0.0f, qmax = 0.0f;
+  type_range(type, qmin, qmax);
+  quant::for_each_param_run(p, [&](int64_t offset, int64_t k, int64_t step) {
+    for (int64_t i = 0; i < p.inner; ++i, k += step) {
+      const float s = scale[static_cast<size_t>(k)];
+      const float z = static_cast<float>(zp[static_cast<size_t>(k)]);
+      y[offset + i] = quant::to_integer<Q>(quant::quantize_value(x[offset + i], s, z, qmin, qmax), z);
     }
+  });
 }
 
 void quantize_linear(KernelContext& ctx) {
@@ -113,8 +99,8 @@ void quantize_linear(KernelContext& ctx) {
                                                                      dtype_name(zp->dtype()));
     out = static_cast<DType>(requested);
   }
-  ctx.check(is_quantized_type(out), "unsupported output type (zero point / 'output_dtype'): only int8, uint8, int16 "
-                                    "and uint16 are supported");
+  ctx.check(is_quantized_type(out), "unsupported output type (zero point / 'output_dtype'): only int4, uint4, int8, "
+                                    "uint8, int16 and uint16 are supported");
   const Tensor x = x_in.to_float();
   const ParamLayout p = param_layout(ctx, x, scale_in);
   const std::vector<float> scale = scale_in.to_float_vector();
@@ -122,10 +108,12 @@ void quantize_linear(KernelContext& ctx) {
   Tensor y(out, x.shape());
   const float* xd = x.data<float>();
   switch (out) {
-    case DType::Int8: quantize_as(p, xd, scale, z, y.mutable_data<int8_t>()); break;
-    case DType::UInt8: quantize_as(p, xd, scale, z, y.mutable_data<uint8_t>()); break;
-    case DType::Int16: quantize_as(p, xd, scale, z, y.mutable_data<int16_t>()); break;
-    default: quantize_as(p, xd, scale, z, y.mutable_data<uint16_t>()); break;
+    case DType::Int8:
+    case DType::Int4: quantize_as(p, out, xd, scale, z, y.mutable_data<int8_t>()); break;
+    case DType::UInt8:
+    case DType::UInt4: quantize_as(p, out, xd, scale, z, y.mutable_data<uint8_t>()); break;
+    case DType::Int16: quantize_as(p, out, xd, scale, z, y.mutable_data<int16_t>()); break;
+    default: quantize_as(p, out, xd, scale, z, y.mutable_data<uint16_t>()); break;
   }
   ctx.outputs[0] = y;
 }
@@ -133,18 +121,14 @@ void quantize_linear(KernelContext& ctx) {
 template <class Q>
 void dequantize_as(const ParamLayout& p, const Q* x, const std::vector<float>& scale, const std::vector<int64_t>& zp,
                    float* y) {
-  const int64_t step = p.step();
-  for (int64_t o = 0; o < p.outer; ++o)
-    for (int64_t c = 0; c < p.channels; ++c) {
-      const int64_t offset = (o * p.channels + c) * p.inner;
-      int64_t k = p.base(o, c);
-      // Exact in float32: x and the zero point share an integer type of at most 16 bits, or x is int32
-      // with a zero point of 0.
-      for (int64_t i = 0; i < p.inner; ++i, k += step)
-        y[offset + i] = quant::dequantize_value(static_cast<float>(x[offset + i]),
-                                                static_cast<float>(zp[static_cast<size_t>(k)]),
-                                                scale[static_cast<size_t>(k)]);
-    }
+  // Exact in float32: x and the zero point share an integer type of at most 16 bits, or x is int32
+  // with a zero point of 0.
+  quant::for_each_param_run(p, [&](int64_t offset, int64_t k, int64_t step) {
+    for (int64_t i = 0; i < p.inner; ++i, k += step)
+      y[offset + i] = quant::dequantize_value(static_cast<float>(x[offset + i]),
+                                              static_cast<float>(zp[static_cast<size_t>(k)]),
+                                              scale[static_cast<size_t>(k)]);
+  });
 }
 
 void dequantize_linear(KernelContext& ctx) {
@@ -152,7 +136,7 @@ void dequantize_linear(KernelContext& ctx) {
   const Tensor& scale_in = ctx.required(1);
   const Tensor* zp = ctx.input(2);
   ctx.check(is_quantized_type(x.dtype()) || x.dtype() == DType::Int32,
-            "unsupported input dtype " + dtype_name(x.dtype()) + " (int8, uint8, int16, uint16, int32 are supported)");
+            "unsupported input dtype " + dtype_name(x.dtype()) + " (int4, uint4, int8, uint8, int16, uint16, int32 are supported)");
   ctx.check(!zp || zp->dtype() == x.dtype(), "zero point dtype " + (zp ? dtype_name(zp->dtype()) : std::string()) +
                                                  " differs from the input's " + dtype_name(x.dtype()));
   const ParamLayout p = param_layout(ctx, x, scale_in);
@@ -163,8 +147,10 @@ void dequantize_linear(KernelContext& ctx) {
   Tensor y(DType::Float, x.shape());
   float* yd = y.mutable_data<float>();
   switch (x.dtype()) {
-    case DType::Int8: dequantize_as(p, x.data<int8_t>(), scale, z, yd); break;
-    case DType::UInt8: dequantize_as(p, x.data<uint8_t>(), scale, z, yd); break;
+    case DType::Int8:
+    case DType::Int4: dequantize_as(p, x.data<int8_t>(), scale, z, yd); break;
+    case DType::UInt8:
+    case DType::UInt4: dequantize_as(p, x.data<uint8_t>(), scale, z, yd); break;
     case DType::Int16: dequantize_as(p, x.data<int16_t>(), scale, z, yd); break;
     case DType::UInt16: dequantize_as(p, x.data<uint16_t>(), scale, z, yd); break;
     default: dequantize_as(p, x.data<int32_t>(), scale, z, yd); break;

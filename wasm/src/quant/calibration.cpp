@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "quant/param_layout.h"
 
 namespace ptq::quant {
 namespace {
@@ -201,6 +202,8 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   spec.switch_on = switch_value == "ON";
   spec.constant = node.attr_int("constant", 0);
   spec.axis = node.attr_int("axis", 1);
+  spec.block_size = node.attr_int("block_size", 0);
+  check(spec.block_size >= 0, where + ": attribute 'block_size' is " + std::to_string(spec.block_size) + " (expected >= 0)");
   spec.group = node.attr_int("group", 1);
   spec.thresholds = node.attr_floats("thresholds");
   spec.scales = node.attr_floats("scales");
@@ -316,9 +319,10 @@ std::vector<std::string> model_warnings(const ir::Model& model) {
 
 namespace {
 
-// Channel index of each element for per-channel parameters (ConvTranspose weights regrouped, §1.5).
+// Parameter index of each element: per channel or per block (quant/param_layout.h), or per channel
+// with ConvTranspose weights regrouped (§1.5).
 struct ChannelMap {
-  int64_t outer = 1, channels = 1, inner = 1;
+  ParamLayout layout;
   bool regroup = false;
   int64_t in_per_group = 1, out_per_group = 1;
 };
@@ -329,7 +333,7 @@ ChannelMap channel_map(const CalibrationSpec& spec, const Tensor& input, size_t 
   int64_t axis = spec.axis < 0 ? spec.axis + rank : spec.axis;
   const std::string where = "calibration node '" + spec.node_name + "'";
   check(axis >= 0 && axis < rank, where + ": axis " + std::to_string(spec.axis) + " is out of range for shape " + shape_str(input.shape()));
-  if (spec.conv_transpose_weight && rank >= 2) {
+  if (spec.conv_transpose_weight && rank >= 2 && spec.block_size == 0) {
     // Weight [C_in, C_out/g, ...]: scale index (i div (C_in/g))·(C_out/g) + j.
     m.regroup = true;
     const int64_t g = std::max<int64_t>(1, spec.group);
@@ -338,17 +342,21 @@ ChannelMap channel_map(const CalibrationSpec& spec, const Tensor& input, size_t 
     check(static_cast<int64_t>(scale_count) == g * m.out_per_group,
           where + ": " + std::to_string(scale_count) + " scales do not match ConvTranspose output channels " +
               std::to_string(g * m.out_per_group));
-    for (int64_t d = 2; d < rank; ++d) m.inner *= input.dim(d);
-    m.outer = input.dim(0);
-    m.channels = input.dim(1);
+    m.layout = axis_layout(input.shape(), 1, 0);
     return m;
   }
-  for (int64_t d = 0; d < axis; ++d) m.outer *= input.dim(d);
-  m.channels = input.dim(static_cast<size_t>(axis));
-  for (int64_t d = axis + 1; d < rank; ++d) m.inner *= input.dim(d);
-  check(m.channels == static_cast<int64_t>(scale_count),
+  m.layout = axis_layout(input.shape(), axis, spec.block_size);
+  if (spec.block_size > 0) {
+    check(m.layout.count() == static_cast<int64_t>(scale_count),
+          where + ": " + std::to_string(scale_count) + " scales but the tensor " + shape_str(input.shape()) + " needs " +
+              std::to_string(m.layout.count()) + " for blocks of " + std::to_string(spec.block_size) + " along axis " +
+              std::to_string(spec.axis) + " (scale shape " +
+              shape_str(blocked_param_shape(input.shape(), axis, spec.block_size)) + ")");
+    return m;
+  }
+  check(m.layout.channels == static_cast<int64_t>(scale_count),
         where + ": " + std::to_string(scale_count) + " scales but the tensor " + shape_str(input.shape()) +
-            " has " + std::to_string(m.channels) + " channels along axis " + std::to_string(spec.axis));
+            " has " + std::to_string(m.layout.channels) + " channels along axis " + std::to_string(spec.axis));
   return m;
 }
 
@@ -369,19 +377,25 @@ void quantize_tensor(const CalibrationSpec& spec, const QType& qtype, const std:
         "calibration node '" + spec.node_name + "': " + std::to_string(zero_points.size()) + " zero points for " +
             std::to_string(scales.size()) + " scales");
   auto zp_at = [&](size_t i) { return static_cast<float>(zero_points[zero_points.size() == 1 ? 0 : i]); };
-  if (scales.size() == 1) {
+  if (scales.size() == 1 && spec.block_size == 0) {
     quantize_run<R>(x, y, input.numel(), scales[0], zp_at(0), qmin, qmax);
     return;
   }
   const ChannelMap m = channel_map(spec, input, scales.size());
-  for (int64_t o = 0; o < m.outer; ++o) {
-    for (int64_t c = 0; c < m.channels; ++c) {
-      const int64_t scale_index = m.regroup ? (o / m.in_per_group) * m.out_per_group + c : c;
-      const int64_t offset = (o * m.channels + c) * m.inner;
-      quantize_run<R>(x + offset, y + offset, m.inner, scales[static_cast<size_t>(scale_index)],
-                      zp_at(static_cast<size_t>(scale_index)), qmin, qmax);
+  for_each_param_run(m.layout, [&](int64_t offset, int64_t k, int64_t step) {
+    if (m.regroup) {
+      const int64_t o = offset / (m.layout.channels * m.layout.inner), c = k;
+      k = (o / m.in_per_group) * m.out_per_group + c;
     }
-  }
+    if (step == 0) {
+      quantize_run<R>(x + offset, y + offset, m.layout.inner, scales[static_cast<size_t>(k)], zp_at(static_cast<size_t>(k)),
+                      qmin, qmax);
+      return;
+    }
+    for (int64_t i = 0; i < m.layout.inner; ++i, k += step)
+      quantize_run<R>(x + offset + i, y + offset + i, 1, scales[static_cast<size_t>(k)], zp_at(static_cast<size_t>(k)), qmin,
+                      qmax);
+  });
 }
 
 // A dynamic quantizer (CalibrationSpec::dynamic): the parameters from this input's own range. An

@@ -33,6 +33,10 @@ struct CalibrationSpec {
   bool switch_on = true;
   int64_t constant = 0;
   int64_t axis = 1;
+  // > 0: blocked scales (a Q/DQ quantizer's opset-21 `block_size`, quant/param_layout.h): `scales`
+  // and `zero_points` hold the parameter tensor (the input's shape, ceil(D / block_size) along
+  // `axis`) in row-major order; each entry is one block's quantizer (its own range under an override).
+  int64_t block_size = 0;
   int64_t group = 1;
   bool asymmetric = false;
   bool shift = false;     // power-of-two scales (quantize_type "shift")
@@ -85,7 +89,7 @@ std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype
 std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales);
 
 // y = fake_quant(x) under `qtype` (switch ON): quant/fake_quant.h per value. Per-channel along spec.axis
-// when more than one scale.
+// when more than one scale, per block when spec.block_size > 0.
 Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
                      const Tensor& input, RoundMode round = RoundMode::HalfToEven);
 

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "quant/fake_quant.h"
 #include "quant/graph_edit.h"
+#include "quant/param_layout.h"
 
 namespace ptq::quant {
 namespace {
@@ -24,6 +25,8 @@ bool qdq_domain(const ir::Node& n) { return n.domain.empty() || n.domain == "com
 // The qtype of an integer zero-point / weight type, or "" when the type is not one we quantize to.
 std::string qtype_of(DType t) {
   switch (t) {
+    case DType::Int4: return "int4";
+    case DType::UInt4: return "uint4";
     case DType::Int8: return "int8";
     case DType::UInt8: return "uint8";
     case DType::Int16: return "int16";
@@ -37,8 +40,10 @@ struct Params {
   std::vector<float> scales;
   std::vector<int64_t> zero_points;  // empty: absent (0)
   DType type = DType::UInt8;         // the quantized type
-  int64_t axis = 1;                  // meaningful only when scales.size() > 1
-  bool per_axis = false;
+  int64_t axis = 1;                  // meaningful only when per_axis
+  bool per_axis = false;             // per axis or blocked
+  int64_t block = 0;                 // > 0: blocked (opset 21 block_size), the scale tensor's shape below
+  Shape scale_shape;
 };
 
 bool same(const Params& a, const Params& b) {
@@ -46,7 +51,7 @@ bool same(const Params& a, const Params& b) {
     return p.zero_points.empty() ? std::vector<int64_t>(p.scales.size(), 0) : p.zero_points;
   };
   return a.scales == b.scales && zps(a) == zps(b) && a.type == b.type && a.per_axis == b.per_axis &&
-         (!a.per_axis || a.axis == b.axis);
+         (!a.per_axis || a.axis == b.axis) && a.block == b.block && (a.block == 0 || a.scale_shape == b.scale_shape);
 }
 
 class Importer {
@@ -99,8 +104,10 @@ class Importer {
  private:
   const Tensor* constant(int v) const { return edit::constant_through_identity(g_, v); }
 
-  // The parameters of Q/DQ node `n`, or a reason they cannot be mapped.
-  std::optional<Params> params(const ir::Node& n, std::string& why) {
+  // The parameters of Q/DQ node `n`, or a reason they cannot be mapped. `input_type` is the quantized
+  // type a DequantizeLinear without a zero point has (its input's); a QuantizeLinear's comes from its
+  // zero point or `output_dtype` (uint8 without either).
+  std::optional<Params> params(const ir::Node& n, std::string& why, DType input_type = DType::Undefined) {
     if (!qdq_domain(n)) {
       why = "domain '" + n.domain + "' is neither ai.onnx nor com.microsoft";
       return std::nullopt;
@@ -118,11 +125,15 @@ class Importer {
       why = "its scale is " + dtype_name(scale->dtype()) + " (float32 scales are mapped)";
       return std::nullopt;
     }
-    if (n.attr_int("block_size", 0) != 0) {
-      why = "blocked quantization (block_size " + std::to_string(n.attr_int("block_size", 0)) + ") is not mapped yet";
-      return std::nullopt;
-    }
     Params p;
+    p.block = n.opset >= 21 ? n.attr_int("block_size", 0) : 0;  // as the kernels read it (ops/qdq.cpp)
+    check(p.block >= 0, n.op_type + " '" + n.name + "': attribute 'block_size' is " + std::to_string(p.block) +
+                            " (a block size is positive, or 0 for no blocks)");
+    if (p.block > 0) {
+      check(scale->rank() >= 1, n.op_type + " '" + n.name + "': blocked quantization (block_size " +
+                                    std::to_string(p.block) + ") needs a scale of the input's rank, got a scalar");
+      p.scale_shape = scale->shape();
+    }
     p.scales = scale->to_float_vector();
     for (float s : p.scales)
       if (!(std::isfinite(s) && s > 0.0f)) {
@@ -141,8 +152,13 @@ class Importer {
               " scales";
         return std::nullopt;
       }
+      check(p.block == 0 || zp->shape() == scale->shape(), n.op_type + " '" + n.name + "': its zero point " +
+                                                               shape_str(zp->shape()) + " and its blocked scale " +
+                                                               shape_str(scale->shape()) + " differ in shape");
       p.type = zp->dtype();
       p.zero_points = zp->to_int64_vector();
+    } else if (is_dequantize_linear(n)) {
+      p.type = input_type;  // output_dtype of a DequantizeLinear is its float output's type
     } else if (const int64_t requested = n.attr_int("output_dtype", 0); requested != 0) {
       p.type = static_cast<DType>(requested);
     }
@@ -150,27 +166,50 @@ class Importer {
       why = "its quantized type is " +
             (dtype_supported(static_cast<int32_t>(p.type)) ? dtype_name(p.type)
                                                            : "ONNX type " + std::to_string(static_cast<int>(p.type))) +
-            " (int8, uint8, int16 and uint16 are mapped)";
+            " (int4, uint4, int8, uint8, int16 and uint16 are mapped)";
       return std::nullopt;
     }
-    p.per_axis = p.scales.size() > 1;
+    p.per_axis = p.scales.size() > 1 || p.block > 0;
     p.axis = n.attr_int("axis", 1);
     return p;
   }
 
-  // Normalises a per-axis parameter set's axis against the quantized tensor's rank (when known).
-  bool check_axis(Params& p, int value, const std::string& node, std::string& why) {
+  // Normalises a per-axis or blocked parameter set's axis against the quantized tensor's rank (when
+  // known; a blocked scale has that rank itself) and checks a blocked scale's shape: the tensor's,
+  // with ceil(D / block_size) along the axis. A blocked scale that does not fit is an error (the
+  // model breaks the operator's definition); other mismatches leave the node as it is.
+  bool check_axis(Params& p, int value, const ir::Node& n, std::string& why) {
     if (!p.per_axis) return true;
     const Tensor* t = g_.constant(value);
     const ir::ValueInfo& info = g_.value(value).info;
+    const bool known =
+        t || (info.has_shape && std::all_of(info.dims.begin(), info.dims.end(), [](int64_t d) { return d >= 0; }));
     int64_t rank = t ? static_cast<int64_t>(t->rank()) : (info.has_shape ? static_cast<int64_t>(info.dims.size()) : -1);
+    const std::string where = n.op_type + " '" + n.name + "'";
+    if (p.block > 0) {
+      const int64_t scale_rank = static_cast<int64_t>(p.scale_shape.size());
+      check(rank < 0 || rank == scale_rank, where + ": its blocked scale " + shape_str(p.scale_shape) + " has rank " +
+                                                std::to_string(scale_rank) + ", its input rank " +
+                                                std::to_string(rank));
+      rank = scale_rank;
+    }
     if (rank < 0) return true;  // checked when it runs (calibration.cpp channel_map)
     if (p.axis < -rank || p.axis >= rank) {
       why = "axis " + std::to_string(p.axis) + " is out of range for rank " + std::to_string(rank);
+      check(p.block == 0, where + ": " + why);
       return false;
     }
     if (p.axis < 0) p.axis += rank;
-    (void)node;
+    if (p.block > 0 && known) {
+      const Shape shape = t ? t->shape() : Shape(info.dims.begin(), info.dims.end());
+      const Shape expected = blocked_param_shape(shape, p.axis, p.block);
+      check(p.scale_shape == expected, where + ": its blocked scale " + shape_str(p.scale_shape) +
+                                           " does not fit its input " + shape_str(shape) + " with block_size " +
+                                           std::to_string(p.block) + " along axis " + std::to_string(p.axis) +
+                                           " (expected " + shape_str(expected) + ": the input's shape with ceil(" +
+                                           std::to_string(shape[static_cast<size_t>(p.axis)]) + " / " +
+                                           std::to_string(p.block) + ") along the axis)");
+    }
     return true;
   }
 
@@ -202,6 +241,7 @@ class Importer {
     attrs.push_back(edit::attr_floats("scales", p.scales));
     attrs.push_back(edit::attr_ints("zero_point", p.zero_points.empty() ? std::vector<int64_t>(1, 0) : p.zero_points));
     if (p.per_axis) attrs.push_back(edit::attr_int("axis", p.axis));
+    if (p.block > 0) attrs.push_back(edit::attr_int("block_size", p.block));
     ir::Attribute info;
     info.name = "info_strings";
     info.type = ir::AttrType::Strings;
@@ -234,16 +274,16 @@ class Importer {
     std::optional<Params> p = params(qn, why);
     if (!p) return leave(qn.name, why);
     if (qn.opset >= 19 && qn.attr_int("saturate", 1) != 1) return leave(qn.name, "attribute 'saturate' is 0");
-    if (!check_axis(*p, x, qn.name, why)) return leave(qn.name, why);
+    if (!check_axis(*p, x, qn, why)) return leave(qn.name, why);
     const bool weight = g_.constant(x) != nullptr;
     if (weight && g_.constant(x)->dtype() != DType::Float)
       return leave(qn.name, "it quantizes a " + dtype_name(g_.constant(x)->dtype()) + " constant (float32 is mapped)");
     std::vector<std::string> sources = {qn.name};
     for (int d : dqs) {
       const ir::Node& dn = g_.node(d);
-      std::optional<Params> dp = params(dn, why);
+      std::optional<Params> dp = params(dn, why, p->type);
       if (!dp) return leave(dn.name, why);
-      if (!check_axis(*dp, x, dn.name, why)) return leave(dn.name, why);
+      if (!check_axis(*dp, x, dn, why)) return leave(dn.name, why);
       if (!same(*p, *dp)) return leave(dn.name, "its scale, zero point or axis differ from those of " + where);
       const int64_t out_type = dn.opset >= 21 ? dn.attr_int("output_dtype", 0) : 0;
       if (out_type != 0 && out_type != static_cast<int64_t>(DType::Float))
@@ -284,7 +324,8 @@ class Importer {
       Params b;
       const Tensor* scale = dn.inputs.size() > 1 && dn.inputs[1] >= 0 ? constant(dn.inputs[1]) : nullptr;
       if (!scale || scale->dtype() != DType::Float) return leave(dn.name, "its scale is not a float32 constant");
-      if (dn.attr_int("block_size", 0) != 0) return leave(dn.name, "blocked quantization is not mapped yet");
+      if (dn.opset >= 21 && dn.attr_int("block_size", 0) != 0)
+        return leave(dn.name, "blocked quantization of an int32 input is not mapped");
       b.scales = scale->to_float_vector();
       b.per_axis = b.scales.size() > 1;
       b.axis = dn.attr_int("axis", 1);
@@ -297,13 +338,13 @@ class Importer {
       }
       p = b;
     } else {
-      p = params(dn, why);
+      p = params(dn, why, stored.dtype());
       if (!p) return leave(dn.name, why);
       if (p->type != stored.dtype())
         return leave(dn.name,
                      "its zero point is " + dtype_name(p->type) + " but its input is " + dtype_name(stored.dtype()));
     }
-    if (!check_axis(*p, w, dn.name, why)) return leave(dn.name, why);
+    if (!check_axis(*p, w, dn, why)) return leave(dn.name, why);
     if (!conv_transpose_ok(*p, y, !bias, why)) return leave(dn.name, why);
     std::optional<Tensor> values = dequantize(stored, *p, why);
     if (!values) return leave(dn.name, why);
@@ -327,30 +368,19 @@ class Importer {
   static std::optional<Tensor> dequantize(const Tensor& q, const Params& p, std::string& why) {
     const std::vector<int64_t> v = q.to_int64_vector();
     std::vector<float> out(v.size());
-    int64_t outer = 1, channels = 1, inner = static_cast<int64_t>(v.size());
-    if (p.per_axis) {
-      const int64_t rank = static_cast<int64_t>(q.rank());
-      channels = q.dim(static_cast<size_t>(p.axis));
-      if (channels != static_cast<int64_t>(p.scales.size())) {
-        why = std::to_string(p.scales.size()) + " scales for " + std::to_string(channels) + " channels along axis " +
-              std::to_string(p.axis) + " of " + shape_str(q.shape());
-        return std::nullopt;
-      }
-      outer = 1;
-      inner = 1;
-      for (int64_t d = 0; d < p.axis; ++d) outer *= q.dim(static_cast<size_t>(d));
-      for (int64_t d = p.axis + 1; d < rank; ++d) inner *= q.dim(static_cast<size_t>(d));
+    const ParamLayout layout = p.per_axis ? axis_layout(q.shape(), p.axis, p.block) : per_tensor_layout(q.numel());
+    if (layout.count() != static_cast<int64_t>(p.scales.size())) {
+      why = std::to_string(p.scales.size()) + " scales for " + std::to_string(layout.channels) +
+            " channels along axis " + std::to_string(p.axis) + " of " + shape_str(q.shape());
+      return std::nullopt;
     }
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t c = 0; c < channels; ++c) {
-        const size_t k = static_cast<size_t>(c);
-        const int64_t zp = p.zero_points.empty() ? 0 : p.zero_points[k];
-        const int64_t base = (o * channels + c) * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          const size_t e = static_cast<size_t>(base + i);
-          out[e] = dequantize_value(static_cast<float>(v[e]), static_cast<float>(zp), p.scales[k]);
-        }
+    for_each_param_run(layout, [&](int64_t offset, int64_t k, int64_t step) {
+      for (int64_t i = 0; i < layout.inner; ++i, k += step) {
+        const size_t e = static_cast<size_t>(offset + i), c = static_cast<size_t>(k);
+        const int64_t zp = p.zero_points.empty() ? 0 : p.zero_points[c];
+        out[e] = dequantize_value(static_cast<float>(v[e]), static_cast<float>(zp), p.scales[c]);
       }
+    });
     return Tensor::from_floats(q.shape(), out);
   }
 

@@ -11,14 +11,17 @@
 // - an int32 DequantizeLinear on an initializer (a bias) is folded into a float initializer: it
 //   is not a quantizer to switch (ON and OFF would be the same values).
 // The calibration node (domain "horizon") is named after the quantized tensor (the QuantizeLinear's
-// input, or the weight initializer), carries qtype (the zero point's type: int8/uint8/int16/uint16),
-// scales (constant = 2), zero_point, axis (per-axis), info_strings weight/feature and `qdq_nodes`
-// (the original nodes' names), which makes it an affine quantizer (calibration.h): switched OFF it
-// passes its input through; a qtype override re-quantizes the same real range.
-// Pairs this pass cannot map (blocked scales, float8/int4 types, parameters that are not constants
-// or differ between the QuantizeLinear and its DequantizeLinear, a quantized tensor read by other
-// ops, non-float32 scales) keep their original nodes and run as they are: a model warning names
-// each, since such a quantizer is quantized in every run, the float reference included.
+// input, or the weight initializer), carries qtype (the zero point's type, or a DequantizeLinear's
+// input type: int4/uint4/int8/uint8/int16/uint16), scales (constant = 2, a blocked scale tensor
+// flattened), zero_point, axis (per-axis and blocked), block_size (blocked, opset 21), info_strings
+// weight/feature and `qdq_nodes` (the original nodes' names), which makes it an affine quantizer
+// (calibration.h): switched OFF it passes its input through; a qtype override re-quantizes the same
+// real range (per channel or per block).
+// Pairs this pass cannot map (float8 types, parameters that are not constants or differ between the
+// QuantizeLinear and its DequantizeLinear, a quantized tensor read by other ops, non-float32 scales)
+// keep their original nodes and run as they are: a model warning names each, since such a quantizer
+// is quantized in every run, the float reference included. A blocked scale that does not fit its
+// input (rank, shape, block_size < 0) is an error naming the node.
 #include <cstddef>
 
 #include "ir/graph.h"

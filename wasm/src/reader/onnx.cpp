@@ -110,12 +110,26 @@ std::optional<pb::Bytes> external_file(const std::string& location, const ReadOp
   return std::nullopt;
 }
 
+// A 4-bit tensor from its packed bytes ((numel + 1) / 2 of them, element 2k in the low nibble of byte
+// k, element 2k + 1 in the high one): one value per byte, int4 sign-extended.
+Tensor unpack4(DType dtype, const Shape& shape, const uint8_t* p) {
+  Tensor t(dtype, shape);
+  uint8_t* out = t.mutable_data<uint8_t>();
+  const bool is_signed = dtype == DType::Int4;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const uint8_t byte = p[i / 2];
+    const uint8_t nibble = (i % 2) ? static_cast<uint8_t>(byte >> 4) : static_cast<uint8_t>(byte & 0x0F);
+    out[i] = is_signed ? static_cast<uint8_t>(static_cast<int8_t>((nibble ^ 8) - 8)) : nibble;
+  }
+  return t;
+}
+
 Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string& where) {
   const std::string label = "tensor '" + tf.name + "'" + (where.empty() ? "" : " in " + where);
   if (tf.has_segment) throw FormatError(label + ": segmented tensors are not supported");
   if (!dtype_supported(tf.data_type))
     throw Error(label + ": unsupported data type " + std::to_string(tf.data_type) +
-                " (supported: float, float16, bfloat16, double, int8/16/32/64, uint8/16/32/64, bool)");
+                " (supported: float, float16, bfloat16, double, int4/8/16/32/64, uint4/8/16/32/64, bool)");
   const DType dtype = static_cast<DType>(tf.data_type);
   for (int64_t d : tf.dims)
     if (d < 0) throw FormatError(label + ": negative dimension");
@@ -132,11 +146,15 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
   }
   if (__builtin_mul_overflow(static_cast<uint64_t>(numel), static_cast<uint64_t>(dtype_size(dtype)), &nbytes))
     throw FormatError(label + ": shape too large " + shape_str(shape));
+  // int4 / uint4: two values per byte in the file (low nibble first), one per byte in the tensor.
+  const bool packed4 = dtype_is_packed4(dtype);
+  if (packed4) nbytes = (static_cast<uint64_t>(numel) + 1) / 2;
 
   auto from_bytes = [&](const uint8_t* p, size_t size, const char* source) -> Tensor {
     if (static_cast<uint64_t>(size) != nbytes)
       throw FormatError(label + ": " + source + " holds " + std::to_string(size) + " bytes but shape " + shape_str(shape) +
                         " of " + dtype_name(dtype) + " needs " + std::to_string(nbytes));
+    if (packed4) return unpack4(dtype, shape, p);
     // Zero-copy when the element alignment holds; otherwise one aligned copy (UB-free loads).
     if (reinterpret_cast<uintptr_t>(p) % dtype_size(dtype) == 0) return Tensor::view(dtype, shape, p);
     Tensor t(dtype, shape);
@@ -207,14 +225,16 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
     case DType::UInt16: case DType::Float16: case DType::BFloat16:
       fill_typed<uint16_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<uint16_t>(v); });
       break;
-    case DType::UInt8: case DType::Bool:
+    case DType::UInt8: case DType::Bool: case DType::UInt4: case DType::Int4:  // 4-bit: one packed byte each
       fill_typed<uint8_t>(tf, 5, WireType::Varint, r, out, [](uint64_t v) { return static_cast<uint8_t>(v); });
       break;
     default: throw Error(label + ": unsupported data type");
   }
   if (static_cast<uint64_t>(out.size()) != nbytes)
-    throw FormatError(label + ": typed data holds " + std::to_string(out.size() / dtype_size(dtype)) +
-                      " elements but shape " + shape_str(shape) + " needs " + std::to_string(numel));
+    throw FormatError(label + ": typed data holds " +
+                      (packed4 ? std::to_string(out.size()) + " packed pairs" : std::to_string(out.size() / dtype_size(dtype)) + " elements") +
+                      " but shape " + shape_str(shape) + " needs " + (packed4 ? std::to_string(nbytes) : std::to_string(numel)));
+  if (packed4) return unpack4(dtype, shape, out.data());
   Tensor t(dtype, shape);
   std::memcpy(t.mutable_raw(), out.data(), out.size());
   return t;

@@ -26,6 +26,15 @@ void write_tensor(Writer& w, const Tensor& t, const std::string& name) {
   w.int64(tensor_f::data_type, static_cast<int64_t>(t.dtype()));
   if (!name.empty()) w.string(tensor_f::name, name);
   // Always present (even when empty) so a zero-element tensor is not mistaken for typed data.
+  if (dtype_is_packed4(t.dtype())) {
+    // int4 / uint4: two values per byte, low nibble first (the reader's unpack4 in reverse).
+    std::vector<uint8_t> packed((static_cast<size_t>(t.numel()) + 1) / 2, 0);
+    const uint8_t* v = t.data<uint8_t>();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      packed[static_cast<size_t>(i / 2)] |= static_cast<uint8_t>((v[i] & 0x0F) << ((i % 2) ? 4 : 0));
+    w.bytes(tensor_f::raw_data, packed.data(), packed.size());
+    return;
+  }
   w.bytes(tensor_f::raw_data, t.raw(), t.nbytes());
 }
 

@@ -24,7 +24,7 @@ const char* attr_type_name(ir::AttrType t) {
 bool is_numeric(DType t) { return t != DType::Undefined && t != DType::String && dtype_size(t) > 0; }
 bool is_integer(DType t) {
   return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16 || t == DType::Int32 ||
-         t == DType::Int64 || t == DType::UInt32 || t == DType::UInt64;
+         t == DType::Int64 || t == DType::UInt32 || t == DType::UInt64 || dtype_is_packed4(t);
 }
 
 void write_values(io::JsonWriter& w, const Tensor& t) {
@@ -128,6 +128,7 @@ void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, c
   for (int64_t z : spec.zero_points) w.value(z);
   w.end_array();
   w.field("asymmetric", spec.asymmetric).field("constant", spec.constant).field("group", spec.group);
+  if (spec.block_size > 0) w.field("block_size", spec.block_size);
   // cali_normal_map joins consumer names with ';' (the original's format); split for the viewer.
   w.key("consumers").begin_array();
   auto it = rel.cali_normal_map().find(spec.node_name);
