@@ -83,11 +83,16 @@ async function evaluate(cdp, expression) {
   if (exceptionDetails) throw new Error(`${expression}: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
   return result.value;
 }
-const START_FRAMES = `(() => { const f = window.__benchFrames = { t: [], on: true };
-  const tick = (ts) => { f.t.push(ts); if (f.on) requestAnimationFrame(tick); }; requestAnimationFrame(tick); })()`;
-const STOP_FRAMES = `(() => { const f = window.__benchFrames; f.on = false; return f.t.slice(1).map((t, i) => t - f.t[i]); })()`;
+// Our page also says how long each overview frame's drawing took (#graph's data-overview-ms).
+const START_FRAMES = `(() => { const f = window.__benchFrames = { t: [], on: true, draws: [] };
+  const tick = (ts) => { f.t.push(ts); if (f.on) requestAnimationFrame(tick); }; requestAnimationFrame(tick);
+  const graph = document.getElementById('graph');
+  if (graph) (f.observer = new MutationObserver(() => f.draws.push(Number(graph.dataset.overviewMs)))).observe(graph, { attributeFilter: ['data-overview-ms'] }); })()`;
+const STOP_FRAMES = `(() => { const f = window.__benchFrames; f.on = false; f.observer?.disconnect();
+  return { deltas: f.t.slice(1).map((t, i) => t - f.t[i]), draws: f.draws }; })()`;
 
-// A pan (drag there and back) and a zoom (wheel in, then out) at the view's centre; -> frame deltas (ms).
+// A pan (drag there and back) and a zoom (wheel in, then out) at the view's centre
+// -> {deltas: frame deltas (ms), draws: overview drawing times (ms)}.
 async function panZoom(page, cdp, { wheelDelta, modifier }) {
   const cx = VIEW.width / 2;
   const cy = VIEW.height / 2;
@@ -106,9 +111,10 @@ async function panZoom(page, cdp, { wheelDelta, modifier }) {
   await page.waitForTimeout(500); // frames still drawing what the last event brought into view
   return evaluate(cdp, STOP_FRAMES);
 }
-const frameStats = (deltas) => {
+const frameStats = ({ deltas, draws }) => {
   const s = [...deltas].sort((a, b) => a - b);
-  return { frames: s.length, median: median(s), p95: s[Math.floor(0.95 * (s.length - 1))], max: s.at(-1), over50: s.filter((d) => d > 50).length };
+  return { frames: s.length, median: median(s), p95: s[Math.floor(0.95 * (s.length - 1))], max: s.at(-1), over50: s.filter((d) => d > 50).length,
+    draws: draws.length ? `${draws.length}, ${median(draws).toFixed(1)} / ${Math.max(...draws).toFixed(1)}` : '–' };
 };
 
 // --- the two pages --------------------------------------------------------------------------------
@@ -225,11 +231,11 @@ async function main() {
   const f = (x) => x.toFixed(1);
   const rows = [];
   for (const [name, list] of [['ptqscope', runs.ours.at(-1).levels], ['Netron 9.2.1', runs.netron.at(-1).levels]]) {
-    for (const l of list) rows.push(`| ${name} | ${l.label} | ${(100 * l.k).toPrecision(3)} %${l.overview ? ' (overview)' : ''} | ${l.frames} | ${f(l.median)} | ${f(l.p95)} | ${f(l.max)} | ${l.over50} |`);
+    for (const l of list) rows.push(`| ${name} | ${l.label} | ${(100 * l.k).toPrecision(3)} %${l.overview ? ' (overview)' : ''} | ${l.frames} | ${f(l.median)} | ${f(l.p95)} | ${f(l.max)} | ${l.over50} | ${l.draws} |`);
   }
   report('bench-graph-frames',
-    `Frames during a scripted pan (a drag there and back, 30 steps) and zoom (8 wheel steps in and out) on the same model, requestAnimationFrame deltas in the page, from the last repetition; ${machineLine}`,
-    ['| page | view | zoom | frames | median (ms) | p95 (ms) | slowest (ms) | frames > 50 ms |', '|---|---|---|---|---|---|---|---|', ...rows]);
+    `Frames during a scripted pan (a drag there and back, 30 steps) and zoom (8 wheel steps in and out) on the same model, requestAnimationFrame deltas in the page (and our overview's own drawing time per frame, in JavaScript), from the last repetition; ${machineLine}`,
+    ['| page | view | zoom | frames | median (ms) | p95 (ms) | slowest (ms) | frames > 50 ms | overview drawings: count, median / slowest (ms) |', '|---|---|---|---|---|---|---|---|---|', ...rows]);
   console.log(`ratio (ours / Netron, first view): median ${median(ratios).toFixed(3)}; ${load}`);
 }
 

@@ -97,6 +97,7 @@ export function createOverview({ svg, container }) {
   function draw() {
     queued = false;
     if (!visible || !laid) return;
+    const t0 = performance.now();
     if (!style) readStyle();
     ctx ??= canvas.getContext('2d');
     scene ??= build(laid);
@@ -142,6 +143,7 @@ export function createOverview({ svg, container }) {
       const [rx, ry, rw, rh] = screen(m, MARK_MIN_PX);
       ctx.strokeRect(rx - 2, ry - 2, rw + 4, rh + 4);
     }
+    container.dataset.overviewMs = (performance.now() - t0).toFixed(1); // this frame's drawing, for the benchmark
   }
   const request = () => {
     if (visible && !queued) {

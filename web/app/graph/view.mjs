@@ -1,10 +1,10 @@
 // The graph view: D3 zoom/pan, fit, the first view, selection, picks, heat, focus, toolbar and keys,
-// around three parts: drawing.mjs (viewport culling: only what is near the visible area is in the
+// around four parts: drawing.mjs (viewport culling: only what is near the visible area is in the
 // DOM, drawn in frame-sized chunks), marks.mjs (the SVG of nodes, edges and badges and their
-// decoration), overview.mjs (a big graph far out: one canvas instead of SVG) and search_box.mjs. Layout happens once per model (or calibration toggle) in a worker;
-// a pan or zoom changes one transform and never re-lays out. Selection, picks and heat colours live
-// in the state and are applied to each element when it is drawn, so they hold for nodes that are
-// off-screen now. A double-click on a node with a subgraph (If, Loop, Scan) shows that body, as Netron
+// decoration), overview.mjs (a big graph far out: one canvas instead of SVG) and search_box.mjs.
+// Layout happens once per model (or calibration toggle) in a worker; a pan or zoom changes one
+// transform and never re-lays out. Selection, picks and heat colours live in the state and are
+// applied to each element when it is drawn, so they hold for nodes that are off-screen now. A double-click on a node with a subgraph (If, Loop, Scan) shows that body, as Netron
 // does; the path bar above the graph goes back. Analysis marks belong to the main graph only.
 import { select, zoom as d3zoom, zoomIdentity, zoomTransform } from 'd3';
 import { viewNodeFor, hasQdq, bodiesOf } from './model.mjs';
