@@ -416,6 +416,19 @@ TEST(QdqImport, BlockedScaleThatDoesNotFitIsAnErrorNamingTheNode) {
             std::string::npos);
   EXPECT_NE(import_error(blocked_pair({2, 3}, -2).build()).find("'bq': attribute 'block_size' is -2"),
             std::string::npos);
+  const ir::Model zp_shape =
+      ModelBuilder(21)
+          .input("x", DType::Float, {2, 5})
+          .initializer("s", Tensor::from_floats({2, 3}, std::vector<float>(6, 0.1f)))
+          .initializer("z", zeros(DType::Int8, {3, 2}))
+          .node("QuantizeLinear", "bq", {"x", "s", "z"}, {"xq"}, {attr_int("axis", 1), attr_int("block_size", 2)})
+          .node("DequantizeLinear", "bdq", {"xq", "s", "z"}, {"y"}, {attr_int("axis", 1), attr_int("block_size", 2)})
+          .output("y")
+          .build();
+  EXPECT_NE(import_error(zp_shape).find(
+                "QuantizeLinear 'bq': its zero point [3, 2] and its blocked scale [2, 3] differ in shape"),
+            std::string::npos)
+      << import_error(zp_shape);
   // The kernel says the same when it runs such a pair (no import: e.g. inside a subgraph).
   exec::Executor e(blocked_pair({2, 2}, 2).build());
   try {

@@ -147,14 +147,14 @@ class Importer {
         why = "its zero point is not a constant";
         return std::nullopt;
       }
+      check(p.block == 0 || zp->shape() == scale->shape(), n.op_type + " '" + n.name + "': its zero point " +
+                                                               shape_str(zp->shape()) + " and its blocked scale " +
+                                                               shape_str(scale->shape()) + " differ in shape");
       if (zp->numel() != scale->numel()) {
         why = "its zero point has " + std::to_string(zp->numel()) + " values for " + std::to_string(scale->numel()) +
               " scales";
         return std::nullopt;
       }
-      check(p.block == 0 || zp->shape() == scale->shape(), n.op_type + " '" + n.name + "': its zero point " +
-                                                               shape_str(zp->shape()) + " and its blocked scale " +
-                                                               shape_str(scale->shape()) + " differ in shape");
       p.type = zp->dtype();
       p.zero_points = zp->to_int64_vector();
     } else if (is_dequantize_linear(n)) {
