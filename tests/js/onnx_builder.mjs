@@ -58,8 +58,9 @@ function valueInfo({ name, elemType = 1, dims }) {
   return [...sField(1, name), ...bField(2, bField(1, tensorType))];
 }
 
-// Initializer: {name, dims, floats} (float32) or {name, dims, int64s}; with external: {location,
-// offset?, length?} a float32 tensor whose data is in that file (ONNX external data).
+// Initializer: {name, dims, floats} (float32), {name, dims, int64s}, or {name, dims, dataType, raw}
+// (raw_data bytes as given: e.g. packed int4); with external: {location, offset?, length?} a float32
+// tensor whose data is in that file (ONNX external data).
 function tensor(t) {
   const b = [];
   for (const d of t.dims) b.push(...vField(1, d));
@@ -67,6 +68,8 @@ function tensor(t) {
     b.push(...vField(2, 1), ...sField(8, t.name));
     for (const [k, v] of Object.entries(t.external)) b.push(...bField(13, [...sField(1, k), ...sField(2, String(v))]));
     b.push(...vField(14, 1));
+  } else if (t.raw) {
+    b.push(...vField(2, t.dataType), ...sField(8, t.name), ...bField(9, Array.from(t.raw)));
   } else if (t.int64s) {
     b.push(...vField(2, 7), ...sField(8, t.name));
     const raw = new Uint8Array(new BigInt64Array(t.int64s.map(BigInt)).buffer);

@@ -27,6 +27,7 @@ import * as ortWeb from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
+import { buildModel } from './onnx_builder.mjs';
 import { aggregate, cosine, mse, offFraction, ortRun } from './quant_oracle.mjs';
 import { buildViewModel, viewNodeFor } from '../../web/app/graph/model.mjs';
 
@@ -199,6 +200,34 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
       }
     });
   }
+});
+
+describe('a blocked scale that does not fit its input', () => {
+  it('is an error naming the node, the scale and the shape expected', async () => {
+    const ptq = await loadPtqModule();
+    // W: int4 [5, 2] (packed: 5 bytes), blocked along axis 0 by 2, which needs a [3, 2] scale.
+    const model = (scaleDims) => buildModel({
+      opsets: [['', 21]],
+      inputs: [{ name: 'x', dims: [1, 5] }],
+      outputs: [{ name: 'y', dims: [1, 2] }],
+      initializers: [
+        { name: 'w_q', dims: [5, 2], dataType: 22, raw: [0x21, 0x43, 0x65, 0x87, 0x09] },
+        { name: 'w_scale', dims: scaleDims, floats: new Array(scaleDims[0] * scaleDims[1]).fill(0.1) },
+      ],
+      nodes: [
+        { name: 'w_dq', op: 'DequantizeLinear', inputs: ['w_q', 'w_scale'], outputs: ['w'], attrs: [{ name: 'axis', i: 0 }, { name: 'block_size', i: 2 }] },
+        { name: 'mm', op: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] },
+      ],
+    });
+    const s = new ptq.Session();
+    try {
+      const summary = s.loadModel(model([3, 2]));
+      expect(summary.calibrations.map((c) => [c.name, c.qtype])).toEqual([['w_q', 'int4']]);
+      expect(() => s.loadModel(model([2, 2]))).toThrow("DequantizeLinear 'w_dq': its blocked scale [2, 2] does not fit its input [5, 2] with block_size 2 along axis 0 (expected [3, 2]");
+    } finally {
+      s.delete();
+    }
+  });
 });
 
 describe('CLI on a Q/DQ model', () => {
