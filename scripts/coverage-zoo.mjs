@@ -25,7 +25,23 @@ const GENERATOR = path.join(REPO_ROOT, 'scripts/fixtures/zoo_models.py');
 const PYTHON = '/usr/bin/python3';
 
 // Why a model fails, where the cause was looked into (the recorded error is shown beside it).
-const EXPLAINED = {};
+const EXPLAINED = {
+  maskrcnn_resnet50_fpn: 'the detections match as sets (boxes, scores and labels within 1e-6 of onnxruntime) but the pasted '
+    + 'masks of matched detections differ by 0.26 of their scale. Not reproduced on a small Mask R-CNN (the same torchvision '
+    + 'code on a two-convolution backbone, 128×128, 50 detections: masks within 6e-7, every main-graph tensor within 1e-4), '
+    + 'so not analysed further yet. The masks are pasted by a Loop over the detections (Resize and Pad of each 28×28 mask to '
+    + "its box's size, computed from the box in float): the next step is the full model's Loop-body tensors.",
+  alexnet: 'torch cannot export its adaptive 6×6 average pool at 64×64 (the features are 1×1: "output size that are not '
+    + 'factor of input size"); the generator now gives AlexNet 224×224, not run again yet.',
+  resnet101: 'float error against onnxruntime grows with depth on these random-weight ResNets at 64×64 (resnet34 4.1e-6, '
+    + 'resnet50 2.7e-5, resnet101 1.9e-4, resnet152 3.8e-4). Not measured against a float64 reference here, so which of the '
+    + 'two evaluations is the closer one is not known (docs/compatibility.md measures resnet101 at 224×224 against float64: '
+    + "ours 4.5e-5, onnxruntime's 6.6e-5).",
+  resnet152: 'as resnet101: the float error against onnxruntime grows with depth; not measured against float64 yet.',
+  squeezenet1_0: "the quantized output is 1 − cosine 1.3e-4 away from both of onnxruntime's Q/DQ runs, which agree with "
+    + 'each other to 1e-16, while quantization itself moves the output by 2.0e-4 (squeezenet1_1 agrees to 1e-14): a real '
+    + 'difference in the quantized network, not analysed yet (float outputs agree within 4.1e-7).',
+};
 
 function parseArgs(argv) {
   const o = { only: null, family: null, limit: Infinity, retry: false, keep: false, docs: false };
@@ -81,7 +97,8 @@ async function runModel(spec, keep) {
   const result = { name: spec.name, family: spec.family, date: new Date().toISOString().slice(0, 10) };
   if (!exp.ok) {
     const lines = exp.stderr.trim().split('\n');
-    Object.assign(result, { export: { error: lines.slice(-3).join('\n'), seconds: exportSeconds }, pass: false });
+    const errors = lines.filter((l) => /Error\b/.test(l));
+    Object.assign(result, { export: { error: (errors.length ? errors.slice(-2) : lines.slice(-3)).join('\n'), seconds: exportSeconds }, pass: false });
   } else {
     const entry = JSON.parse(exp.stdout.trim().split('\n').pop());
     result.export = { seconds: exportSeconds, megabytes: entry.megabytes, inputs: entry.inputs, ops: entry.ops.length };
@@ -133,7 +150,7 @@ function writeDocs(zoo, results) {
     '- **wall**: export + all steps, seconds, on a 2-core machine shared with other work (`nice -n 10`): noisy.',
     '',
     'Inputs: two samples made from sklearn\'s photos (china.jpg, flower.jpg) at the smallest size each model allows',
-    'comfortably: classification 64×64 (inception_v3 96×96), segmentation 96×96, detectors 128×128 images (resized inside',
+    'comfortably: classification 64×64 (inception_v3 96×96, alexnet 224×224 for its 6×6 adaptive pool), segmentation 96×96, detectors 128×128 images (resized inside',
     'the model: R-CNN / RetinaNet / FCOS with `min_size = max_size = 128`, SSD to 300 and SSDlite to 320 by their own',
     'transform), 3 classes so random scores pass the 0.05 score threshold, video 8 frames of 64×64 (S3D and MViT: 16 × 224×224,',
     'their fixed sizes), RAFT 128×128 with 4 flow updates (at 64×64 the coarsest correlation level is 1×1 and torch\'s own',
