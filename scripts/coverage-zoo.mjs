@@ -31,8 +31,6 @@ const EXPLAINED = {
     + 'code on a two-convolution backbone, 128×128, 50 detections: masks within 6e-7, every main-graph tensor within 1e-4), '
     + 'so not analysed further yet. The masks are pasted by a Loop over the detections (Resize and Pad of each 28×28 mask to '
     + "its box's size, computed from the box in float): the next step is the full model's Loop-body tensors.",
-  alexnet: 'torch cannot export its adaptive 6×6 average pool at 64×64 (the features are 1×1: "output size that are not '
-    + 'factor of input size"); the generator now gives AlexNet 224×224, not run again yet.',
   resnet101: 'float error against onnxruntime grows with depth on these random-weight ResNets at 64×64 (resnet34 4.1e-6, '
     + 'resnet50 2.7e-5, resnet101 1.9e-4, resnet152 3.8e-4). Not measured against a float64 reference here, so which of the '
     + 'two evaluations is the closer one is not known (docs/compatibility.md measures resnet101 at 224×224 against float64: '
