@@ -53,3 +53,62 @@ TEST(Tensor, CastTruncatesAndRounds) {
   EXPECT_EQ(b.data<uint8_t>()[2], 0);
   EXPECT_EQ(b.data<uint8_t>()[0], 1);
 }
+
+// ---- Sequences and optionals ------------------------------------------------------------------
+
+TEST(TensorValues, SequenceAndOptionalKinds) {
+  const Tensor a = Tensor::from_floats({2}, {1, 2}), b = Tensor::from_floats({1}, {3});
+  EXPECT_EQ(a.kind(), ValueKind::Dense);
+  EXPECT_TRUE(a.is_dense());
+  EXPECT_TRUE(a.items().empty());
+  const Tensor s = Tensor::sequence({a, b}, DType::Undefined);
+  EXPECT_EQ(s.kind(), ValueKind::Sequence);
+  EXPECT_TRUE(s.defined());
+  EXPECT_FALSE(s.is_dense());
+  EXPECT_EQ(s.dtype(), DType::Undefined);
+  EXPECT_EQ(s.elem_dtype(), DType::Float);  // taken from the elements
+  ASSERT_EQ(s.items().size(), 2u);
+  EXPECT_TRUE(s.items()[0].shares_storage_with(a));
+  EXPECT_EQ(s.nbytes(), 12u);  // 3 float32 elements
+  // An empty sequence is a defined value; an empty optional too.
+  const Tensor empty = Tensor::sequence({}, DType::Int64);
+  EXPECT_TRUE(empty.defined());
+  EXPECT_EQ(empty.elem_dtype(), DType::Int64);
+  EXPECT_EQ(empty.nbytes(), 0u);
+  const Tensor none = Tensor::optional(Tensor());
+  EXPECT_TRUE(none.defined());
+  EXPECT_EQ(none.kind(), ValueKind::Optional);
+  EXPECT_TRUE(none.items().empty());
+  const Tensor some = Tensor::optional(s);
+  ASSERT_EQ(some.items().size(), 1u);
+  EXPECT_EQ(some.items()[0].kind(), ValueKind::Sequence);
+  EXPECT_EQ(value_str(s), "sequence of 2 float32 tensor(s)");
+  EXPECT_EQ(value_str(none), "empty optional");
+  EXPECT_EQ(value_str(Tensor::optional(a)), "optional holding float32 [2]");
+  // Invalid values are errors.
+  EXPECT_THROW(Tensor::sequence({a, Tensor::from_int64s({1}, {1})}, DType::Undefined), Error);
+  EXPECT_THROW(Tensor::sequence({s}, DType::Undefined), Error);
+  EXPECT_THROW(Tensor::optional(none), Error);
+}
+
+TEST(TensorValues, SameBitsComparesElements) {
+  const Tensor a = Tensor::from_floats({2}, {1, 2});
+  const Tensor a2 = Tensor::from_floats({2}, {1, 2});
+  const Tensor c = Tensor::from_floats({2}, {1, 3});
+  EXPECT_TRUE(same_bits(a, a2));
+  EXPECT_FALSE(same_bits(a, c));
+  const Tensor s = Tensor::sequence({a}, DType::Float);
+  EXPECT_TRUE(same_bits(s, Tensor::sequence({a2}, DType::Float)));   // other storage, same bits
+  EXPECT_FALSE(same_bits(s, Tensor::sequence({c}, DType::Float)));   // an element differs
+  EXPECT_FALSE(same_bits(s, Tensor::sequence({a, a}, DType::Float)));  // the length differs
+  EXPECT_FALSE(same_bits(s, a));                                        // the kind differs
+  EXPECT_FALSE(same_bits(Tensor::sequence({}, DType::Float), Tensor::optional(Tensor())));
+  EXPECT_TRUE(same_bits(Tensor::optional(Tensor()), Tensor::optional(Tensor())));
+  EXPECT_FALSE(same_bits(Tensor::optional(a), Tensor::optional(Tensor())));
+  EXPECT_TRUE(same_bits(Tensor::optional(s), Tensor::optional(Tensor::sequence({a2}, DType::Float))));
+  // Two empty sequences are not the same view (distinct values), but the same bits.
+  const Tensor e1 = Tensor::sequence({}, DType::Float), e2 = Tensor::sequence({}, DType::Float);
+  EXPECT_FALSE(e1.same_view_as(e2));
+  EXPECT_TRUE(e1.same_view_as(e1));
+  EXPECT_TRUE(same_bits(e1, e2));
+}

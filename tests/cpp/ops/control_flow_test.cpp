@@ -21,19 +21,13 @@ namespace ptq {
 namespace {
 
 using test::attr_floats;
+using test::attr_graph;
 using test::attr_int;
 using test::attr_ints;
 using test::floats;
 using test::GraphBuilder;
 using test::int64s;
-
-ir::Attribute attr_graph(const std::string& name, std::shared_ptr<ir::Graph> g) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::Graph;
-  a.g = std::move(g);
-  return a;
-}
+using test::run_error;
 
 Tensor boolean(bool v) {
   Tensor t(DType::Bool, {});
@@ -46,15 +40,6 @@ std::vector<float> values(const Tensor& t) { return t.to_float_vector(); }
 std::string load_error(ir::Model model) {
   try {
     exec::Executor ex(std::move(model));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-std::string run_error(exec::Executor& ex, const std::vector<Tensor>& inputs) {
-  try {
-    ex.run(inputs, ex.stored_config());
   } catch (const Error& e) {
     return e.what();
   }

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "exec/executor.h"
 #include "exec/registry.h"
 
 namespace ptq::test {
@@ -28,6 +30,20 @@ inline ir::Attribute attr_floats(const std::string& name, std::vector<float> v) 
 }
 inline ir::Attribute attr_strings(const std::string& name, std::vector<std::string> v) {
   ir::Attribute a; a.name = name; a.type = ir::AttrType::Strings; a.strings = std::move(v); return a;
+}
+// A subgraph attribute (If branch, Loop/Scan/SequenceMap body).
+inline ir::Attribute attr_graph(const std::string& name, std::shared_ptr<ir::Graph> g) {
+  ir::Attribute a; a.name = name; a.type = ir::AttrType::Graph; a.g = std::move(g); return a;
+}
+
+// The error of one run of `ex` on `inputs` under the stored configuration ("no error" when it runs).
+inline std::string run_error(exec::Executor& ex, const std::vector<Tensor>& inputs) {
+  try {
+    ex.run(inputs, ex.stored_config());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 // Small float32 / int64 tensors for hand-worked cases.

@@ -45,9 +45,17 @@ inline std::string join(const std::vector<std::string>& v, const std::string& se
   return out;
 }
 
+// A tensor of a run, for the analyses: they compare tensors only, so a sequence or an optional (a
+// value the executor runs, core/tensor.h) is an error naming the tensor and the node that made it.
 inline const Tensor& value_of(const exec::Executor& ex, const exec::RunRecord& r, int id) {
   if (const Tensor* c = ex.graph().constant(id)) return *c;
-  return r.values[static_cast<size_t>(id)];
+  const Tensor& t = r.values[static_cast<size_t>(id)];
+  if (!t.is_dense()) {
+    const ir::Value& v = ex.graph().value(id);
+    fail("tensor '" + v.name + "'" + (v.producer >= 0 ? " (output of node '" + ex.graph().node(v.producer).name + "')" : "") +
+         " is a " + value_kind_name(t.kind()) + ", not a tensor: the analyses compare tensors only");
+  }
+  return t;
 }
 
 // "The quantized model" of an analysis: the request's configuration (docs/config-schema.md) when one

@@ -441,7 +441,7 @@ class Session {
       outputs_.clear();  // release the previous run's tensors before computing the next
       exec::RunStats stats;
       exec::RunRecord record = executor_->run(inputs, qc, {}, false, &stats);
-      std::vector<Tensor> outs = executor_->outputs(record);
+      std::vector<Tensor> outs = executor_->tensor_outputs(record);
       for (Tensor& t : outs) {
         // A typed array needs element alignment; an output aliasing odd model bytes is copied.
         const size_t size = dtype_size(t.dtype());

@@ -304,4 +304,74 @@ Tensor cast_tensor(const Tensor& input, DType to) {
   return out;
 }
 
+// ---- Sequences and optionals ------------------------------------------------------------------
+
+const char* value_kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::Sequence: return "sequence";
+    case ValueKind::Optional: return "optional";
+    default: return "tensor";
+  }
+}
+
+Tensor Tensor::sequence(std::vector<Tensor> items, DType elem_dtype) {
+  for (const Tensor& t : items) {
+    check(t.defined() && t.is_dense(), "a sequence holds tensors, not " + value_str(t));
+    check(elem_dtype == DType::Undefined || t.dtype() == elem_dtype,
+          "a sequence of " + dtype_name(elem_dtype) + " tensors cannot hold a " + dtype_name(t.dtype()) + " tensor");
+    elem_dtype = t.dtype();
+  }
+  Tensor s;
+  s.items_ = std::make_shared<const ValueItems>(ValueItems{ValueKind::Sequence, elem_dtype, std::move(items)});
+  return s;
+}
+
+Tensor Tensor::optional(Tensor item) {
+  check(item.kind() != ValueKind::Optional, "an optional cannot hold an optional");
+  std::vector<Tensor> items;
+  if (item.defined()) items.push_back(std::move(item));
+  Tensor o;
+  o.items_ = std::make_shared<const ValueItems>(ValueItems{ValueKind::Optional, DType::Undefined, std::move(items)});
+  return o;
+}
+
+ValueKind Tensor::kind() const { return items_ ? items_->kind : ValueKind::Dense; }
+
+const std::vector<Tensor>& Tensor::items() const {
+  static const std::vector<Tensor> none;
+  return items_ ? items_->items : none;
+}
+
+DType Tensor::elem_dtype() const { return items_ ? items_->elem_dtype : DType::Undefined; }
+
+size_t Tensor::items_nbytes() const {
+  size_t bytes = 0;
+  for (const Tensor& t : items_->items) bytes += t.nbytes();
+  return bytes;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  if (a.kind() != b.kind()) return false;
+  if (!a.is_dense()) {
+    if (a.same_view_as(b)) return true;
+    if (a.elem_dtype() != b.elem_dtype() || a.items().size() != b.items().size()) return false;
+    for (size_t i = 0; i < a.items().size(); ++i)
+      if (!same_bits(a.items()[i], b.items()[i])) return false;
+    return true;
+  }
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.raw() == b.raw()) return true;
+  return std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+std::string value_str(const Tensor& t) {
+  switch (t.kind()) {
+    case ValueKind::Sequence:
+      return "sequence of " + std::to_string(t.items().size()) + " " +
+             (t.elem_dtype() == DType::Undefined ? std::string() : dtype_name(t.elem_dtype()) + " ") + "tensor(s)";
+    case ValueKind::Optional: return t.items().empty() ? "empty optional" : "optional holding " + value_str(t.items()[0]);
+    default: return t.defined() ? dtype_name(t.dtype()) + " " + shape_str(t.shape()) : "undefined value";
+  }
+}
+
 }  // namespace ptq

@@ -2,6 +2,14 @@
 // A dense, row-major tensor. Storage is shared and immutable once a kernel has produced it, so
 // Reshape/Identity/Squeeze can return views without copying, and initializers can be views into
 // the model's bytes (zero-copy reader). Kernels write only into tensors they have just allocated.
+//
+// A Tensor is also what the executor passes between nodes, and ONNX has values that are not tensors:
+// sequences of tensors (sequence_type) and optionals (optional_type: empty, or holding a tensor or a
+// sequence). Such a value is a Tensor of kind Sequence or Optional: no dtype, shape or storage of its
+// own, its elements in items() (shared, immutable). Only the ops registered as taking them
+// (OpDef::values, exec/registry.h) see one: the executor refuses it, naming the node, at every other
+// op, and the analyses take dense tensors only. A dense tensor carries one null pointer more, nothing
+// else changes on its path.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +20,12 @@
 namespace ptq {
 
 using Shape = std::vector<int64_t>;
+
+enum class ValueKind : uint8_t { Dense, Sequence, Optional };
+const char* value_kind_name(ValueKind kind);  // "tensor", "sequence", "optional"
+
+class Tensor;
+struct ValueItems;
 
 int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[1, 3, 224, 224]"
@@ -31,13 +45,25 @@ class Tensor {
   static Tensor from_floats(Shape shape, const std::vector<float>& values);
   static Tensor from_int64s(Shape shape, const std::vector<int64_t>& values);
 
-  bool defined() const { return dtype_ != DType::Undefined; }
+  // A sequence of `items` (each a dense tensor of `elem_dtype`; Undefined only while empty and untyped).
+  static Tensor sequence(std::vector<Tensor> items, DType elem_dtype);
+  // An optional: empty (`item` undefined) or holding `item` (a dense tensor or a sequence).
+  static Tensor optional(Tensor item);
+
+  bool defined() const { return dtype_ != DType::Undefined || items_ != nullptr; }
+  ValueKind kind() const;
+  bool is_dense() const { return items_ == nullptr; }
+  // A sequence's elements; an optional's element (none when empty). Empty for a dense tensor.
+  const std::vector<Tensor>& items() const;
+  // A sequence's element dtype (Undefined for a dense tensor or an optional).
+  DType elem_dtype() const;
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   size_t rank() const { return shape_.size(); }
   int64_t dim(size_t i) const { return shape_[i]; }
   int64_t numel() const { return numel_; }
-  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  // A sequence or optional: the bytes of its elements.
+  size_t nbytes() const { return items_ ? items_nbytes() : static_cast<size_t>(numel_) * dtype_size(dtype_); }
 
   const void* raw() const { return data_; }
   // Mutable access: only legal on a tensor the caller allocated itself (not a view/alias).
@@ -58,7 +84,7 @@ class Tensor {
   bool shares_storage_with(const Tensor& other) const { return data_ == other.data_; }
   // The same bytes seen the same way (data pointer, dtype, shape): the key of caches of derived data.
   bool same_view_as(const Tensor& other) const {
-    return data_ == other.data_ && dtype_ == other.dtype_ && shape_ == other.shape_;
+    return data_ == other.data_ && dtype_ == other.dtype_ && shape_ == other.shape_ && items_ == other.items_;
   }
   // Bytes owned by this tensor's storage block (0 for views) — feeds the executor's cache budget.
   size_t owned_bytes() const { return owner_ ? capacity_ : 0; }
@@ -79,7 +105,22 @@ class Tensor {
   std::shared_ptr<uint8_t> owner_;
   size_t capacity_ = 0;
   const uint8_t* data_ = nullptr;
+  std::shared_ptr<const ValueItems> items_;  // set for a sequence or an optional only
+  size_t items_nbytes() const;
 };
+
+// The payload of a sequence or optional value.
+struct ValueItems {
+  ValueKind kind = ValueKind::Sequence;
+  DType elem_dtype = DType::Undefined;
+  std::vector<Tensor> items;
+};
+
+// The same value bit for bit: dtype, shape and bytes of a dense tensor; kind, element dtype and every
+// element of a sequence or optional.
+bool same_bits(const Tensor& a, const Tensor& b);
+// "float32 [2, 3]", "sequence of 2 float32 tensors", "empty optional", "optional holding ..."
+std::string value_str(const Tensor& t);
 
 // Converts a tensor to another dtype with ONNX Cast semantics (float->int truncates toward zero,
 // float->float16 rounds to nearest even, ->bool is != 0).

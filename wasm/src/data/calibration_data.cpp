@@ -78,7 +78,14 @@ CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::v
   }
 
   std::vector<std::string> input_names;
-  for (int id : graph.inputs) input_names.push_back(graph.value(id).name);
+  for (int id : graph.inputs) {
+    const ir::Value& v = graph.value(id);
+    // .npy files hold tensors: a model that takes a sequence or an optional cannot be fed.
+    if (v.info.kind != ValueKind::Dense)
+      fail("Model input '" + v.name + "' is a " + value_kind_name(v.info.kind) +
+           ", not a tensor: calibration data (.npy files) can only feed tensor inputs, so this model cannot be run.");
+    input_names.push_back(v.name);
+  }
   for (const auto& entry : tree) {
     const std::string& folder = entry.first;
     if (std::find(input_names.begin(), input_names.end(), folder) == input_names.end())

@@ -13,12 +13,6 @@ namespace {
 
 bool is_constant_op(const ir::Node& n) { return n.op_type == "Constant" && n.domain.empty(); }
 
-bool same_bits(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
-  if (a.raw() == b.raw()) return true;
-  return std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
-
 // What decides a calibration node's output: OFF is identity whatever the qtype says.
 std::string calibration_state_key(const QuantConfig& c, size_t i) {
   if (!c.on[i]) return "off";
@@ -98,6 +92,7 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
   const size_t n = g.nodes.size();
   plan.graph = owner ? &g : nullptr;
   plan.kernels.assign(n, nullptr);
+  plan.takes_values.assign(n, 0);
   plan.constant_inputs.assign(n, {});
   plan.prepared.assign(n, std::any());
   plan.node_calibration.assign(n, -1);
@@ -132,6 +127,10 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
     for (int in : node.inputs) plan.constant_inputs[i].push_back(stable(in));
     if (is_constant_op(node)) continue;
     if (quant::is_calibration_node(node)) {
+      // Fake quantization and every analysis work on tensors.
+      if (!node.inputs.empty() && node.inputs[0] >= 0 && g.value(node.inputs[0]).info.kind != ValueKind::Dense)
+        fail("calibration node '" + node.name + "' reads '" + g.value(node.inputs[0]).name + "', a " +
+             value_kind_name(g.value(node.inputs[0]).info.kind) + ": calibration nodes quantize tensors only");
       // The analyses address a calibration node by its tensors in the main graph's run record.
       if (owner)
         fail("calibration node '" + node.name + "' is inside subgraph '" + g.name + "' of node '" + owner->name +
@@ -142,6 +141,7 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
     }
     const OpDef* def = registry.find_op(node.domain, node.op_type, node.opset);
     plan.kernels[i] = def ? def->kernel : nullptr;
+    plan.takes_values[i] = def && def->values ? 1 : 0;
     if (!plan.kernels[i])
       unsupported.push_back({node.name, node.op_type, node.domain});
     else if (def->node_check)
@@ -226,6 +226,9 @@ std::optional<quant::QType> Executor::qtype_override(int ci, const QuantConfig& 
 
 void Executor::check_input(size_t index, const Tensor& t) const {
   const ir::Value& v = graph().value(graph().inputs[index]);
+  if (t.kind() != v.info.kind)
+    fail("input '" + v.name + "' is declared a " + value_kind_name(v.info.kind) + " but was given a " + value_str(t));
+  if (!t.is_dense()) return;
   if (v.info.dtype != DType::Undefined && v.info.dtype != t.dtype())
     fail("Unexpected data type for input: " + v.name + " , Expected: " + horizon_dtype_name(v.info.dtype) +
          ", Actual: " + horizon_dtype_name(t.dtype()) + " .");
@@ -291,9 +294,15 @@ void Executor::execute_node_untimed(const GraphPlan& plan, int node_id, NodeIo& 
   try {
     if (ci >= 0) {
       check(inputs[0] != nullptr, "calibration node '" + node.name + "' has no input");
+      check(inputs[0]->is_dense(), "calibration node '" + node.name + "' reads a " + value_str(*inputs[0]) +
+                                       ": calibration nodes quantize tensors only");
       outputs[0] = run_calibration(ci, *inputs[0], config);
       return;
     }
+    if (!plan.takes_values[static_cast<size_t>(node_id)])
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i] && !inputs[i]->is_dense())
+          ctx.fail("input " + std::to_string(i) + " is a " + value_str(*inputs[i]) + "; the op takes tensors only");
     ctx.prepared = &plan.prepared[static_cast<size_t>(node_id)];
     ctx.constant_input = plan.constant_inputs[static_cast<size_t>(node_id)];
     if (!plan.subplans[static_cast<size_t>(node_id)].empty()) ctx.subgraphs = &runner;
@@ -557,6 +566,14 @@ std::vector<Tensor> Executor::outputs(const RunRecord& record) const {
     const Tensor* c = graph().constant(v);
     out.push_back(c ? *c : record.values[static_cast<size_t>(v)]);
   }
+  return out;
+}
+
+std::vector<Tensor> Executor::tensor_outputs(const RunRecord& record) const {
+  std::vector<Tensor> out = outputs(record);
+  for (size_t i = 0; i < out.size(); ++i)
+    check(out[i].is_dense(), "model output '" + graph().value(graph().outputs[i]).name + "' is a " +
+                                 value_kind_name(out[i].kind()) + ", not a tensor: only tensor outputs can be written");
   return out;
 }
 

@@ -107,6 +107,9 @@ class Executor {
 
   // Graph outputs of a record, in graph output order.
   std::vector<Tensor> outputs(const RunRecord& record) const;
+  // The same for the faces that hand outputs on as arrays (run, .npy files): an output that is a
+  // sequence or an optional is an error naming it.
+  std::vector<Tensor> tensor_outputs(const RunRecord& record) const;
 
   // Checks one input tensor against the graph input `index` (dtype and static dims).
   void check_input(size_t index, const Tensor& t) const;
@@ -126,6 +129,7 @@ class Executor {
   struct GraphPlan {
     const ir::Graph* graph = nullptr;               // nullptr for the main graph (model_.graph)
     std::vector<KernelFn> kernels;                  // per node (nullptr for Constant: precomputed)
+    std::vector<uint8_t> takes_values;              // per node: its op takes sequences and optionals
     std::vector<std::vector<bool>> constant_inputs;
     mutable std::vector<std::any> prepared;         // per node kernel caches (packed weights)
     std::vector<int> node_calibration;              // node id -> calibration index or -1

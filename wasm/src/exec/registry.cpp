@@ -31,6 +31,11 @@ OpDef& OpDef::check(NodeCheck fn) {
   return *this;
 }
 
+OpDef& OpDef::takes_values() {
+  values = true;
+  return *this;
+}
+
 OpDef& OpDef::versions(int first, int last) {
   since = first;
   until = last;

@@ -39,10 +39,14 @@ struct OpDef {
   std::string category;            // Netron's category names, lower case ("" = none)
   std::vector<OpInput> inputs;     // input names in order
   NodeCheck node_check = nullptr;  // run by the executor when it loads a node of this op
+  // The kernel takes sequences and optionals (core/tensor.h) as well as tensors; every other op is
+  // refused such an input by the executor, naming the node.
+  bool values = false;
 
   OpDef& versions(int first, int last = kLatestOpset);
   OpDef& rule(shape::Rule r);
   OpDef& check(NodeCheck fn);
+  OpDef& takes_values();
   // `inputs`: space-separated names; "name?" is optional, "name..." variadic.
   OpDef& meta(std::string_view category, std::string_view inputs);
 };

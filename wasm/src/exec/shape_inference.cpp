@@ -162,13 +162,14 @@ std::vector<ValueInfo> infer_shapes(const Graph& graph) {
       if (ok) {
         if (auto res = run_kernel(node, args)) {
           for (size_t k = 0; k < out.size(); ++k)
-            if ((*res)[k].defined()) out[k] = ranked((*res)[k].dtype(), (*res)[k].shape());
+            if ((*res)[k].defined() && (*res)[k].is_dense()) out[k] = ranked((*res)[k].dtype(), (*res)[k].shape());
         }
       }
     }
     if (computed) {
       for (size_t k = 0; k < out.size(); ++k) {
-        if (!(*computed)[k].defined()) continue;
+        // A sequence or optional has no static shape, and is never a constant tensor ops fold with.
+        if (!(*computed)[k].defined() || !(*computed)[k].is_dense()) continue;
         out[k] = ranked((*computed)[k].dtype(), (*computed)[k].shape());
         if ((*computed)[k].numel() <= kFoldLimit) consts[static_cast<size_t>(node.outputs[k])] = (*computed)[k];
       }

@@ -67,6 +67,10 @@ struct Node {
 
 struct ValueInfo {
   std::string name;
+  // What the TypeProto declares: a tensor (dtype and shape below), a sequence or an optional (dtype
+  // Undefined, no shape; `elem` is the element's type). Map and sparse types read as an undeclared tensor.
+  ValueKind kind = ValueKind::Dense;
+  std::shared_ptr<const ValueInfo> elem;
   DType dtype = DType::Undefined;     // from value_info / graph input/output, if declared
   std::vector<int64_t> dims;          // -1 for a symbolic or unknown dim
   std::vector<std::string> dim_params;// symbolic names ("" where numeric)

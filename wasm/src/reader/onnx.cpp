@@ -242,7 +242,60 @@ Tensor make_tensor(const TensorFields& tf, const Context& ctx, const std::string
 
 // ---- ValueInfoProto ---------------------------------------------------------------------------
 
-// A dim_value below zero is read as unknown (-1); its index and value go to `negative` when given.
+// A TypeProto into `info`: tensor_type (1), sequence_type (4) and optional_type (9), whose elem_type
+// (field 1 of both) is a TypeProto again. A dim_value below zero is read as unknown (-1); its index
+// and value go to `negative` when given.
+void parse_type(pb::Bytes bytes, ir::ValueInfo& info, std::vector<std::pair<size_t, int64_t>>* negative, int depth) {
+  if (depth > 16) throw FormatError("TypeProto nested deeper than 16 levels");
+  Reader type(bytes, "TypeProto");
+  Field tf;
+  while (type.next(tf)) {
+    if (tf.wire != WireType::Bytes) continue;
+    if (tf.number == 4 || tf.number == 9) {
+      info.kind = tf.number == 4 ? ValueKind::Sequence : ValueKind::Optional;
+      auto elem = std::make_shared<ir::ValueInfo>();
+      Reader wrapper(tf.bytes, tf.number == 4 ? "TypeProto.Sequence" : "TypeProto.Optional");
+      Field wf;
+      while (wrapper.next(wf))
+        if (wf.number == 1 && wf.wire == WireType::Bytes) parse_type(wf.bytes, *elem, nullptr, depth + 1);
+      info.elem = std::move(elem);
+      continue;
+    }
+    if (tf.number != 1) continue;  // map and sparse tensor types: undeclared
+    Reader tensor(tf.bytes, "TypeProto.Tensor");
+    Field ef;
+    while (tensor.next(ef)) {
+      if (ef.number == 1) {
+        info.dtype = static_cast<DType>(ef.varint);
+      } else if (ef.number == 2 && ef.wire == WireType::Bytes) {
+        info.has_shape = true;
+        Reader shape(ef.bytes, "TensorShapeProto");
+        Field sf;
+        while (shape.next(sf)) {
+          if (sf.number != 1 || sf.wire != WireType::Bytes) continue;
+          Reader dim(sf.bytes, "TensorShapeProto.Dimension");
+          Field df;
+          int64_t value = -1;
+          bool declared = false;
+          std::string param;
+          while (dim.next(df)) {
+            if (df.number == 1) {
+              value = static_cast<int64_t>(df.varint);
+              declared = true;
+            } else if (df.number == 2) param = df.bytes.str();
+          }
+          if (declared && value < 0) {
+            if (negative) negative->emplace_back(info.dims.size(), value);
+            value = -1;
+          }
+          info.dims.push_back(value);
+          info.dim_params.push_back(param);
+        }
+      }
+    }
+  }
+}
+
 ir::ValueInfo parse_value_info(pb::Bytes bytes, std::vector<std::pair<size_t, int64_t>>* negative = nullptr) {
   ir::ValueInfo info;
   Reader r(bytes, "ValueInfoProto");
@@ -251,42 +304,7 @@ ir::ValueInfo parse_value_info(pb::Bytes bytes, std::vector<std::pair<size_t, in
     if (f.number == 1) {
       info.name = f.bytes.str();
     } else if (f.number == 2 && f.wire == WireType::Bytes) {
-      Reader type(f.bytes, "TypeProto");
-      Field tf;
-      while (type.next(tf)) {
-        if (tf.number != 1 || tf.wire != WireType::Bytes) continue;  // only tensor_type
-        Reader tensor(tf.bytes, "TypeProto.Tensor");
-        Field ef;
-        while (tensor.next(ef)) {
-          if (ef.number == 1) {
-            info.dtype = static_cast<DType>(ef.varint);
-          } else if (ef.number == 2 && ef.wire == WireType::Bytes) {
-            info.has_shape = true;
-            Reader shape(ef.bytes, "TensorShapeProto");
-            Field sf;
-            while (shape.next(sf)) {
-              if (sf.number != 1 || sf.wire != WireType::Bytes) continue;
-              Reader dim(sf.bytes, "TensorShapeProto.Dimension");
-              Field df;
-              int64_t value = -1;
-              bool declared = false;
-              std::string param;
-              while (dim.next(df)) {
-                if (df.number == 1) {
-                  value = static_cast<int64_t>(df.varint);
-                  declared = true;
-                } else if (df.number == 2) param = df.bytes.str();
-              }
-              if (declared && value < 0) {
-                if (negative) negative->emplace_back(info.dims.size(), value);
-                value = -1;
-              }
-              info.dims.push_back(value);
-              info.dim_params.push_back(param);
-            }
-          }
-        }
-      }
+      parse_type(f.bytes, info, negative, 0);
     }
   }
   return info;
@@ -574,6 +592,55 @@ Tensor read_tensor_proto(const uint8_t* data, size_t size, const ReadOptions& op
     return t.owned_bytes() ? t : t.clone();
   } catch (const FormatError& e) {
     throw FormatError("'" + options.file_name + "' is not a valid TensorProto: " + e.what());
+  }
+}
+
+namespace {
+
+// SequenceProto / OptionalProto: name (1), elem_type (2: 0 undefined, 1 tensor, 3 sequence, 5 optional;
+// 2 sparse tensor and 4 map are not values the executor holds), tensor values (3), sequence values (5).
+Tensor parse_value_proto(pb::Bytes bytes, ValueKind kind, Context& ctx, const std::string& file, std::string* name_out,
+                         int depth) {
+  if (depth > 2) throw FormatError("values nested deeper than an optional holding a sequence");
+  const bool sequence = kind == ValueKind::Sequence;
+  Reader r(bytes, sequence ? "SequenceProto" : "OptionalProto");
+  Field f;
+  int64_t elem_type = 0;
+  std::vector<Tensor> items;
+  while (r.next(f)) {
+    if (f.number == 1 && name_out) {
+      *name_out = f.bytes.str();
+    } else if (f.number == 2) {
+      elem_type = static_cast<int64_t>(f.varint);
+    } else if (f.number == 3 && f.wire == WireType::Bytes) {
+      Tensor t = make_tensor(parse_tensor_fields(f.bytes), ctx, file);
+      items.push_back(t.owned_bytes() ? t : t.clone());
+    } else if (f.number == 5 && f.wire == WireType::Bytes) {
+      if (sequence) throw FormatError("a sequence of sequences is not supported");
+      items.push_back(parse_value_proto(f.bytes, ValueKind::Sequence, ctx, file, nullptr, depth + 1));
+    } else if (f.number == 4 || f.number == 6 || f.number == 7) {
+      throw FormatError("sparse tensor, map and optional elements are not supported");
+    }
+  }
+  if (elem_type != 0 && elem_type != 1 && elem_type != 3)
+    throw FormatError("element type " + std::to_string(elem_type) + " is not supported (tensors and sequences are)");
+  if (sequence) return Tensor::sequence(std::move(items), DType::Undefined);
+  if (items.size() > 1) throw FormatError("an optional holds at most one value");
+  return Tensor::optional(items.empty() ? Tensor() : std::move(items[0]));
+}
+
+}  // namespace
+
+Tensor read_value_proto(const uint8_t* data, size_t size, ValueKind kind, const ReadOptions& options,
+                        std::string* name_out) {
+  if (kind == ValueKind::Dense) return read_tensor_proto(data, size, options, name_out);
+  ir::Model dummy;
+  Context ctx{options, &dummy.owned_buffers};
+  try {
+    return parse_value_proto(pb::Bytes{data, size}, kind, ctx, options.file_name, name_out, 0);
+  } catch (const Error& e) {
+    throw FormatError("'" + options.file_name + "' is not a valid " +
+                      (kind == ValueKind::Sequence ? "SequenceProto" : "OptionalProto") + ": " + e.what());
   }
 }
 

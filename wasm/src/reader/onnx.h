@@ -36,4 +36,11 @@ ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options
 Tensor read_tensor_proto(const uint8_t* data, size_t size, const ReadOptions& options = {},
                          std::string* name_out = nullptr);
 
+// Parses a value of `kind`: a TensorProto (Dense), a SequenceProto of tensors (Sequence) or an
+// OptionalProto holding nothing, a tensor or such a sequence (Optional), as ONNX's test data stores
+// sequence and optional inputs and outputs. Sequences of sequences, maps and sparse tensors are an
+// error naming the file.
+Tensor read_value_proto(const uint8_t* data, size_t size, ValueKind kind, const ReadOptions& options = {},
+                        std::string* name_out = nullptr);
+
 }  // namespace ptq::reader

@@ -38,27 +38,38 @@ void write_tensor(Writer& w, const Tensor& t, const std::string& name) {
   w.bytes(tensor_f::raw_data, t.raw(), t.nbytes());
 }
 
-bool has_info(const ir::ValueInfo& info) { return info.dtype != DType::Undefined || info.has_shape; }
+bool has_info(const ir::ValueInfo& info) {
+  return info.kind != ValueKind::Dense || info.dtype != DType::Undefined || info.has_shape;
+}
+
+// A TypeProto: tensor_type (1), or sequence_type (4) / optional_type (9) around the element's type.
+void write_type(Writer& type, const ir::ValueInfo& info) {
+  if (info.kind != ValueKind::Dense) {
+    type.message(info.kind == ValueKind::Sequence ? 4 : 9, [&](Writer& wrapper) {
+      if (info.elem && has_info(*info.elem)) wrapper.message(1, [&](Writer& elem) { write_type(elem, *info.elem); });
+    });
+    return;
+  }
+  type.message(1, [&](Writer& tensor) {    // TypeProto.Tensor
+    if (info.dtype != DType::Undefined) tensor.int64(1, static_cast<int64_t>(info.dtype));
+    if (!info.has_shape) return;
+    tensor.message(2, [&](Writer& shape) {  // TensorShapeProto
+      for (size_t d = 0; d < info.dims.size(); ++d) {
+        shape.message(1, [&](Writer& dim) {
+          const std::string param = d < info.dim_params.size() ? info.dim_params[d] : std::string();
+          if (!param.empty()) dim.string(2, param);
+          else if (info.dims[d] >= 0) dim.int64(1, info.dims[d]);
+        });
+      }
+    });
+  });
+}
 
 void write_value_info(Writer& w, uint32_t field, const std::string& name, const ir::ValueInfo& info) {
   w.message(field, [&](Writer& vi) {
     vi.string(1, name);
     if (!has_info(info)) return;
-    vi.message(2, [&](Writer& type) {          // TypeProto
-      type.message(1, [&](Writer& tensor) {    // TypeProto.Tensor
-        if (info.dtype != DType::Undefined) tensor.int64(1, static_cast<int64_t>(info.dtype));
-        if (!info.has_shape) return;
-        tensor.message(2, [&](Writer& shape) {  // TensorShapeProto
-          for (size_t d = 0; d < info.dims.size(); ++d) {
-            shape.message(1, [&](Writer& dim) {
-              const std::string param = d < info.dim_params.size() ? info.dim_params[d] : std::string();
-              if (!param.empty()) dim.string(2, param);
-              else if (info.dims[d] >= 0) dim.int64(1, info.dims[d]);
-            });
-          }
-        });
-      });
-    });
+    vi.message(2, [&](Writer& type) { write_type(type, info); });
   });
 }
 
