@@ -32,6 +32,9 @@ using namespace ptq;
 namespace {
 
 const char* kNodeTestRoot = "/usr/share/libonnx-testdata/data/node";
+// Small multi-op models of the same package; its sequence models chain SequenceConstruct/Insert/At/
+// Erase/Length, SplitToSequence and ConcatFromSequence, which have no node test in 1.12.
+const char* kSimpleTestRoot = "/usr/share/libonnx-testdata/data/simple";
 
 // Tests of registered ops that are allowed to fail, each with the reason. Keep empty unless a
 // failure is a documented deviation from the ONNX reference (not a kernel bug waiting for a fix).
@@ -80,9 +83,19 @@ bool is_float_class(DType t) {
 bool is_compute_dtype(DType t) { return t == DType::Float || t == DType::Int64 || t == DType::Int32 || t == DType::Bool; }
 int dtype_class(DType t) { return is_float_class(t) ? 0 : t == DType::Bool ? 2 : 1; }
 
-// Empty when equal; otherwise the first difference. numpy.testing.assert_allclose semantics.
+// Empty when equal; otherwise the first difference. numpy.testing.assert_allclose semantics; a
+// sequence or optional element by element.
 std::string compare_output(const Tensor& expected, const Tensor& actual) {
   if (!actual.defined()) return "output not produced";
+  if (expected.kind() != actual.kind() || (!expected.is_dense() && expected.items().size() != actual.items().size()))
+    return value_str(actual) + ", expected " + value_str(expected);
+  if (!expected.is_dense()) {
+    for (size_t i = 0; i < expected.items().size(); ++i) {
+      const std::string diff = compare_output(expected.items()[i], actual.items()[i]);
+      if (!diff.empty()) return "element " + std::to_string(i) + ": " + diff;
+    }
+    return "";
+  }
   if (dtype_class(expected.dtype()) != dtype_class(actual.dtype()))
     return "dtype " + dtype_name(actual.dtype()) + ", expected " + dtype_name(expected.dtype());
   if (expected.shape() != actual.shape())
@@ -130,7 +143,9 @@ std::string op_label(const std::string& test, const ir::Graph& g) {
   return "expanded:" + stem.substr(0, stem.find('_'));
 }
 
-std::vector<Tensor> load_tensors(const std::string& dir, const char* prefix, std::vector<std::string>* names) {
+// File i holds a TensorProto, SequenceProto or OptionalProto, as the graph's value `values[i]` declares.
+std::vector<Tensor> load_tensors(const std::string& dir, const char* prefix, const ir::Graph& g,
+                                 const std::vector<int>& values, std::vector<std::string>* names) {
   std::vector<Tensor> out;
   for (int i = 0;; ++i) {
     const std::string path = dir + "/" + prefix + std::to_string(i) + ".pb";
@@ -139,7 +154,9 @@ std::vector<Tensor> load_tensors(const std::string& dir, const char* prefix, std
     reader::ReadOptions options;
     options.file_name = path;
     std::string name;
-    out.push_back(reader::read_tensor_proto(bytes.data(), bytes.size(), options, &name));
+    const ValueKind kind =
+        static_cast<size_t>(i) < values.size() ? g.value(values[static_cast<size_t>(i)]).info.kind : ValueKind::Dense;
+    out.push_back(reader::read_value_proto(bytes.data(), bytes.size(), kind, options, &name));
     if (names) names->push_back(name);
   }
   return out;
@@ -155,8 +172,13 @@ Tensor as_declared(const Tensor& t, DType declared) {
 }
 
 bool uses_exotic_dtype(const ir::Graph& g, const std::vector<Tensor>& tensors) {
-  for (const auto& t : tensors)
+  for (const auto& t : tensors) {
+    if (!t.is_dense()) {
+      if (uses_exotic_dtype(g, t.items())) return true;
+      continue;
+    }
     if (!is_compute_dtype(t.dtype())) return true;
+  }
   for (const auto& v : g.values)
     if (v.info.dtype != DType::Undefined && !is_compute_dtype(v.info.dtype)) return true;
   return false;
@@ -168,11 +190,11 @@ bool says_unsupported(const std::string& message) {
   return m.find("unsupported") != std::string::npos || m.find("not supported") != std::string::npos;
 }
 
-Result run_test(const std::string& test) {
+Result run_test(const std::string& test, const char* root = kNodeTestRoot) {
   Result r;
   r.test = test;
   r.op = "(unreadable model)";
-  const std::string dir = std::string(kNodeTestRoot) + "/" + test;
+  const std::string dir = std::string(root) + "/" + test;
   const auto model_bytes = read_bytes(dir + "/model.onnx");  // must outlive the executor (views)
   ir::Model model;
   try {
@@ -198,8 +220,8 @@ Result run_test(const std::string& test) {
     std::vector<Tensor> inputs, expected;
     std::vector<std::string> input_names;
     try {
-      inputs = load_tensors(set_dir, "input_", &input_names);
-      expected = load_tensors(set_dir, "output_", nullptr);
+      inputs = load_tensors(set_dir, "input_", g, g.inputs, &input_names);
+      expected = load_tensors(set_dir, "output_", g, g.outputs, nullptr);
     } catch (const Error& e) {
       return {test, r.op, Outcome::Unsupported, std::string("test data: ") + e.what()};
     }
@@ -313,4 +335,18 @@ TEST(OnnxNodeConformance, RegisteredOpsMatchReferenceOutputs) {
   }
   for (const auto& [test, why] : kKnownFailures)
     EXPECT_TRUE(failed.count(test)) << test << " is listed as a known failure but passes or is gone; remove it";
+}
+
+TEST(OnnxNodeConformance, SimpleSequenceModelsMatchReferenceOutputs) {
+  if (!exists(kSimpleTestRoot)) GTEST_SKIP() << kSimpleTestRoot << " is absent (apt install libonnx-testdata)";
+  int count = 0;
+  for (const std::string& test : list_dir(kSimpleTestRoot)) {
+    if (test.rfind("test_sequence_model", 0) != 0) continue;
+    ++count;
+    const Result r = run_test(test, kSimpleTestRoot);
+    std::cout << (r.outcome == Outcome::Pass ? "PASS " : r.outcome == Outcome::Fail ? "FAIL " : "UNSUPPORTED ") << test
+              << " (" << r.op << ")" << (r.detail.empty() ? "" : ": " + shorten(r.detail, 200)) << "\n";
+    EXPECT_EQ(r.outcome, Outcome::Pass) << test << " (" << r.op << "): " << r.detail;
+  }
+  EXPECT_EQ(count, 8) << "libonnx-testdata 1.12 has eight sequence models under data/simple";
 }

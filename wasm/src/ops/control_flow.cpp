@@ -48,7 +48,7 @@ Tensor bool_scalar(bool v) {
 
 size_t element_size(const KernelContext& ctx, const Tensor& t, const std::string& what) {
   const size_t size = dtype_size(t.dtype());
-  ctx.check(size > 0, what + " has dtype " + dtype_name(t.dtype()) + ", which control flow cannot move");
+  ctx.check(size > 0, what + " is a " + value_str(t) + ", which a scan cannot slice or stack");
   return size;
 }
 
@@ -359,8 +359,9 @@ void run_time_shaped(const shape::In&, shape::Outs&) {}
 }  // namespace
 
 void register_control_flow(OpRegistry& r) {
-  r.add("", "If", if_op).check(check_if).rule(run_time_shaped).meta("", "cond");
-  r.add("", "Loop", loop).check(check_loop).rule(run_time_shaped).meta("", "M? cond? v_initial...");
+  // If's branches and Loop's carried values may be sequences or optionals; Scan's are tensors.
+  r.add("", "If", if_op).takes_values().check(check_if).rule(run_time_shaped).meta("", "cond");
+  r.add("", "Loop", loop).takes_values().check(check_loop).rule(run_time_shaped).meta("", "M? cond? v_initial...");
   r.add("", "Scan", scan)
       .versions(1, 8)
       .check(check_scan)

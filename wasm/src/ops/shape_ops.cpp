@@ -459,7 +459,8 @@ void register_shape_ops(OpRegistry& r) {
   r.add("", "Squeeze", &squeeze).versions(13).rule(shape::squeeze).meta("shape", "data axes?");
   r.add("", "Unsqueeze", &unsqueeze).versions(1, 12).rule(shape::unsqueeze).meta("shape", "data");
   r.add("", "Unsqueeze", &unsqueeze).versions(13).rule(shape::unsqueeze).meta("shape", "data axes");
-  r.add("", "Identity", &identity).rule(shape::same_as_input).meta("tensor", "input");
+  // Identity passes sequences (opset 14) and optionals (opset 16) on as they are.
+  r.add("", "Identity", &identity).takes_values().rule(shape::same_as_input).meta("tensor", "input");
   // ratio and training_mode became inputs in opset 12.
   r.add("", "Dropout", &dropout).versions(1, 11).rule(shape::dropout).meta("dropout", "data");
   r.add("", "Dropout", &dropout).versions(12).rule(shape::dropout).meta("dropout", "data ratio? training_mode?");
