@@ -52,8 +52,9 @@ inline const Tensor& value_of(const exec::Executor& ex, const exec::RunRecord& r
   const Tensor& t = r.values[static_cast<size_t>(id)];
   if (!t.is_dense()) {
     const ir::Value& v = ex.graph().value(id);
-    fail("tensor '" + v.name + "'" + (v.producer >= 0 ? " (output of node '" + ex.graph().node(v.producer).name + "')" : "") +
-         " is a " + value_kind_name(t.kind()) + ", not a tensor: the analyses compare tensors only");
+    fail("tensor '" + v.name + "'" +
+         (v.producer >= 0 ? " (output of node '" + ex.graph().node(v.producer).name + "')" : "") + " is a " +
+         value_kind_name(t.kind()) + ", not a tensor: the analyses compare tensors only");
   }
   return t;
 }
