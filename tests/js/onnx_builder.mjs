@@ -47,15 +47,17 @@ function node({ name, op, inputs, outputs, attrs = [], domain = '' }) {
   return b;
 }
 
-// dims: numbers (dim_value) or strings (dim_param); no shape at all when absent.
-function valueInfo({ name, elemType = 1, dims }) {
+// dims: numbers (dim_value) or strings (dim_param); no shape at all when absent. sequence: a
+// sequence of such tensors (TypeProto.sequence_type, field 4, whose elem_type is the tensor's TypeProto).
+function valueInfo({ name, elemType = 1, dims, sequence = false }) {
   const tensorType = [...vField(1, elemType)];
   if (dims) {
     const shape = [];
     for (const d of dims) shape.push(...bField(1, typeof d === 'string' ? sField(2, d) : vField(1, d)));
     tensorType.push(...bField(2, shape));
   }
-  return [...sField(1, name), ...bField(2, bField(1, tensorType))];
+  const type = bField(1, tensorType);
+  return [...sField(1, name), ...bField(2, sequence ? bField(4, bField(1, type)) : type)];
 }
 
 // Initializer: {name, dims, floats} (float32), {name, dims, int64s}, or {name, dims, dataType, raw}
