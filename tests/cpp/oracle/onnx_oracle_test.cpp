@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "oracle/packed4.h"
 #include "reader/onnx.h"
 
 namespace fs = std::filesystem;
@@ -131,7 +132,7 @@ void append_narrowed(const Src& values, size_t width, std::vector<uint8_t>& out)
   }
 }
 
-std::vector<uint8_t> expected_bytes(const onnx::TensorProto& t) {
+std::vector<uint8_t> stored_bytes(const onnx::TensorProto& t) {
   if (t.has_raw_data()) return std::vector<uint8_t>(t.raw_data().begin(), t.raw_data().end());
   std::vector<uint8_t> out;
   const size_t width = dtype_size(static_cast<DType>(t.data_type()));
@@ -144,6 +145,12 @@ std::vector<uint8_t> expected_bytes(const onnx::TensorProto& t) {
     default: append_narrowed(t.int32_data(), width, out); break;  // int32 and all narrower types
   }
   return out;
+}
+
+// The element bytes our Tensor must hold (4-bit tensors: one element per byte).
+std::vector<uint8_t> expected_bytes(const onnx::TensorProto& t) {
+  std::vector<uint8_t> bytes = stored_bytes(t);
+  return oracle::is_packed4(t.data_type()) ? oracle::unpack4(t.data_type(), oracle::element_count(t), bytes) : bytes;
 }
 
 void compare_tensor(const onnx::TensorProto& e, const Tensor& t, const std::string& where, Diff& diff) {

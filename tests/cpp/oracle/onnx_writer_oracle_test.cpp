@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "oracle/packed4.h"
 #include "reader/onnx.h"
 #include "reader/onnx_writer.h"
 
@@ -38,7 +39,10 @@ void compare_tensor(const onnx::TensorProto& p, const Tensor& t, const std::stri
   e.check(p.data_type() == static_cast<int>(t.dtype()), where + ": data_type");
   e.check(std::vector<int64_t>(p.dims().begin(), p.dims().end()) == t.shape(), where + ": dims");
   e.check(p.has_raw_data(), where + ": no raw_data");
-  e.check(p.raw_data().size() == t.nbytes() && (t.nbytes() == 0 || std::memcmp(p.raw_data().data(), t.raw(), t.nbytes()) == 0),
+  // 4-bit tensors are written packed (two elements per byte) and held one element per byte.
+  std::vector<uint8_t> raw(p.raw_data().begin(), p.raw_data().end());
+  if (oracle::is_packed4(p.data_type())) raw = oracle::unpack4(p.data_type(), oracle::element_count(p), raw);
+  e.check(raw.size() == t.nbytes() && (t.nbytes() == 0 || std::memcmp(raw.data(), t.raw(), t.nbytes()) == 0),
           where + ": raw_data bytes");
 }
 
