@@ -389,3 +389,124 @@ TEST(QOperatorRewrite, AnIntegerMatMulNotScaledAsDynamicQuantizationIsNamedInAWa
       << m.warnings[0];
   EXPECT_EQ(node_named(m.graph, "mm").op_type, "MatMulInteger");
 }
+
+namespace {
+
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+using Names = std::vector<std::string>;
+
+const FileNode& file_node_named(const FileProvenance& file, const std::string& name) {
+  for (const auto& f : file.nodes)
+    if (f.name == name) return f;
+  ADD_FAILURE() << "no file node " << name;
+  static const FileNode none;
+  return none;
+}
+
+const FileTensor& file_tensor_named(const FileProvenance& file, const std::string& name) {
+  for (const auto& t : file.tensors)
+    if (t.name == name) return t;
+  ADD_FAILURE() << "no file tensor " << name;
+  static const FileTensor none;
+  return none;
+}
+
+}  // namespace
+
+TEST(QOperatorRewrite, KeepsEachRewrittenNodeAsTheFileHoldsItAndWhatItBecame) {
+  ir::Model m = qlinear_conv();
+  const FileProvenance file = import_quantizers(m);
+  // Only the QLinearConv was rewritten: the file's QuantizeLinear and DequantizeLinear stay (as parts
+  // of the calibration nodes x and c).
+  ASSERT_EQ(file.nodes.size(), 1u);
+  const FileNode& conv = file.nodes[0];
+  EXPECT_EQ(conv.name, "conv");
+  EXPECT_EQ(conv.op_type, "QLinearConv");
+  EXPECT_EQ(conv.domain, "");
+  EXPECT_EQ(conv.inputs, (Names{"x_quantized", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp", "B"}));
+  EXPECT_EQ(conv.outputs, (Names{"c_quantized"}));  // the file's name (the loaded graph's float tensor is "c")
+  // What it became, in emission order: the DequantizeLinear of x and of w, the Conv, the QuantizeLinear.
+  EXPECT_EQ(conv.became, (Names{"x_quantized_DequantizeLinear", "w_DequantizeLinear", "conv", "conv_QuantizeLinear"}));
+  // Its integer tensors' quantizers by their calibration nodes; it stands for its output's.
+  EXPECT_EQ(conv.quantizers, (Pairs{{"x_quantized", "x"}, {"w", "w"}, {"c_quantized", "c"}}));
+  EXPECT_EQ(conv.stands, "c");
+  for (const auto& [tensor, node] : conv.quantizers) EXPECT_TRUE(is_calibration_node(node_named(m.graph, node)));
+  EXPECT_EQ(node_named(m.graph, "conv").op_type, "Conv");
+
+  // Its tensors as the file holds them: an integer activation has its quantizer's type and the shape of
+  // the loaded tensor it became; constants keep type, dims and (small ones) values.
+  EXPECT_EQ(file.tensors.size(), 10u);  // nine inputs, one output
+  const FileTensor& xq = file_tensor_named(file, "x_quantized");
+  EXPECT_EQ(xq.dtype, DType::UInt8);
+  EXPECT_FALSE(xq.constant);
+  EXPECT_EQ(xq.shape_of, "x_quantized_dequantized");
+  EXPECT_GE(m.graph.find_value(xq.shape_of), 0);
+  const FileTensor& cq = file_tensor_named(file, "c_quantized");
+  EXPECT_EQ(cq.dtype, DType::UInt8);
+  EXPECT_EQ(cq.shape_of, "c");
+  const FileTensor& w = file_tensor_named(file, "w");
+  EXPECT_TRUE(w.constant && w.initializer && w.has_dims);
+  EXPECT_EQ(w.dtype, DType::Int8);
+  EXPECT_EQ(w.dims, (std::vector<int64_t>{2, 1, 1, 1}));
+  ASSERT_TRUE(w.values.has_value());
+  EXPECT_EQ(w.values->to_int64_vector(), (std::vector<int64_t>{10, -20}));
+  const FileTensor& b = file_tensor_named(file, "B");
+  EXPECT_EQ(b.dtype, DType::Int32);
+  EXPECT_EQ(b.values->to_int64_vector(), (std::vector<int64_t>{100, -45}));
+}
+
+TEST(QOperatorRewrite, KeepsTheFusedReluAmongWhatTheNodeBecame) {
+  ir::Model m = qlinear_conv(0);
+  const FileProvenance file = import_quantizers(m);
+  ASSERT_EQ(file.nodes.size(), 1u);
+  EXPECT_EQ(file.nodes[0].became,
+            (Names{"x_quantized_DequantizeLinear", "w_DequantizeLinear", "conv", "conv_Relu", "conv_QuantizeLinear"}));
+  EXPECT_EQ(file.nodes[0].stands, "c");
+}
+
+TEST(QOperatorRewrite, KeepsEveryNodeOfADynamicChainInFileOrder) {
+  ir::Model m =
+      ModelBuilder()
+          .input("x", DType::Float, {2, 2})
+          .initializer("w", typed<int8_t>(DType::Int8, {2, 2}, {100, -50, 20, 127}))
+          .initializer("w_scale", Tensor::from_floats({2}, {0.01f, 0.02f}))
+          .initializer("w_zp", typed<int8_t>(DType::Int8, {2}, {0, 0}))
+          .node("DynamicQuantizeLinear", "x_QuantizeLinear", {"x"}, {"x_quantized", "x_scale", "x_zero_point"})
+          .node("Mul", "scales_mul", {"x_scale", "w_scale"}, {"s"})
+          .node("MatMulInteger", "mm", {"x_quantized", "w", "x_zero_point", "w_zp"}, {"acc"})
+          .node("Cast", "cast", {"acc"}, {"acc_float"}, {attr_int("to", 1)})
+          .node("Mul", "scale", {"acc_float", "s"}, {"y"})
+          .output("y")
+          .build();
+  const FileProvenance file = import_quantizers(m);
+  Names names;
+  for (const auto& f : file.nodes) names.push_back(f.op_type + ":" + f.name);
+  EXPECT_EQ(names, (Names{"DynamicQuantizeLinear:x_QuantizeLinear", "Mul:scales_mul", "MatMulInteger:mm", "Cast:cast",
+                          "Mul:scale"}));
+  // The DynamicQuantizeLinear became the dynamic calibration node x and stands for it.
+  const FileNode& d = file_node_named(file, "x_QuantizeLinear");
+  EXPECT_EQ(d.outputs, (Names{"x_quantized", "x_scale", "x_zero_point"}));
+  EXPECT_EQ(d.became, (Names{"x"}));
+  EXPECT_EQ(d.quantizers, (Pairs{{"x_quantized", "x"}}));
+  EXPECT_EQ(d.stands, "x");
+  // The MatMulInteger became the weight's DequantizeLinear (now calibration node w) and the MatMul of
+  // its own name, which it stands for (its int32 output has no quantizer).
+  const FileNode& mm = file_node_named(file, "mm");
+  EXPECT_EQ(mm.inputs, (Names{"x_quantized", "w", "x_zero_point", "w_zp"}));
+  EXPECT_EQ(mm.became, (Names{"w_DequantizeLinear", "mm"}));
+  EXPECT_EQ(mm.quantizers, (Pairs{{"x_quantized", "x"}, {"w", "w"}}));
+  EXPECT_EQ(mm.stands, "mm");
+  // The scale Mul, the Cast and the Mul were folded into the MatMul.
+  for (const char* folded : {"scales_mul", "cast", "scale"}) {
+    EXPECT_EQ(file_node_named(file, folded).became, (Names{"mm"})) << folded;
+    EXPECT_EQ(file_node_named(file, folded).stands, "mm") << folded;
+  }
+  EXPECT_EQ(file_node_named(file, "cast").attributes.size(), 1u);  // to = float
+}
+
+TEST(QOperatorRewrite, KeepsNoProvenanceForOtherModels) {
+  ir::Model m = ModelBuilder().input("x", DType::Float, {2}).node("Relu", "r", {"x"}, {"y"}).output("y").build();
+  const FileProvenance file = import_quantizers(m);
+  EXPECT_TRUE(file.nodes.empty());
+  EXPECT_TRUE(file.tensors.empty());
+}

@@ -393,7 +393,9 @@ class Session {
         return pb::Bytes{external.entries[*i].data, external.entries[*i].size};
       };
       ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
-      quant::import_quantizers(model);  // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11)
+      // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11); the file's QOperator nodes are kept
+      // for graphJson.
+      quant::FileProvenance file = quant::import_quantizers(model);
       // A model with unsupported ops loads in a limited state; running it fails naming them.
       auto executor = std::make_unique<exec::Executor>(std::move(model), /*allow_unsupported=*/true);
       auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
@@ -402,6 +404,7 @@ class Session {
       external_bytes_ = std::move(external.buffers);
       executor_ = std::move(executor);
       relations_ = std::move(relations);
+      file_ = std::move(file);
       return model_summary(*executor_);
     });
   }
@@ -532,7 +535,7 @@ class Session {
   std::string graph_json() {
     return guarded([&] {
       require_model();
-      return schema::graph_json(executor_->model(), *relations_);
+      return schema::graph_json(executor_->model(), *relations_, file_);
     });
   }
 
@@ -573,6 +576,7 @@ class Session {
     outputs_.clear();
     data_.reset();
     relations_.reset();  // views the executor's graph
+    file_ = {};
     executor_.reset();   // before the bytes it views
     model_bytes_ = Buffer{};
     external_bytes_.clear();
@@ -628,6 +632,7 @@ class Session {
   std::vector<Buffer> external_bytes_;  // the external-data files, viewed like model_bytes_
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
+  quant::FileProvenance file_;  // the file's QOperator nodes the load rewrote (§1.12)
   std::unique_ptr<data::CalibrationData> data_;
   std::vector<Tensor> outputs_;
 };

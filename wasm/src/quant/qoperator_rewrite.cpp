@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "quant/calibration.h"
 #include "quant/fake_quant.h"
 #include "quant/graph_edit.h"
 #include "quant/qdq_import.h"
@@ -65,6 +66,7 @@ class Rewriter {
  public:
   explicit Rewriter(ir::Model& model) : model_(model), g_(model.graph), names_(g_) {
     for (const auto& n : g_.nodes) node_names_.insert(n.name);
+    for (const auto& v : g_.values) file_names_.push_back(v.name);
   }
 
   QOperatorRewriteSummary run(const std::vector<Rule>& rules, const std::vector<Rule>& passthrough);
@@ -146,15 +148,18 @@ class Rewriter {
   int dequantize(const Operand& o) {
     const int zp = zero_point(o);
     const auto key = std::make_tuple(o.value, o.scale, zp, o.per_axis ? o.axis : -1000);
-    if (auto it = dequantized_.find(key); it != dequantized_.end()) return it->second;
-    const std::string base = g_.value(o.value).name;
-    const int y = edit::add_value(g_, names_.fresh(base + "_dequantized"));
-    std::vector<ir::Attribute> attrs;
-    if (o.per_axis) attrs.push_back(edit::attr_int("axis", o.axis));
-    emit(edit::make_node(names_.fresh(base + "_DequantizeLinear"), "DequantizeLinear", "", {o.value, o.scale, zp}, {y},
-                         std::move(attrs), qdq_opset(o)));
-    dequantized_[key] = y;
-    return y;
+    auto it = dequantized_.find(key);
+    if (it == dequantized_.end()) {
+      const std::string base = g_.value(o.value).name;
+      const int y = edit::add_value(g_, names_.fresh(base + "_dequantized"));
+      std::vector<ir::Attribute> attrs;
+      if (o.per_axis) attrs.push_back(edit::attr_int("axis", o.axis));
+      const std::string name = names_.fresh(base + "_DequantizeLinear");
+      emit(edit::make_node(name, "DequantizeLinear", "", {o.value, o.scale, zp}, {y}, std::move(attrs), qdq_opset(o)));
+      it = dequantized_.emplace(key, std::make_pair(y, name)).first;
+    }
+    note_quantizer(o.value, it->second.second, o.type, it->second.first);
+    return it->second.first;
   }
 
   // A new float value for the float operator writing integer tensor `v`: named as the tensor without
@@ -183,8 +188,9 @@ class Rewriter {
   // QuantizeLinear of float value `y` into `out`'s integer tensor (named after node `n`).
   void quantize(const ir::Node& n, int y, const Operand& out) {
     const int zp = zero_point(out);
-    emit(edit::make_node(names_.fresh(n.name + "_QuantizeLinear"), "QuantizeLinear", "", {y, out.scale, zp},
-                         {out.value}, {}, qdq_opset(out)));
+    const std::string name = names_.fresh(n.name + "_QuantizeLinear");
+    emit(edit::make_node(name, "QuantizeLinear", "", {y, out.scale, zp}, {out.value}, {}, qdq_opset(out)));
+    note_quantizer(out.value, name, out.type, y);
     Operand known = out;
     known.zp = zp;
     known_[out.value] = known;
@@ -209,8 +215,11 @@ class Rewriter {
   // The float output of DynamicQuantizeLinear node `d` (id `d_id`) as a dynamic calibration node on
   // its input (one per DynamicQuantizeLinear): named after the input tensor, `qdq_nodes` naming `d`.
   int dynamically_quantized(int d_id) {
-    if (auto it = dynamic_.find(d_id); it != dynamic_.end()) return it->second;
     const ir::Node& d = g_.node(d_id);
+    if (auto it = dynamic_.find(d_id); it != dynamic_.end()) {
+      note_quantizer(d.outputs[0], it->second.second, DType::UInt8, d.inputs[0]);
+      return it->second.first;
+    }
     const std::string tensor = g_.value(d.inputs[0]).name;
     std::string name = tensor;
     for (int k = 1; node_names_.count(name); ++k) name = tensor + "_" + std::to_string(k);
@@ -228,14 +237,27 @@ class Rewriter {
                          {edit::attr_string("qtype", "uint8"), edit::attr_string("switch", "ON"),
                           edit::attr_int("dynamic", 1), info, sources},
                          static_cast<int>(model_.opset("horizon"))));
-    dynamic_[d_id] = y;
+    dynamic_[d_id] = {y, name};
+    note_quantizer(d.outputs[0], name, DType::UInt8, d.inputs[0]);
+    // The DynamicQuantizeLinear of the file stands for this calibration node.
+    FileNode f = file_node(d);
+    f.became = {name};
+    f.quantizers = {{file_names_[static_cast<size_t>(d.outputs[0])], name}};
+    pending_records_.push_back({static_cast<size_t>(d_id), std::move(f), values_of(d)});
     return y;
   }
 
   // Node `id` is replaced by the node being rewritten (dropped when the loop reaches it); `maybe`
   // nodes are dropped once nothing reads their outputs any more.
-  void replaces(int id) { removed_.insert(id); }
-  void maybe_unused(int id) { unused_candidates_.insert(g_.node(id).name); }
+  // Both are recorded as file nodes that became `into` (the float operator being emitted).
+  void replaces(int id, const std::string& into) {
+    removed_.insert(id);
+    record_folded(id, into);
+  }
+  void maybe_unused(int id, const std::string& into) {
+    unused_candidates_.insert(g_.node(id).name);
+    record_folded(id, into);
+  }
 
   // A float initializer (folded constants, e.g. a dequantized int32 bias).
   int initializer(const std::string& base, Tensor t) {
@@ -247,6 +269,114 @@ class Rewriter {
   ir::Graph& graph() { return g_; }
 
   void record(int v, const Operand& o) { known_[v] = o; }
+
+  // ---- provenance: what the file held (§1.12), for viewers that draw the model as the file holds it ----
+
+  // A rewritten node of the file (`index` in the file's node order) with the values it reads and writes.
+  struct Record {
+    size_t index;
+    FileNode node;
+    std::vector<int> values;
+  };
+
+  FileNode file_node(const ir::Node& n) const {
+    FileNode f;
+    f.name = n.name;
+    f.op_type = n.op_type;
+    f.domain = n.domain;
+    for (int v : n.inputs) f.inputs.push_back(v >= 0 ? file_names_[static_cast<size_t>(v)] : std::string());
+    for (int v : n.outputs) f.outputs.push_back(v >= 0 ? file_names_[static_cast<size_t>(v)] : std::string());
+    f.attributes = n.attributes;
+    return f;
+  }
+
+  static std::vector<int> values_of(const ir::Node& n) {
+    std::vector<int> ids = n.inputs;
+    ids.insert(ids.end(), n.outputs.begin(), n.outputs.end());
+    return ids;
+  }
+
+  // The rule being applied quantizes (or dequantizes) the file's integer tensor `v` with node `node`;
+  // the tensor has type `type` and the shape of the loaded graph's value `like`.
+  void note_quantizer(int v, const std::string& node, DType type, int like) {
+    pending_quantizers_.emplace_back(v, node);
+    tensor_info_[v] = {type, g_.value(like).name};
+  }
+
+  // Node `id` of the file is folded into the float operator `into` (a Cast and a Mul of a dynamic
+  // chain) or dropped once nothing reads it.
+  void record_folded(int id, const std::string& into) {
+    FileNode f = file_node(g_.node(id));
+    f.became = {into};
+    pending_records_.push_back({static_cast<size_t>(id), std::move(f), values_of(g_.node(id))});
+  }
+
+  // The rule applied to node `index` succeeded: it and the nodes it folded are file nodes.
+  void commit(size_t index, const ir::Node& n) {
+    Record r{index, file_node(n), values_of(n)};
+    // Nodes made for a folded node (a DynamicQuantizeLinear's calibration node) are that node's.
+    auto folded_into = [&](const std::string& name) {
+      return std::any_of(pending_records_.begin(), pending_records_.end(), [&](const Record& e) {
+        return std::find(e.node.became.begin(), e.node.became.end(), name) != e.node.became.end();
+      });
+    };
+    for (const auto& p : pending_)
+      if (p.name == n.name || !folded_into(p.name)) r.node.became.push_back(p.name);
+    for (const auto& [v, node] : pending_quantizers_) {
+      const std::string& tensor = file_names_[static_cast<size_t>(v)];
+      const bool seen = std::any_of(r.node.quantizers.begin(), r.node.quantizers.end(),
+                                    [&](const auto& q) { return q.first == tensor; });
+      if (!seen) r.node.quantizers.emplace_back(tensor, node);
+    }
+    records_.push_back(std::move(r));
+    for (auto& extra : pending_records_) records_.push_back(std::move(extra));
+    forget_pending();
+  }
+
+  void forget_pending() {
+    pending_.clear();
+    pending_quantizers_.clear();
+    pending_records_.clear();
+  }
+
+  // The file's tensor `id` as the file holds it (read before anything is rewritten: the values of
+  // the file keep their ids; only names change).
+  FileTensor file_tensor(int id) const {
+    FileTensor t;
+    t.name = file_names_[static_cast<size_t>(id)];
+    const ir::Value& v = g_.value(id);
+    if (const Tensor* c = g_.constant(id)) {
+      t.dtype = c->dtype();
+      t.has_dims = true;
+      t.dims = c->shape();
+      t.constant = true;
+      t.initializer = v.producer < 0;
+      if (c->numel() <= kFileTensorValues) t.values = c->clone();  // owned: the file's bytes may go
+    } else if (auto it = tensor_info_.find(id); it != tensor_info_.end()) {
+      t.dtype = it->second.first;
+      t.shape_of = it->second.second;
+    } else {
+      t.dtype = v.info.dtype;
+      t.has_dims = v.info.has_shape;
+      t.dims = v.info.dims;
+    }
+    return t;
+  }
+
+  // The records in file order (a node recorded twice, e.g. a DynamicQuantizeLinear feeding two
+  // integer operators, once) and the tensors they read and write, into the model.
+  void keep_provenance() {
+    std::stable_sort(records_.begin(), records_.end(),
+                     [](const Record& a, const Record& b) { return a.index < b.index; });
+    std::set<size_t> nodes_seen;
+    std::set<int> values_seen;
+    for (auto& r : records_) {
+      if (!nodes_seen.insert(r.index).second) continue;
+      for (int v : r.values)
+        if (v >= 0 && values_seen.insert(v).second) summary_.file.tensors.push_back(file_tensor(v));
+      summary_.file.nodes.push_back(std::move(r.node));
+    }
+  }
 
  private:
   void scale_of(int scale, const std::string& what, bool per_axis, Operand& o) const {
@@ -341,13 +471,19 @@ class Rewriter {
   ir::Graph& g_;
   edit::NameSet names_;
   std::map<int, Operand> known_;
-  std::map<std::tuple<int, int, int, int64_t>, int> dequantized_;
+  std::map<std::tuple<int, int, int, int64_t>, std::pair<int, std::string>> dequantized_;  // -> value, its node
   std::map<std::tuple<int, DType, size_t>, int> zero_points_;
-  std::map<int, int> dynamic_;  // DynamicQuantizeLinear node id -> its calibration node's output
+  std::map<int, std::pair<int, std::string>>
+      dynamic_;  // DynamicQuantizeLinear node id -> its calibration node's output, name
   std::set<int> removed_;
   std::set<std::string> unused_candidates_;
   std::set<std::string> node_names_;
   std::vector<ir::Node> pending_;
+  std::vector<std::string> file_names_;                          // value id -> its name in the file
+  std::vector<Record> records_;                                  // file nodes of the rules applied so far
+  std::vector<Record> pending_records_;                          // nodes the rule being applied folds
+  std::vector<std::pair<int, std::string>> pending_quantizers_;  // (file value, Q/DQ or calibration node)
+  std::map<int, std::pair<DType, std::string>> tensor_info_;     // file value -> its type, a value of its shape
   std::vector<std::string> left_;
   QOperatorRewriteSummary summary_;
 };
@@ -492,10 +628,10 @@ void rewrite_integer(Rewriter& r, const ir::Node& n, const Rule& rule) {
   const int xf = r.dynamically_quantized(d_id);
   const int wf = r.dequantize(wq);
   r.emit(edit::make_node(n.name, rule.float_op, "", {xf, wf}, {mul.outputs[0]}, copied(n), r.onnx_opset()));
-  r.replaces(cast_id);
-  r.replaces(mul_id);
-  r.maybe_unused(s_id);
-  r.maybe_unused(d_id);
+  r.replaces(cast_id, n.name);
+  r.replaces(mul_id, n.name);
+  r.maybe_unused(s_id, n.name);
+  r.maybe_unused(d_id, n.name);
 }
 
 // An ai.onnx operator that moves or selects the integers of a quantized tensor (MaxPool, Reshape,
@@ -602,23 +738,25 @@ QOperatorRewriteSummary Rewriter::run(const std::vector<Rule>& table, const std:
       nodes.push_back(g_.nodes[i]);  // a copy: rules read earlier nodes
       continue;
     }
-    pending_.clear();
+    forget_pending();
     try {
       rule->apply(*this, n, *rule);
     } catch (const Unmapped& u) {
       leave(n, u.why);
-      pending_.clear();
+      forget_pending();
     }
     if (pending_.empty()) {
+      forget_pending();
       nodes.push_back(g_.nodes[i]);  // a copy: rules read earlier nodes
       continue;
     }
-    for (auto& p : pending_) nodes.push_back(std::move(p));
-    pending_.clear();
+    for (const auto& p : pending_) nodes.push_back(p);
+    commit(i, n);
     if (!pass) summary_.rewritten++;
     changed = true;
   }
   if (changed) {
+    keep_provenance();
     drop_unused(nodes);
     g_.nodes = std::move(nodes);
     ir::finalize_graph(g_);
@@ -665,9 +803,43 @@ QOperatorRewriteSummary rewrite_qoperators(ir::Model& model) {
   return Rewriter(model).run(rules(), passthrough_rules());
 }
 
-void import_quantizers(ir::Model& model) {
-  rewrite_qoperators(model);
+namespace {
+
+// After the Q/DQ import: each file node's quantizers named by their calibration nodes (a Q/DQ node
+// the rewrite made is now part of one, `qdq_nodes`), and the node each file node stands for.
+void resolve_file_nodes(const ir::Model& model, FileProvenance& file) {
+  const ir::Graph& g = model.graph;
+  std::map<std::string, std::string> calibration_of;  // Q/DQ node or calibration node -> calibration node
+  for (const auto& n : g.nodes) {
+    if (!is_calibration_node(n)) continue;
+    calibration_of[n.name] = n.name;
+    for (const auto& q : n.attr_strings("qdq_nodes")) calibration_of.emplace(q, n.name);
+  }
+  for (auto& f : file.nodes) {
+    std::vector<std::pair<std::string, std::string>> resolved;
+    for (const auto& [tensor, node] : f.quantizers)
+      if (auto it = calibration_of.find(node); it != calibration_of.end()) resolved.emplace_back(tensor, it->second);
+    f.quantizers = std::move(resolved);
+    // Its output's quantizer, else the node of its own name (its float operator), else another it became.
+    const auto output = std::find_if(f.quantizers.begin(), f.quantizers.end(),
+                                     [&](const auto& q) { return !f.outputs.empty() && q.first == f.outputs[0]; });
+    if (output != f.quantizers.end()) f.stands = output->second;
+    else if (std::count(f.became.begin(), f.became.end(), f.name) && g.find_node(f.name) >= 0) f.stands = f.name;
+    else {
+      auto it =
+          std::find_if(f.became.begin(), f.became.end(), [&](const std::string& b) { return g.find_node(b) >= 0; });
+      f.stands = it == f.became.end() ? std::string() : *it;
+    }
+  }
+}
+
+}  // namespace
+
+FileProvenance import_quantizers(ir::Model& model) {
+  FileProvenance file = rewrite_qoperators(model).file;
   import_qdq(model);
+  resolve_file_nodes(model, file);
+  return file;
 }
 
 }  // namespace ptq::quant

@@ -63,7 +63,8 @@ void write_dtype(io::JsonWriter& w, DType t) {
   else w.value(dtype_name(t));
 }
 
-void write_graph(io::JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations);
+std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph,
+                                       const quant::CalibrationRelations* relations);
 
 // {"graph": {...}} for a subgraph attribute.
 void write_subgraph(io::JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
@@ -110,6 +111,15 @@ void write_attribute(io::JsonWriter& w, const ir::Attribute& a) {
     default:  // kept visible rather than dropped: the viewer shows that the attribute exists
       w.begin_object().field("unsupported", attr_type_name(a.type)).end_object();
   }
+}
+
+void write_attributes(io::JsonWriter& w, const std::vector<ir::Attribute>& attributes) {
+  w.begin_object();
+  for (const auto& a : attributes) {
+    w.key(a.name);
+    write_attribute(w, a);
+  }
+  w.end_object();
 }
 
 void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, const quant::CalibrationRelations& rel) {
@@ -167,7 +177,9 @@ void write_value_names(io::JsonWriter& w, const ir::Graph& graph, const std::vec
 }
 
 // `relations` is null inside subgraphs: calibration relations are defined on the main graph only.
-void write_graph(io::JsonWriter& w, const ir::Graph& graph, const quant::CalibrationRelations* relations) {
+// Returns the inferred shapes (by value id).
+std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph,
+                                       const quant::CalibrationRelations* relations) {
   const std::vector<ir::ValueInfo> shapes = exec::infer_shapes(graph);
   w.field("name", graph.name);
   w.key("inputs").begin_array();
@@ -184,12 +196,9 @@ void write_graph(io::JsonWriter& w, const ir::Graph& graph, const quant::Calibra
     write_value_names(w, graph, node.inputs);
     w.key("outputs");
     write_value_names(w, graph, node.outputs);
-    w.key("attributes").begin_object();
-    for (const auto& a : node.attributes) {
-      w.key(a.name);
-      write_attribute(w, a);
-    }
-    w.end_object().key("calibration");
+    w.key("attributes");
+    write_attributes(w, node.attributes);
+    w.key("calibration");
     if (relations && quant::is_calibration_node(node)) write_calibration(w, graph, static_cast<int>(n), *relations);
     else w.null();
     // §1.9 get_calibration_by_node, so viewers and runall's node path need no second implementation.
@@ -228,11 +237,61 @@ void write_graph(io::JsonWriter& w, const ir::Graph& graph, const quant::Calibra
     w.end_array().end_object();
   }
   w.end_object();
+  return shapes;
+}
+
+// The file's nodes a load-time pass replaced (§1.12), as the file holds them.
+void write_file_nodes(io::JsonWriter& w, const quant::FileProvenance& file) {
+  w.key("file_nodes").begin_array();
+  for (const quant::FileNode& f : file.nodes) {
+    w.begin_object().field("name", f.name).field("op_type", f.op_type).field("domain", f.domain);
+    w.key("inputs").string_array(f.inputs);
+    w.key("outputs").string_array(f.outputs);
+    w.key("attributes");
+    write_attributes(w, f.attributes);
+    w.key("became").string_array(f.became);
+    w.key("quantizers").begin_object();
+    for (const auto& [tensor, node] : f.quantizers) w.field(tensor, node);
+    w.end_object().key("stands");
+    if (f.stands.empty()) w.null();
+    else w.value(f.stands);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+// Their tensors that the loaded graph no longer holds as the file did: constants, integer tensors (dims
+// those of the loaded tensor of the same shape) and tensors it no longer has.
+void write_file_values(io::JsonWriter& w, const ir::Model& model, const quant::FileProvenance& file,
+                       const std::vector<ir::ValueInfo>& shapes) {
+  const ir::Graph& g = model.graph;
+  w.key("file_values").begin_object();
+  for (const quant::FileTensor& t : file.tensors) {
+    if (!t.constant && t.shape_of.empty() && g.find_value(t.name) >= 0) continue;
+    w.key(t.name).begin_object().key("dtype");
+    write_dtype(w, t.dtype);
+    w.key("dims");
+    const int like = t.shape_of.empty() ? -1 : g.find_value(t.shape_of);
+    if (t.has_dims) {
+      w.begin_array();
+      for (int64_t d : t.dims) w.value(d);
+      w.end_array();
+    } else if (like >= 0) {
+      write_dims(w, shapes[static_cast<size_t>(like)]);
+    } else {
+      w.null();
+    }
+    w.field("initializer", t.initializer).field("constant", t.constant);
+    if (t.values && is_numeric(t.values->dtype())) write_values(w, *t.values);
+    w.end_object();
+  }
+  w.end_object();
 }
 
 }  // namespace
 
-std::string graph_json(const ir::Model& model, const quant::CalibrationRelations& relations) {
+std::string graph_json(const ir::Model& model, const quant::CalibrationRelations& relations,
+                       const quant::FileProvenance& file) {
   io::JsonWriter w;
   w.begin_object().field("schema", "ptqscope.graph").field("version", 1);
   w.field("ir_version", model.ir_version).field("producer_name", model.producer_name);
@@ -240,7 +299,9 @@ std::string graph_json(const ir::Model& model, const quant::CalibrationRelations
   w.key("opset_imports").begin_array();
   for (const auto& o : model.opset_imports) w.begin_object().field("domain", o.domain).field("version", o.version).end_object();
   w.end_array();
-  write_graph(w, model.graph, &relations);
+  const std::vector<ir::ValueInfo> shapes = write_graph(w, model.graph, &relations);
+  write_file_nodes(w, file);
+  write_file_values(w, model, file, shapes);
   w.end_object();
   return w.str();
 }
