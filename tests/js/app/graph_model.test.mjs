@@ -10,6 +10,7 @@ import { searchGraph } from '../../../web/app/graph/search.mjs';
 import { layoutGraph, layeredLayout } from '../../../web/app/graph/layout_core.mjs';
 import { bigGraph } from './big_graph.mjs';
 import { categoryOf } from '../../../web/app/graph/categories.mjs';
+import { onnxNodes } from '../onnx_nodes.mjs';
 
 const cal = (name, input, output, kind, extra = {}) => ({
   name, op_type: 'HzCalibration', domain: 'horizon', inputs: [input], outputs: [output], attributes: {},
@@ -258,4 +259,38 @@ describe('view model of a Q/DQ model', () => {
     expect(viewNodeFor(m, QDQ, 'x').id).toBe('x_q');
     expect(viewNodeFor(m, QDQ, 'w_quantized').id).toBe('w_dq_node');
   });
+});
+
+// The core's graphJson of the QOperator fixtures (§1.12) shown as nodes: exactly the file's nodes and
+// the file's edges, read from the file itself (tests/js/onnx_nodes.mjs).
+describe('view model of a QOperator model, shown as nodes', () => {
+  let ptq;
+  beforeAll(async () => {
+    ptq = await loadPtqModule();
+  });
+  for (const name of ['qop_cnn', 'qop_mixed', 'qop_dynamic']) {
+    it(`${name}: the file's nodes under their names and op types, connected by the file's tensors`, () => {
+      const entry = fixture(name);
+      const s = new ptq.Session();
+      let graph;
+      try {
+        s.loadModel(new Uint8Array(fs.readFileSync(entry.model)));
+        graph = JSON.parse(s.graphJson());
+      } finally {
+        s.delete();
+      }
+      const file = onnxNodes(entry.model);
+      const m = buildViewModel(graph, { showCalibration: true });
+      expect(m.nodes.filter((v) => v.kind === 'node').map((v) => [v.id, v.opType]).sort()).toEqual(file.map((n) => [n.name, n.op_type]).sort());
+      const producer = new Map(entry.inputs.map((i) => [i.name, `input:${i.name}`]));
+      for (const n of file) for (const t of n.outputs) producer.set(t, n.name);
+      const expected = new Set();
+      for (const n of file) for (const t of n.inputs) if (producer.has(t)) expected.add(`${producer.get(t)}->${n.name}:${t}`);
+      for (const o of entry.outputs) expected.add(`${producer.get(o.name)}->output:${o.name}:${o.name}`);
+      expect(new Set(m.edges.map((e) => `${e.from}->${e.to}:${e.tensor}`))).toEqual(expected);
+      // Folded, the float operators keep the file's names.
+      const folded = buildViewModel(graph);
+      for (const q of entry.qoperator_nodes) expect(folded.byName.get(q.name)?.opType, q.name).toBe(q.float_op);
+    });
+  }
 });

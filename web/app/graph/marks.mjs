@@ -100,8 +100,9 @@ export function edgeMarks(layers, e, points) {
   return parts;
 }
 
-// The heat of a view node (id) or of the calibration node a Q/DQ node stands for.
-export const nodeHeat = (marks, id, stands) => marks.heat?.values.get(id) ?? (stands ? marks.heat?.values.get(stands) : undefined);
+// The heat of the node a view node stands for (a Q/DQ node's calibration node, a QOperator node's
+// output quantizer), else of the view node itself (id).
+export const nodeHeat = (marks, id, stands) => (stands ? marks.heat?.values.get(stands) : undefined) ?? marks.heat?.values.get(id);
 // Whether a view node is selected / picked (a Q/DQ node by the calibration node it stands for).
 export const isSelected = (marks, id, stands) => id === marks.selected || (Boolean(stands) && stands === marks.selectedName);
 export const isPicked = (marks, id, stands) => marks.picked.has(id) || (Boolean(stands) && Boolean(marks.pickedNames?.has(stands)));

@@ -4,7 +4,11 @@
 // quantize) or kept as nodes. A Q/DQ model's quantizer (§1.11: a calibration node with
 // `calibration.qdq_nodes`) kept as nodes is drawn as the file's own nodes: its QuantizeLinear and
 // DequantizeLinear nodes (or the DequantizeLinear of a weight stored as integers), each standing for
-// the calibration node (`stands`: selection, heat and what-if act on it).
+// the calibration node (`stands`: selection, heat and what-if act on it). A QOperator model (§1.12)
+// kept as nodes is drawn from `file_nodes`: each node the load rewrote as the file holds it (QLinearConv,
+// ConvInteger, ...) in place of what it became, standing for the node the core names (its output's
+// calibration node), its weight's calibration node as a badge on its weight row; the Q/DQ nodes the
+// rewrite made are not drawn, those of the file are.
 import { categoryOf, inputNamesOf } from './categories.mjs';
 
 export const CALIBRATION_OP = 'HzCalibration';
@@ -84,6 +88,13 @@ export function badgeOf(cali) {
 export const qdqNodesOf = (node) => node?.calibration?.qdq_nodes ?? [];
 export const hasQdq = (graph) => (graph?.nodes ?? []).some((n) => qdqNodesOf(n).length > 0);
 
+// A constant read as a row: scalars and tiny constants show their values (Clip's min/max, Reshape's
+// shape, a scale), others their shape.
+function constantText({ dims, values: small } = {}) {
+  if (small && small.length <= 4) return small.length === 1 && dims?.length === 0 ? String(small[0]) : `[${small.join(', ')}]`;
+  return `⟨${formatDims(dims)}⟩`;
+}
+
 // The subgraphs of a node (If's branches, Loop's and Scan's body: GRAPH / GRAPHS attributes of
 // graphJson), in attribute order -> [{attr, graph}] (`attr` is "body", or "branches[1]" in a GRAPHS list).
 export function bodiesOf(node) {
@@ -100,8 +111,14 @@ export function bodiesOf(node) {
 // become badges. byName also finds the first drawn node of an expanded quantizer by its calibration
 // node's name.
 export function buildViewModel(graph, { showCalibration = false } = {}) {
-  const values = graph.values ?? {};
   const collapse = !showCalibration;
+  // The file's QOperator nodes (drawn as nodes only) replace the loaded nodes they became; their
+  // tensors are read as the file holds them.
+  const fileNodes = collapse ? [] : graph.file_nodes ?? [];
+  const values = fileNodes.length ? { ...graph.values, ...graph.file_values } : graph.values ?? {};
+  const replaced = new Set(fileNodes.flatMap((f) => [f.name, ...f.became]));
+  const fileTensorOf = new Map(); // calibration node -> the file's integer tensor it quantizes
+  for (const f of fileNodes) for (const [t, c] of Object.entries(f.quantizers)) if (!fileTensorOf.has(c)) fileTensorOf.set(c, t);
   // Initializers and Constant-node outputs are drawn as rows of the nodes that read them (Netron
   // folds Constant nodes the same way); the Constant nodes themselves are not drawn.
   const isInit = (t) => Boolean(values[t]?.initializer || values[t]?.constant);
@@ -161,6 +178,10 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     const c = n.calibration ?? {};
     const x = n.inputs[0];
     const pair = qdq.length > 1;
+    // The integer tensor between the QuantizeLinear and its DequantizeLinear nodes: the file's, when
+    // a rewritten QOperator node reads or writes it (only the Q/DQ nodes of the file are drawn).
+    const key = fileTensorOf.get(n.name) ?? `qdq:${qdq[0]}`;
+    const inFile = (name) => !replaced.has(name);
     const paramRows = [
       { kind: 'attribute', name: 'scale', value: formatValue(c.scales?.length > 4 ? `⟨${c.scales.length}⟩` : c.scales) },
       { kind: 'attribute', name: 'zero_point', value: `${c.qtype ?? ''} ${formatValue(c.zero_points?.length > 4 ? `⟨${c.zero_points.length}⟩` : c.zero_points)}`.trim() },
@@ -177,25 +198,27 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
       return { kind: 'initializer', name: 'x', value: `⟨${formatDims(dims)}⟩`, tensor };
     };
     if (pair) {
-      const q = addQdq(qdq[0], 'QuantizeLinear', [...(isInit(x) ? [initRow(x)] : []), ...paramRows]);
-      if (!isInit(x)) qdqEdges.push([q.id, x]);
-      const key = `qdq:${q.id}`;
-      synthetic.set(key, { dtype: c.qtype ?? '', dims: values[x]?.dims ?? null });
-      producerOf.set(key, q.id);
+      if (inFile(qdq[0])) {
+        const q = addQdq(qdq[0], 'QuantizeLinear', [...(isInit(x) ? [initRow(x)] : []), ...paramRows]);
+        if (!isInit(x)) qdqEdges.push([q.id, x]);
+        if (!fileTensorOf.has(n.name)) synthetic.set(key, { dtype: c.qtype ?? '', dims: values[x]?.dims ?? null });
+        producerOf.set(key, q.id);
+      }
       qdq.slice(1).forEach((name, k) => {
+        if (!inFile(name)) return;
         const d = addQdq(name, 'DequantizeLinear', paramRows);
         qdqEdges.push([d.id, key]);
         const out = k === 0 ? n.outputs[0] : nodesByName.get(name)?.outputs[0];
         if (out) producerOf.set(out, d.id);
       });
-    } else {
+    } else if (inFile(qdq[0])) {
       const d = addQdq(qdq[0], 'DequantizeLinear', [{ ...initRow(x), value: `${c.qtype ?? ''}⟨${formatDims(values[x]?.dims)}⟩` }, ...paramRows]);
       if (n.outputs[0]) producerOf.set(n.outputs[0], d.id);
     }
-    byName.set(n.name, drawn[0]);
+    if (drawn.length) byName.set(n.name, drawn[0]);
   };
   for (const n of graph.nodes) {
-    if ((collapse && isCalibration(n)) || folded(n) || absorbed.has(n.name)) continue;
+    if ((collapse && isCalibration(n)) || folded(n) || absorbed.has(n.name) || replaced.has(n.name)) continue;
     if (!collapse && qdqNodesOf(n).length) {
       expandQdq(n);
       continue;
@@ -210,10 +233,7 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
         calibrationOf.get(n.name).push(...r.badges.map((b) => b.node));
       }
       if (!isInit(r.tensor)) return;
-      const { dims, values: small } = values[r.tensor] ?? {};
-      // Scalars and tiny constants show their values (Clip's min/max, Reshape's shape), others their shape.
-      const value = small && small.length <= 4 ? `${small.length === 1 && dims?.length === 0 ? small[0] : `[${small.join(', ')}]`}` : `⟨${formatDims(dims)}⟩`;
-      rows.push({ kind: 'initializer', name: names[i] ?? String(i), value, tensor: r.tensor, badge: r.badges[0] ?? null });
+      rows.push({ kind: 'initializer', name: names[i] ?? String(i), value: constantText(values[r.tensor]), tensor: r.tensor, badge: r.badges[0] ?? null });
     });
     rows.push(...keyAttributeRows(n));
     const v = {
@@ -223,6 +243,27 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     };
     add(v);
     for (const t of n.outputs) if (t) producerOf.set(t, v.id);
+  }
+  // The file's QOperator nodes: constants (scales, zero points, weights, bias) as rows, a weight's
+  // calibration node as the badge of its row.
+  for (const f of fileNodes) {
+    const names = inputNamesOf(f.op_type);
+    const rows = [];
+    f.inputs.forEach((t, i) => {
+      if (!t || !isInit(t)) return;
+      const quantizer = nodesByName.get(f.quantizers[t]);
+      rows.push({ kind: 'initializer', name: names[i] ?? String(i), value: constantText(values[t]), tensor: t, badge: quantizer ? badgeOf(quantizer) : null });
+    });
+    rows.push(...keyAttributeRows(f));
+    const badged = rows.filter((r) => r.badge).map((r) => r.badge.node);
+    if (badged.length) calibrationOf.set(f.name, badged);
+    const v = {
+      id: f.name, kind: 'node', name: f.name, title: f.op_type, opType: f.op_type, domain: f.domain,
+      category: categoryOf(f.op_type), rows, calibration: false, stands: f.stands ?? undefined, bodies: [],
+    };
+    add(v);
+    if (f.stands && !byName.has(f.stands)) byName.set(f.stands, v);
+    for (const t of f.outputs) if (t) producerOf.set(t, v.id);
   }
   const outputIds = new Map();
   for (const v of graph.outputs ?? []) {
@@ -248,9 +289,10 @@ export function buildViewModel(graph, { showCalibration = false } = {}) {
     });
   };
   for (const n of graph.nodes) {
-    if ((collapse && isCalibration(n)) || folded(n) || absorbed.has(n.name) || (!collapse && qdqNodesOf(n).length)) continue;
+    if ((collapse && isCalibration(n)) || folded(n) || absorbed.has(n.name) || replaced.has(n.name) || (!collapse && qdqNodesOf(n).length)) continue;
     for (const t of n.inputs) if (t) addEdge(null, n.name, t);
   }
+  for (const f of fileNodes) for (const t of f.inputs) if (t) addEdge(null, f.name, t);
   for (const [to, t] of qdqEdges) addEdge(null, to, t);
   for (const [name, id] of outputIds) addEdge(null, id, name);
 
