@@ -10,7 +10,8 @@ const NAMED = 'node-name-';
 const UNNAMED = 'node-id-';
 const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-// The nodes of the file as Netron draws them: graphJson's nodes, plus the QuantizeLinear /
+// The nodes of the file as Netron draws them: a QOperator model's rewritten nodes as the file holds
+// them (file_nodes, behaviour.md §1.12), graphJson's nodes, plus the QuantizeLinear /
 // DequantizeLinear nodes a Q/DQ model's quantizers replaced when the core loaded it
 // (calibration.qdq_nodes, behaviour.md §1.11), which Netron still draws. [{name, op_type}]
 function fileNodes(graph) {
@@ -20,6 +21,7 @@ function fileNodes(graph) {
     if (!seen.has(name)) out.push({ name, ops });
     seen.add(name);
   };
+  for (const f of graph?.file_nodes ?? []) add(f.name, [f.op_type]);
   for (const n of graph?.nodes ?? []) {
     // A DequantizeLinear sharing another's QuantizeLinear stays as an Identity under its own name.
     add(n.name, n.op_type === 'Identity' ? ['Identity', 'DequantizeLinear'] : [n.op_type]);
@@ -28,10 +30,17 @@ function fileNodes(graph) {
   return out;
 }
 
-// Calibration node name -> the file's QuantizeLinear/DequantizeLinear node names it stands for.
+// Calibration node name -> the file's QuantizeLinear/DequantizeLinear node names it stands for, and
+// the node names of a QOperator model's file nodes standing for it (its output's quantizer: a
+// QLinearConv stands for the quantizer of its output, as in the page).
 function qdqNodesOf(graph) {
   const map = new Map();
-  for (const n of graph?.nodes ?? []) if (n.calibration?.qdq_nodes?.length) map.set(n.name, n.calibration.qdq_nodes);
+  for (const n of graph?.nodes ?? []) if (n.calibration?.qdq_nodes?.length) map.set(n.name, [...n.calibration.qdq_nodes]);
+  for (const f of graph?.file_nodes ?? []) {
+    if (!f.stands) continue;
+    if (!map.has(f.stands)) map.set(f.stands, []);
+    map.get(f.stands).push(f.name);
+  }
   return map;
 }
 
@@ -88,13 +97,14 @@ export function elementNodeName(el, doc, graph) {
 // Netron draws a Q/DQ model as it is, QuantizeLinear and DequantizeLinear nodes included (the plugin
 // never relayouts Netron's graph, so it cannot fold them into badges as the page does): heat and
 // picks of a quantizer's calibration node go on every one of its Q/DQ nodes.
-// heat: state 'heat' ({values: Map<name, entry>, ...}) -> the same with the Q/DQ node names added.
+// heat: state 'heat' ({values: Map<name, entry>, ...}) -> the same with the Q/DQ node names added
+// (a node standing for a quantizer takes the quantizer's heat, as in the page).
 export function heatOnQdqNodes(heat, graph) {
   if (!heat?.values) return heat;
   const qdq = qdqNodesOf(graph);
   if (!qdq.size) return heat;
   const values = new Map(heat.values);
-  for (const [name, entry] of heat.values) for (const q of qdq.get(name) ?? []) if (!values.has(q)) values.set(q, entry);
+  for (const [name, entry] of heat.values) for (const q of qdq.get(name) ?? []) values.set(q, entry);
   return { ...heat, values };
 }
 // picked names -> the same with each picked quantizer's Q/DQ node names added.

@@ -79,6 +79,37 @@ describe('node ids', () => {
     expect(doc.getElementById('node-name-conv').hasAttribute('data-ptq-picked')).toBe(false);
   });
 
+  it("maps a QOperator model's quantizers to the QLinear* nodes Netron draws (the file's nodes)", () => {
+    // The core rewrote the file's QLinearAdd 'add2' into Add between Q/DQ nodes, which became the
+    // calibration node 'add2_out'; the unnamed QLinearConv (file index 1) into Conv 'QLinearConv_1'
+    // and calibration node 'c'; the file's QuantizeLinear stays part of calibration node 'input'.
+    const qopGraph = {
+      nodes: [
+        { name: 'input', op_type: 'HzCalibration', calibration: { qdq_nodes: ['input_QuantizeLinear', 'input_quantized_DequantizeLinear'] } },
+        { name: 'QLinearConv_1', op_type: 'Conv' },
+        { name: 'c', op_type: 'HzCalibration', calibration: { qdq_nodes: ['QLinearConv_1_QuantizeLinear', 'c_quantized_DequantizeLinear'] } },
+        { name: 'add2', op_type: 'Add' },
+        { name: 'add2_out', op_type: 'HzCalibration', calibration: { qdq_nodes: ['add2_QuantizeLinear', 'add2_out_quantized_DequantizeLinear'] } },
+      ],
+      file_nodes: [
+        { name: 'QLinearConv_1', op_type: 'QLinearConv', stands: 'c' },
+        { name: 'add2', op_type: 'QLinearAdd', stands: 'add2_out' },
+      ],
+    };
+    const doc = render(['node-name-input_QuantizeLinear', 'node-id-0', 'node-name-add2']);
+    const map = nodeElementMap(doc, qopGraph);
+    expect(map.get('QLinearConv_1').id).toBe('node-id-0');
+    expect(map.get('c').id).toBe('node-id-0');
+    expect(map.get('add2_out').id).toBe('node-name-add2');
+    expect(map.get('input').id).toBe('node-name-input_QuantizeLinear');
+    expect(elementNodeName(doc.getElementById('node-name-add2'), doc, qopGraph)).toBe('add2_out');
+    expect(elementNodeName(doc.getElementById('node-id-0'), doc, qopGraph)).toBe('c');
+    // The quantizer's heat on its QLinearAdd, over the Add's own.
+    const heat = { values: new Map([['add2_out', { color: '#d7191c', label: '0.9' }], ['add2', { color: '#2c7bb6', label: '1' }]]) };
+    applyHeat(doc, heatOnQdqNodes(heat, qopGraph), map);
+    expect(headerPath(doc.getElementById('node-name-add2')).style.fill).toBe('#d7191c');
+  });
+
   it('probeRender accepts the recorded shape and names what differs', () => {
     expect(probeRender(render(['node-name-a', 'node-id-0']))).toEqual([]);
     expect(probeRender(render(['a']))[0]).toContain("node element id 'a'");
