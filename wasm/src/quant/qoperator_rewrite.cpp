@@ -364,7 +364,7 @@ class Rewriter {
   }
 
   // The records in file order (a node recorded twice, e.g. a DynamicQuantizeLinear feeding two
-  // integer operators, once) and the tensors they read and write, into the model.
+  // integer operators, once) and the tensors they read and write, into the summary.
   void keep_provenance() {
     std::stable_sort(records_.begin(), records_.end(),
                      [](const Record& a, const Record& b) { return a.index < b.index; });
@@ -473,8 +473,7 @@ class Rewriter {
   std::map<int, Operand> known_;
   std::map<std::tuple<int, int, int, int64_t>, std::pair<int, std::string>> dequantized_;  // -> value, its node
   std::map<std::tuple<int, DType, size_t>, int> zero_points_;
-  std::map<int, std::pair<int, std::string>>
-      dynamic_;  // DynamicQuantizeLinear node id -> its calibration node's output, name
+  std::map<int, std::pair<int, std::string>> dynamic_;  // DynamicQuantizeLinear id -> calibration output, name
   std::set<int> removed_;
   std::set<std::string> unused_candidates_;
   std::set<std::string> node_names_;
@@ -746,7 +745,6 @@ QOperatorRewriteSummary Rewriter::run(const std::vector<Rule>& table, const std:
       forget_pending();
     }
     if (pending_.empty()) {
-      forget_pending();
       nodes.push_back(g_.nodes[i]);  // a copy: rules read earlier nodes
       continue;
     }
@@ -805,6 +803,18 @@ QOperatorRewriteSummary rewrite_qoperators(ir::Model& model) {
 
 namespace {
 
+// The loaded graph's node file node `f` stands for: its output's quantizer, else the node of its own
+// name it became (its float operator), else another node it became that is left; "" when none is.
+std::string stands_for(const FileNode& f, const ir::Graph& g) {
+  for (const auto& [tensor, node] : f.quantizers)
+    if (!f.outputs.empty() && tensor == f.outputs[0]) return node;
+  const bool own = std::find(f.became.begin(), f.became.end(), f.name) != f.became.end();
+  if (own && g.find_node(f.name) >= 0) return f.name;
+  for (const auto& b : f.became)
+    if (g.find_node(b) >= 0) return b;
+  return "";
+}
+
 // After the Q/DQ import: each file node's quantizers named by their calibration nodes (a Q/DQ node
 // the rewrite made is now part of one, `qdq_nodes`), and the node each file node stands for.
 void resolve_file_nodes(const ir::Model& model, FileProvenance& file) {
@@ -820,16 +830,7 @@ void resolve_file_nodes(const ir::Model& model, FileProvenance& file) {
     for (const auto& [tensor, node] : f.quantizers)
       if (auto it = calibration_of.find(node); it != calibration_of.end()) resolved.emplace_back(tensor, it->second);
     f.quantizers = std::move(resolved);
-    // Its output's quantizer, else the node of its own name (its float operator), else another it became.
-    const auto output = std::find_if(f.quantizers.begin(), f.quantizers.end(),
-                                     [&](const auto& q) { return !f.outputs.empty() && q.first == f.outputs[0]; });
-    if (output != f.quantizers.end()) f.stands = output->second;
-    else if (std::count(f.became.begin(), f.became.end(), f.name) && g.find_node(f.name) >= 0) f.stands = f.name;
-    else {
-      auto it =
-          std::find_if(f.became.begin(), f.became.end(), [&](const std::string& b) { return g.find_node(b) >= 0; });
-      f.stands = it == f.became.end() ? std::string() : *it;
-    }
+    f.stands = stands_for(f, g);
   }
 }
 
