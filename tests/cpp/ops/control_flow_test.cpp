@@ -319,21 +319,6 @@ TEST(ControlFlow, MalformedSubgraphsAreLoadErrorsNamingTheNode) {
           << e.what();
     }
   }
-  {
-    GraphBuilder body;
-    body.calibration("x", {attr_floats("thresholds", {1.0f})});
-    body.output("x_cal");
-    GraphBuilder b;
-    b.input("c", DType::Bool, {});
-    b.input("x", DType::Float, {2});
-    auto g = body.subgraph();
-    b.node("if", "If", {"c"}, {"y"}, {attr_graph("then_branch", g), attr_graph("else_branch", g)});
-    b.output("y");
-    const std::string e = load_error(b.model());
-    EXPECT_NE(e.find("calibration node 'x_HzCalibration' is inside subgraph 'body' of node 'if' (If)"),
-              std::string::npos)
-        << e;
-  }
 }
 
 TEST(ControlFlow, BodyErrorsAtRunTimeNameTheNode) {
@@ -421,29 +406,41 @@ TEST(ControlFlow, TheMemoryBudgetAppliesInsideBodies) {
   EXPECT_EQ(ys.data<float>()[1000 * 256 - 1], 2.0f);
 }
 
-TEST(ControlFlow, QdqNodesInsideSubgraphsAreKeptWithAWarning) {
+// A QuantizeLinear -> DequantizeLinear pair (uint8, zero point 0) on the outer x in each branch of an If.
+std::shared_ptr<ir::Graph> qdq_branch(const std::string& name, float scale) {
   GraphBuilder body;
-  body.initializer("s", floats({}, {0.1f}));
+  body.initializer("s", floats({}, {scale}));
   body.node("q", "QuantizeLinear", {"x", "s"}, {"xq"});
   body.node("dq", "DequantizeLinear", {"xq", "s"}, {"xd"});
   body.output("xd");
+  return body.subgraph(name);
+}
+
+TEST(ControlFlow, QdqNodesInsideSubgraphsBecomeCalibrationNodes) {
   GraphBuilder b;
   b.input("c", DType::Bool, {});
   b.input("x", DType::Float, {2});
-  auto g = body.subgraph("branch");
-  b.node("if", "If", {"c"}, {"y"}, {attr_graph("then_branch", g), attr_graph("else_branch", g)});
+  b.node("if", "If", {"c"}, {"y"},
+         {attr_graph("then_branch", qdq_branch("then", 0.1f)), attr_graph("else_branch", qdq_branch("else", 0.2f))});
   b.output("y");
   ir::Model m = b.model();
   const quant::QdqImportSummary summary = quant::import_qdq(m);
-  EXPECT_EQ(summary.activations + summary.weights, 0u);
-  ASSERT_EQ(m.warnings.size(), 1u);
-  EXPECT_NE(m.warnings[0].find("inside subgraphs kept as they are"), std::string::npos) << m.warnings[0];
-  EXPECT_NE(m.warnings[0].find("'q' in subgraph 'branch' of node 'if'"), std::string::npos) << m.warnings[0];
-  // They run as plain ops (uint8, zero point 0): 0.26 / 0.1 = 2.6 rounds to 3, so 0.3; -0.04 saturates to 0.
+  EXPECT_EQ(summary.activations, 2u);
+  EXPECT_EQ(summary.left, 0u);
+  EXPECT_TRUE(m.warnings.empty());
   exec::Executor ex(std::move(m));
-  const Tensor y = ex.outputs(ex.run({boolean(true), floats({2}, {0.26f, -0.04f})}, ex.stored_config()))[0];
-  EXPECT_NEAR(values(y)[0], 0.3f, 1e-6f);
-  EXPECT_NEAR(values(y)[1], 0.0f, 1e-6f);
+  ASSERT_EQ(ex.calibrations().size(), 2u);
+  EXPECT_EQ(ex.calibrations()[0].node_name, "if/then_branch/x");  // named after the tensor it quantizes
+  EXPECT_EQ(ex.calibrations()[1].node_name, "if/else_branch/x");
+  const Tensor x = floats({2}, {0.26f, -0.04f});
+  // then, ON: 0.26 / 0.1 = 2.6 rounds to 3, so 0.3; -0.04 saturates to 0. OFF: x itself.
+  const Tensor on = ex.outputs(ex.run({boolean(true), x}, ex.stored_config()))[0];
+  EXPECT_NEAR(values(on)[0], 0.3f, 1e-6f);
+  EXPECT_NEAR(values(on)[1], 0.0f, 1e-6f);
+  EXPECT_EQ(values(ex.outputs(ex.run({boolean(true), x}, ex.uniform_config(false)))[0]), values(x));
+  // else, ON: 0.26 / 0.2 = 1.3 rounds to 1, so 0.2.
+  const Tensor other = ex.outputs(ex.run({boolean(false), x}, ex.stored_config()))[0];
+  EXPECT_NEAR(values(other)[0], 0.2f, 1e-6f);
 }
 
 }  // namespace

@@ -157,34 +157,34 @@ ChannelHistogram channel_histogram(const Tensor& data, int64_t axis, int64_t cha
 
 ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const quant::CalibrationRelations&,
                                                     const data::CalibrationData& data, const ChannelwiseOptions& o) {
-  const ir::Graph& g = ex.graph();
-  check_node_names(g, o.nodes);
-  std::vector<int> keep;  // inputs of calibration nodes that are computed (activations)
+  check_node_names(ex, o.nodes);
+  std::vector<int> activations;  // calibration nodes whose inputs are computed (inside a subgraph: every execution, §1.13)
   for (const auto& name : o.nodes) {
     const int ci = ex.calibration_index(name);
     check(ci >= 0, name + " is not a calibration node: channel-wise distributions exist only for weight and "
                           "activation calibration nodes.");
     const auto& spec = ex.calibrations()[static_cast<size_t>(ci)];
-    if (!g.constant(spec.input_value)) keep.push_back(spec.input_value);
+    if (!spec.graph->constant(spec.input_value)) activations.push_back(ci);
   }
   ChannelwiseResult result;
   const size_t sample = single_sample(data, o.selection);
   result.sample = data.sample_names()[sample];
-  exec::RunRecord base, calibrated;
-  if (!keep.empty()) {
-    base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
-    calibrated = ex.run_incremental(base, quantized_config(ex, o.config), keep);
-  }
+  std::vector<Tensor> observed;
+  if (!activations.empty())
+    observed = observe_calibration_inputs(ex, data.samples()[sample], quantized_config(ex, o.config), activations);
+  size_t next_activation = 0;
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {
     const auto& spec = ex.calibrations()[static_cast<size_t>(ex.calibration_index(o.nodes[k]))];
     ChannelwisePlot p;
     p.name = spec.node_name;
-    const Tensor* constant = g.constant(spec.input_value);
+    const Tensor* constant = spec.graph->constant(spec.input_value);
     const bool weight = constant && spec.kind == quant::TensorKind::Weight;
     p.kind = weight ? "weight" : "activation";
-    const Tensor values = constant ? (weight ? weight_view(g, spec, constant->to_float()) : constant->to_float())
-                                   : value_of(ex, calibrated, spec.input_value).to_float();
+    const Tensor values = constant ? (weight ? weight_view(*spec.graph, spec, constant->to_float()) : constant->to_float())
+                                   : observed[next_activation++];
+    check(values.defined(), "calibration node '" + spec.node_name + "' did not run on sample '" + result.sample +
+                                "' (inside a branch the sample does not take): it has no data to plot");
     p.shape = values.shape();
     // The default activation axis 1 does not exist in a scalar or a vector (runall's node list may hold
     // such nodes, §7): a vector's channels lie along its only axis, a scalar is one channel.

@@ -134,12 +134,16 @@ enum class Branch { Activation, Weight, NodeOutput };
 
 Branch branch_of(const exec::Executor& ex, const std::string& name) {
   const int ci = ex.calibration_index(name);
-  if (ci < 0) return Branch::NodeOutput;
+  if (ci < 0) {
+    check(ex.graph().find_node(name) >= 0, "node '" + name + "' is inside a subgraph: its outputs are not tensors of "
+                                           "the model's run; plot a calibration node inside it instead");
+    return Branch::NodeOutput;
+  }
   const auto& spec = ex.calibrations()[static_cast<size_t>(ci)];
   if (spec.kind == quant::TensorKind::Feature) return Branch::Activation;
   // The original also requires the name "<initializer>_HzCalibration"; any weight node reading a
   // constant qualifies here (docs/compatibility.md).
-  if (spec.kind == quant::TensorKind::Weight && ex.graph().constant(spec.input_value)) return Branch::Weight;
+  if (spec.kind == quant::TensorKind::Weight && spec.graph->constant(spec.input_value)) return Branch::Weight;
   return Branch::NodeOutput;
 }
 
@@ -148,39 +152,42 @@ Branch branch_of(const exec::Executor& ex, const std::string& name) {
 DistributionResult plot_distribution(exec::Executor& ex, const quant::CalibrationRelations&,
                                      const data::CalibrationData& data, const DistributionOptions& o) {
   const ir::Graph& g = ex.graph();
-  check_node_names(g, o.nodes);
+  check_node_names(ex, o.nodes);
   DistributionResult result;
   const size_t sample = single_sample(data, o.selection);
   result.sample = data.sample_names()[sample];
 
-  // One calibrated run serves every name: keep what the activation / node-output branches read.
-  // Weight calibration nodes alone need no run (their plots come from the stored weights), so they
-  // work on a model that cannot run (docs/compatibility.md).
-  std::vector<int> keep;
-  bool needs_run = false;
+  // One calibrated run serves every node output, one observed run every activation (inside a
+  // subgraph: every execution, §1.13). Weight calibration nodes alone need no run (their plots come
+  // from the stored weights), so they work on a model that cannot run (docs/compatibility.md).
+  std::vector<int> keep, activations;
   for (const auto& name : o.nodes) {
     const Branch b = branch_of(ex, name);
-    if (b != Branch::Weight) needs_run = true;
-    if (b == Branch::Activation) keep.push_back(ex.calibrations()[static_cast<size_t>(ex.calibration_index(name))].input_value);
+    if (b == Branch::Activation) activations.push_back(ex.calibration_index(name));
     if (b == Branch::NodeOutput)
       for (int v : g.node(g.find_node(name)).outputs)
         if (v >= 0) keep.push_back(v);
   }
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
   exec::RunRecord base, calibrated;
-  if (needs_run) {
+  if (!keep.empty()) {
     base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
     calibrated = ex.run_incremental(base, quantized, keep);
   }
+  std::vector<Tensor> observed;
+  if (!activations.empty()) observed = observe_calibration_inputs(ex, data.samples()[sample], quantized, activations);
+  size_t next_activation = 0;
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {
     const std::string& name = o.nodes[k];
     switch (branch_of(ex, name)) {
       case Branch::Activation: {
         const auto& spec = ex.calibrations()[static_cast<size_t>(ex.calibration_index(name))];
-        DistributionPlot p = new_plot(name, "activation", g.value(spec.input_value).name,
+        DistributionPlot p = new_plot(name, "activation", spec.graph->value(spec.input_value).name,
                                       name + " activation distribution", "activation_" + file_safe(name) + ".png");
-        const Tensor x = value_of(ex, calibrated, spec.input_value).to_float();
+        const Tensor& x = observed[next_activation++];
+        check(x.defined(), "calibration node '" + name + "' did not run on sample '" + result.sample +
+                               "' (inside a branch the sample does not take): it has no activation to plot");
         p.histograms.push_back(histogram_of(x, "Input data distribution", "#99ffbb", true, o.bins));
         if (!spec.thresholds.empty()) {
           p.has_threshold = true;
@@ -192,9 +199,9 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
       }
       case Branch::Weight: {
         const auto& spec = ex.calibrations()[static_cast<size_t>(ex.calibration_index(name))];
-        DistributionPlot p = new_plot(name, "weight", g.value(spec.input_value).name, name + " weight distribution",
-                                      "weight_" + file_safe(name) + ".png");
-        const Tensor w = g.constant(spec.input_value)->to_float();
+        DistributionPlot p = new_plot(name, "weight", spec.graph->value(spec.input_value).name,
+                                      name + " weight distribution", "weight_" + file_safe(name) + ".png");
+        const Tensor w = spec.graph->constant(spec.input_value)->to_float();
         // The weight under the quantized model's qtype for it (the stored one unless a configuration
         // overrides it) and its rounding.
         const std::string& override_qtype = quantized.qtype[static_cast<size_t>(ex.calibration_index(name))];

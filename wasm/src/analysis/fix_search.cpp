@@ -104,7 +104,7 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
     for (size_t k = 0; k < o.candidate_nodes.size(); ++k) {
       const std::string& n = o.candidate_nodes[k];
       const std::string field = "options.candidates[" + std::to_string(k) + "]";
-      check(ex.graph().find_node(n) >= 0, field + ": node '" + n + "' does not exist in the model");
+      check(ex.names_node(n), field + ": node '" + n + "' does not exist in the model");
       check(seen.insert(n).second, field + ": node '" + n + "' is listed twice");
       check(!calibration_set(ex, rel, {n}).empty(), field + ": node '" + n + "' has no calibration node to raise");
       out.push_back({n});

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the analyses: resolving names to value ids / calibration sets (§1.9), the
 // variant configurations of §1.8 (white-list / black-list models) and single-sample selection.
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,8 +24,9 @@ inline std::vector<int> value_ids(const ir::Graph& g, const std::vector<std::str
   return ids;
 }
 
-inline void check_node_names(const ir::Graph& g, const std::vector<std::string>& names) {
-  for (const auto& n : names) check(g.find_node(n) >= 0, n + " does not exist in the model.");
+// Names of main-graph nodes or of calibration nodes at any depth (§1.13).
+inline void check_node_names(const exec::Executor& ex, const std::vector<std::string>& names) {
+  for (const auto& n : names) check(ex.names_node(n), n + " does not exist in the model.");
 }
 
 // Union of the calibration sets of `names` as indices into Executor::calibrations(), ascending.
@@ -57,6 +59,48 @@ inline const Tensor& value_of(const exec::Executor& ex, const exec::RunRecord& r
          value_kind_name(t.kind()) + ", not a tensor: the analyses compare tensors only");
   }
   return t;
+}
+
+// The inputs of calibration nodes `calibrations` (indices into Executor::calibrations()) in one run of
+// `inputs` under `config`, as float tensors: a main-graph node's one input; a subgraph's node's
+// executions (every iteration, every branch taken) concatenated along axis 0 in execution order, a
+// scalar counting as [1] (§1.13). Undefined for a node the run never executed.
+inline std::vector<Tensor> observe_calibration_inputs(exec::Executor& ex, const std::vector<Tensor>& inputs,
+                                                      const exec::QuantConfig& config,
+                                                      const std::vector<int>& calibrations) {
+  std::vector<int> slot(ex.calibrations().size(), -1);
+  for (size_t k = 0; k < calibrations.size(); ++k) slot[static_cast<size_t>(calibrations[k])] = static_cast<int>(k);
+  std::vector<std::vector<Tensor>> seen(calibrations.size());
+  {
+    exec::Executor::ScopedCalibrationProbe probe(ex, [&](int ci, const Tensor& x) {
+      if (slot[static_cast<size_t>(ci)] >= 0)
+        seen[static_cast<size_t>(slot[static_cast<size_t>(ci)])].push_back(x.to_float());
+    });
+    ex.run(inputs, config);
+  }
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < calibrations.size(); ++k) {
+    const std::vector<Tensor>& parts = seen[k];
+    if (parts.size() <= 1) {
+      out.push_back(parts.empty() ? Tensor() : parts[0]);
+      continue;
+    }
+    const std::string& name = ex.calibrations()[static_cast<size_t>(calibrations[k])].node_name;
+    Shape shape = parts[0].rank() ? parts[0].shape() : Shape{1};
+    shape[0] = 0;
+    for (const Tensor& p : parts) {
+      const Shape s = p.rank() ? p.shape() : Shape{1};
+      check(std::equal(s.begin() + 1, s.end(), shape.begin() + 1, shape.end()),
+            "calibration node '" + name + "' reads tensors of shapes " + shape_str(parts[0].shape()) + " and " +
+                shape_str(p.shape()) + " in one run: its executions cannot be put together along axis 0");
+      shape[0] += s[0];
+    }
+    Tensor all(DType::Float, shape);
+    float* dst = all.mutable_data<float>();
+    for (const Tensor& p : parts) dst = std::copy(p.data<float>(), p.data<float>() + p.numel(), dst);
+    out.push_back(std::move(all));
+  }
+  return out;
 }
 
 // "The quantized model" of an analysis: the request's configuration (docs/config-schema.md) when one

@@ -15,13 +15,13 @@ std::vector<SensitivityItem> sensitivity_items(const exec::Executor& ex, const q
   std::vector<SensitivityItem> items;
   if (o.has_interested) {
     for (const auto& names : o.interested) {
-      check_node_names(ex.graph(), names);
+      check_node_names(ex, names);
       items.push_back({join(names, "+"), calibration_set(ex, rel, names)});
     }
     return items;
   }
   if (o.node_type == "node") {
-    for (const auto& [name, outs] : rel.normal_nodes()) items.push_back({name, calibration_set(ex, rel, {name})});
+    for (const auto& name : rel.node_items()) items.push_back({name, calibration_set(ex, rel, {name})});
   } else if (o.node_type == "weight" || o.node_type == "activation") {
     const auto kind = o.node_type == "weight" ? quant::TensorKind::Weight : quant::TensorKind::Feature;
     for (size_t i = 0; i < cals.size(); ++i)
@@ -58,7 +58,7 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   const auto& types = node_types();
   if (!o.has_interested && std::find(types.begin(), types.end(), o.node_type) == types.end())
     fail("node_type:" + o.node_type + " is unavailable.");
-  check_node_names(ex.graph(), o.output_nodes);
+  check_node_names(ex, o.output_nodes);
 
   SensitivityResult result;
   result.node_type = o.node_type;

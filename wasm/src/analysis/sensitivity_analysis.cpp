@@ -50,7 +50,7 @@ float cosine_of(exec::Executor& ex, const std::vector<SampleBases>& bases, const
 
 SensitivityAnalysisResult sensitivity_analysis(exec::Executor& ex, const quant::CalibrationRelations& rel,
                                                const data::CalibrationData& data, const SensitivityAnalysisOptions& o) {
-  check_node_names(ex.graph(), o.sensitive_nodes);
+  check_node_names(ex, o.sensitive_nodes);
   if (o.qtype != "float32") quant::QType::parse(o.qtype);  // rejects unknown names up front
   SensitivityAnalysisResult result;
   result.qtype = o.qtype;

@@ -84,8 +84,7 @@ double first_or_nan(const std::vector<float>& v) { return v.empty() ? std::nan("
 
 StatInfoResult get_calibration_nodes_stat_info(exec::Executor& ex, const quant::CalibrationRelations&,
                                                const data::CalibrationData& data, const StatInfoOptions& o) {
-  const ir::Graph& g = ex.graph();
-  if (o.has_nodes) check_node_names(g, o.nodes);
+  if (o.has_nodes) check_node_names(ex, o.nodes);
   auto selected = [&](const quant::CalibrationSpec& spec) {
     return !o.has_nodes || std::find(o.nodes.begin(), o.nodes.end(), spec.node_name) != o.nodes.end();
   };
@@ -96,7 +95,7 @@ StatInfoResult get_calibration_nodes_stat_info(exec::Executor& ex, const quant::
     if (spec.kind == quant::TensorKind::Feature) features.push_back(&spec);
     if (spec.kind != quant::TensorKind::Weight) continue;
     NodeStatInfo info = header(spec);
-    const Tensor* w = g.constant(spec.input_value);
+    const Tensor* w = spec.graph->constant(spec.input_value);
     check(w != nullptr, "weight calibration node '" + spec.node_name + "' does not read an initializer");
     const Tensor wf = w->to_float();
     check(wf.rank() >= 1, "weight of '" + spec.node_name + "' is a scalar; rows are taken along dim 0");
@@ -108,17 +107,20 @@ StatInfoResult get_calibration_nodes_stat_info(exec::Executor& ex, const quant::
   if (features.empty()) return result;
 
   // Features: the float model (every calibration node OFF) over all samples; the node's output
-  // equals its input there. Channels along axis 1 (the original assumes 4-D NCHW).
-  std::vector<int> keep;
-  for (const auto* spec : features) keep.push_back(spec->output_value);
+  // equals its input there (inside a subgraph: every execution, §1.13). Channels along axis 1 (the
+  // original assumes 4-D NCHW).
+  std::vector<int> observed_ids;
+  for (const auto* spec : features) observed_ids.push_back(ex.calibration_index(spec->node_name));
   std::vector<ChannelExtremes> extremes(features.size());
   const std::vector<size_t> samples = data.select(0);
   const exec::QuantConfig float_config = ex.uniform_config(false);
   for (size_t k = 0; k < samples.size(); ++k) {
     result.samples.push_back(data.sample_names()[samples[k]]);
-    const exec::RunRecord run = ex.run(data.samples()[samples[k]], float_config, keep);
+    const std::vector<Tensor> observed =
+        observe_calibration_inputs(ex, data.samples()[samples[k]], float_config, observed_ids);
     for (size_t f = 0; f < features.size(); ++f) {
-      const Tensor t = value_of(ex, run, features[f]->output_value).to_float();
+      const Tensor& t = observed[f];
+      if (!t.defined()) continue;  // inside a branch this sample does not take
       int64_t channels = 1, inner = 1, outer = 1;
       if (t.rank() >= 2) {
         outer = t.dim(0);

@@ -146,7 +146,7 @@ ResolvedConfig apply_config(const exec::Executor& ex, const CalibrationRelations
   for (size_t i = 0; i < d.intents.size(); ++i) {
     const ConfigIntent& intent = d.intents[i];
     const std::string field = what + ".intents[" + std::to_string(i) + "].node";
-    check(ex.graph().find_node(intent.node) >= 0, field + ": " + quoted(intent.node) + " is not a node of the model");
+    check(ex.names_node(intent.node), field + ": " + quoted(intent.node) + " is not a node of the model");
     std::vector<size_t> targets;
     for (const auto& c : rel.calibration_by_node(intent.node)) {
       const int idx = ex.calibration_index(c);

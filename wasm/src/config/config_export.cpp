@@ -129,7 +129,7 @@ struct OrtPlan {
 // onnxruntime's name `<W>_quantized` the float weight `<W>` quantize_static reads.
 std::string ort_tensor_name(const exec::Executor& ex, const CalibrationSpec& spec) {
   const std::string t = qdq_tensor_of(ex, spec);
-  if (t.empty()) return ex.graph().value(spec.input_value).name;
+  if (t.empty()) return spec.graph->value(spec.input_value).name;
   static const std::string suffix = "_quantized";
   const bool stored_integers = spec.qdq_nodes.size() == 1;
   if (stored_integers && t.size() > suffix.size() && t.compare(t.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -366,7 +366,7 @@ bool export_is_binary(const std::string& format) {
 
 std::string qdq_tensor_of(const exec::Executor& ex, const CalibrationSpec& spec) {
   if (!spec.affine || spec.node_id < 0) return "";
-  return ex.graph().node(spec.node_id).attr_string("qdq_tensor", "");
+  return spec.graph->node(spec.node_id).attr_string("qdq_tensor", "");
 }
 
 std::vector<RaisedNode> raised_nodes(const exec::Executor& ex, const CalibrationRelations& rel, const ExportInput& in) {
@@ -448,6 +448,9 @@ std::vector<uint8_t> export_calibrated_onnx(const exec::Executor& ex, const Expo
     check(!spec.affine, "calibrated-onnx: '" + spec.node_name +
                             "' is a QuantizeLinear/DequantizeLinear quantizer of the model, not an HzCalibration node; "
                             "qdq-onnx writes a Q/DQ model's configuration");
+    check(!spec.in_subgraph(), "calibrated-onnx: calibration node '" + spec.node_name +
+                                   "' is inside a subgraph; this format writes the main graph's calibration nodes "
+                                   "only: leave its state as stored, or export a configuration document");
     expected_scales[spec.node_name] = c.set_qtype ? derive_scales(spec, QType::parse(q)) : spec.scales;
     changes[spec.node_name] = std::move(c);
   }

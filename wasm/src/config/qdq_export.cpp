@@ -298,7 +298,7 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
       c.zero_points = derive_zero_points(spec, c.qtype, c.scales);
       c.zero_points = per_channel(c.zero_points, c.scales.size());
     }
-    c.dequantized = ex.graph().constant(spec.input_value);
+    c.dequantized = spec.graph->constant(spec.input_value);
     c.tensor = qdq_tensor_of(ex, spec);
     if (c.tensor.empty()) c.tensor = spec.node_name;
     changes.push_back(std::move(c));

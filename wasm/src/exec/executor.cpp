@@ -65,6 +65,11 @@ class Executor::BodyRunner final : public SubgraphRunner {
 };
 
 Executor::Executor(ir::Model model, bool allow_unsupported) : model_(std::move(model)) {
+  for (const quant::CalibrationSite& site : quant::calibration_sites(model_.graph))
+    calibrations_.push_back(quant::parse_calibration(site));
+  quant::for_each_scope(model_.graph, [&](const ir::Graph& g, const std::string& prefix, int) {
+    for (const ir::Node& node : g.nodes) node_names_.insert(prefix + node.name);
+  });
   std::vector<std::pair<const OpDef*, const ir::Node*>> checks;
   build_plan(root_, model_.graph, nullptr, nullptr, unsupported_, checks);
   if (!unsupported_.empty() && !allow_unsupported) fail(unsupported_message());
@@ -131,12 +136,7 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
       if (!node.inputs.empty() && node.inputs[0] >= 0 && g.value(node.inputs[0]).info.kind != ValueKind::Dense)
         fail("calibration node '" + node.name + "' reads '" + g.value(node.inputs[0]).name + "', a " +
              value_kind_name(g.value(node.inputs[0]).info.kind) + ": calibration nodes quantize tensors only");
-      // The analyses address a calibration node by its tensors in the main graph's run record.
-      if (owner)
-        fail("calibration node '" + node.name + "' is inside subgraph '" + g.name + "' of node '" + owner->name +
-             "' (" + owner->op_type + "): calibration nodes inside subgraphs are not supported");
-      plan.node_calibration[i] = static_cast<int>(calibrations_.size());
-      calibrations_.push_back(quant::parse_calibration(g, static_cast<int>(i)));
+      plan.node_calibration[i] = calibration_at(g, static_cast<int>(i));
       continue;
     }
     const OpDef* def = registry.find_op(node.domain, node.op_type, node.opset);
@@ -188,6 +188,14 @@ std::vector<Tensor> Executor::run_body(const GraphPlan& plan, const std::vector<
   }
   return out;
 }
+
+int Executor::calibration_at(const ir::Graph& g, int node_id) const {
+  for (size_t i = 0; i < calibrations_.size(); ++i)
+    if (calibrations_[i].graph == &g && calibrations_[i].node_id == node_id) return static_cast<int>(i);
+  fail("calibration node '" + g.node(node_id).name + "' is not in the model's list of calibration nodes");
+}
+
+bool Executor::names_node(const std::string& name) const { return node_names_.count(name) > 0; }
 
 int Executor::calibration_index(const std::string& node_name) const {
   for (size_t i = 0; i < calibrations_.size(); ++i)
@@ -252,7 +260,7 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
     return quant::fake_quantize(spec, qtype, override_type ? quant::derive_scales(spec, qtype) : spec.scales, input,
                                 config.round);
   };
-  if (!graph().constant(spec.input_value)) return compute();
+  if (!spec.graph->constant(spec.input_value)) return compute();
   // Weights: quantized once per (node, qtype, rounding) and reused by every later run.
   const std::string key = std::to_string(ci) + "|" + qtype.name + "|" + std::to_string(static_cast<int>(config.round));
   auto it = weight_cache_.find(key);
@@ -296,6 +304,7 @@ void Executor::execute_node_untimed(const GraphPlan& plan, int node_id, NodeIo& 
       check(inputs[0] != nullptr, "calibration node '" + node.name + "' has no input");
       check(inputs[0]->is_dense(), "calibration node '" + node.name + "' reads a " + value_str(*inputs[0]) +
                                        ": calibration nodes quantize tensors only");
+      if (calibration_probe_) calibration_probe_(ci, *inputs[0]);
       outputs[0] = run_calibration(ci, *inputs[0], config);
       return;
     }
@@ -478,6 +487,18 @@ RunRecord Executor::run_incremental_values(const RunRecord& base, const QuantCon
   return incremental(base, config, values, false, stats);
 }
 
+std::vector<uint8_t> Executor::switched_nodes(const QuantConfig& from, const QuantConfig& to) const {
+  std::vector<uint8_t> switched(graph().nodes.size(), 0);
+  for (size_t ci = 0; ci < calibrations_.size(); ++ci) {
+    if (calibration_state_key(from, ci) == calibration_state_key(to, ci)) continue;
+    const quant::CalibrationSpec& spec = calibrations_[ci];
+    // A calibration node inside a subgraph runs once per iteration or branch taken, under the
+    // control-flow node that runs the subgraph: that node re-runs as one unit (§1.13).
+    switched[static_cast<size_t>(spec.in_subgraph() ? spec.owner_node : spec.node_id)] = 1;
+  }
+  return switched;
+}
+
 RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                                 bool with_outputs, RunStats* stats) {
   require_runnable();
@@ -529,6 +550,7 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
     const Tensor* cached = held_base(v);
     if (!cached || !same_bits(t, *cached)) changed[static_cast<size_t>(v)] = std::move(t);
   };
+  const std::vector<uint8_t> switched = switched_nodes(base.config, config);
   NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
@@ -536,9 +558,7 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
     bool dirty = false;
     // A control-flow node is one unit: it re-runs when an input or a tensor its subgraphs read changed.
     for_each_dependency(node, [&](int in) { dirty = dirty || changed[static_cast<size_t>(in)].defined(); });
-    const int ci = root_.node_calibration[i];
-    if (ci >= 0 && !dirty)
-      dirty = calibration_state_key(config, static_cast<size_t>(ci)) != calibration_state_key(base.config, static_cast<size_t>(ci));
+    dirty = dirty || switched[i];
     if (!dirty) {
       if (stats) ++stats->nodes_skipped;
       continue;

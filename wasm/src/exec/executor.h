@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,9 @@ class Executor {
   // with `allow_unsupported` the model loads in a limited state instead: the graph, the calibration
   // nodes and the stored weights are there, and every run fails with that list (require_runnable).
   explicit Executor(ir::Model model, bool allow_unsupported = false);
+  // Its calibration specs and plans point into its model: an executor stays where it was made.
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   // A node whose op has no kernel (in the main graph or a subgraph).
   struct UnsupportedNode {
@@ -45,6 +49,9 @@ class Executor {
   const ir::Graph& graph() const { return model_.graph; }
   const std::vector<quant::CalibrationSpec>& calibrations() const { return calibrations_; }
   int calibration_index(const std::string& node_name) const;  // -1 when absent
+  // Whether `name` names a node of the main graph or, by its qualified name (§1.13), of a subgraph at
+  // any depth: the names an analysis or a configuration accepts.
+  bool names_node(const std::string& name) const;
 
   // Configurations: as stored in the file (switch attribute), all ON, all OFF (the float model).
   QuantConfig stored_config() const;
@@ -105,6 +112,24 @@ class Executor {
     Executor& executor_;
   };
 
+  // Observation hook of the analyses that read calibration nodes' inputs (stat info, distribution):
+  // called with every execution of a calibration node in a run, in the main graph once, inside a
+  // subgraph once per iteration or branch taken (§1.13). Incremental runs skip what they reuse, so
+  // observers use run(). ScopedCalibrationProbe installs one for a scope.
+  using CalibrationProbe = std::function<void(int calibration, const Tensor& input)>;
+  class ScopedCalibrationProbe {
+   public:
+    ScopedCalibrationProbe(Executor& executor, CalibrationProbe probe) : executor_(executor) {
+      executor_.calibration_probe_ = std::move(probe);
+    }
+    ~ScopedCalibrationProbe() { executor_.calibration_probe_ = nullptr; }
+    ScopedCalibrationProbe(const ScopedCalibrationProbe&) = delete;
+    ScopedCalibrationProbe& operator=(const ScopedCalibrationProbe&) = delete;
+
+   private:
+    Executor& executor_;
+  };
+
   // Graph outputs of a record, in graph output order.
   std::vector<Tensor> outputs(const RunRecord& record) const;
   // The same for the faces that hand outputs on as arrays (run, .npy files): an output that is a
@@ -155,6 +180,7 @@ class Executor {
   void execute_node(const GraphPlan& plan, int node_id, NodeIo& io, const QuantConfig& config);
   void execute_node_untimed(const GraphPlan& plan, int node_id, NodeIo& io, const QuantConfig& config);
   Tensor run_calibration(int cali_index, const Tensor& input, const QuantConfig& config);
+  int calibration_at(const ir::Graph& g, int node_id) const;  // the index of a calibration node of `g`
   // The qtype `config` gives calibration node `cali_index` when it differs from the stored one.
   std::optional<quant::QType> qtype_override(int cali_index, const QuantConfig& config) const;
   // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
@@ -163,16 +189,21 @@ class Executor {
   RunRecord incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep, bool with_outputs,
                         RunStats* stats);
   void check_config(const QuantConfig& config) const;
+  // Per main-graph node: 1 where a calibration node whose state differs between `from` and `to` is,
+  // or the control-flow node holding it.
+  std::vector<uint8_t> switched_nodes(const QuantConfig& from, const QuantConfig& to) const;
 
   ir::Model model_;
   GraphPlan root_;
   std::vector<UnsupportedNode> unsupported_;      // nodes without a kernel (allow_unsupported)
   std::vector<quant::CalibrationSpec> calibrations_;
   std::vector<quant::QType> stored_qtypes_;
+  std::set<std::string> node_names_;  // every node at any depth, subgraphs' by qualified name
   // Fake-quantized weights, computed once per (calibration node, qtype name, round mode).
   std::map<std::string, Tensor> weight_cache_;
   size_t keep_all_budget_ = 0;
   NodeTimer node_timer_;
+  CalibrationProbe calibration_probe_;
   RunCache run_cache_{kDefaultRunCacheBudget};
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -83,13 +84,56 @@ bool is_calibration_node(const ir::Node& node) {
   return node.op_type == "HzCalibration" && (node.domain == "horizon" || node.domain.empty());
 }
 
+namespace {
+
+void visit_scopes(const ir::Graph& g, const std::string& prefix, int owner,
+                  const std::function<void(const ir::Graph&, const std::string&, int)>& f) {
+  f(g, prefix, owner);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
+    const int unit = owner >= 0 ? owner : static_cast<int>(i);
+    for (const ir::Attribute& a : node.attributes) {
+      const std::string inner = prefix + node.name + "/" + a.name + "/";
+      if (a.g) visit_scopes(*a.g, inner, unit, f);
+      for (const auto& sub : a.graphs) visit_scopes(*sub, inner, unit, f);
+    }
+  }
+}
+
+}  // namespace
+
+void for_each_scope(const ir::Graph& main, const std::function<void(const ir::Graph&, const std::string&, int)>& f) {
+  visit_scopes(main, "", -1, f);
+}
+
+std::vector<CalibrationSite> calibration_sites(const ir::Graph& main) {
+  std::vector<CalibrationSite> sites;
+  for_each_scope(main, [&](const ir::Graph& g, const std::string& prefix, int owner) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (is_calibration_node(g.nodes[i])) sites.push_back({&g, static_cast<int>(i), prefix + g.nodes[i].name, owner});
+  });
+  // Item names must be unique in the model: a subgraph's qualified name could repeat a main-graph name.
+  std::set<std::string> seen;
+  for (const CalibrationSite& s : sites) {
+    const bool clash = !seen.insert(s.name).second || (s.owner_node >= 0 && main.find_node(s.name) >= 0);
+    check(!clash, "calibration node '" + s.graph->node(s.node_id).name + "' inside node '" +
+                      main.node(std::max(s.owner_node, 0)).name + "' would go by the name '" + s.name +
+                      "', which another node of the model already has");
+  }
+  return sites;
+}
+
+CalibrationSpec parse_calibration(const CalibrationSite& site) {
+  CalibrationSpec spec = parse_calibration(*site.graph, site.node_id);
+  spec.node_name = site.name;
+  spec.owner_node = site.owner_node;
+  return spec;
+}
+
 CalibrationCounts count_calibration_nodes(const ir::Graph& graph) {
   CalibrationCounts counts;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (!is_calibration_node(graph.nodes[i])) continue;
-    const auto spec = parse_calibration(graph, static_cast<int>(i));
-    (spec.kind == TensorKind::Weight ? counts.weights : counts.activations)++;
-  }
+  for (const CalibrationSite& site : calibration_sites(graph))
+    (parse_calibration(site).kind == TensorKind::Weight ? counts.weights : counts.activations)++;
   return counts;
 }
 
@@ -187,6 +231,7 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   CalibrationSpec spec;
   spec.node_name = node.name;
   spec.node_id = node_id;
+  spec.graph = &graph;
   const std::string where = "calibration node '" + node.name + "'";
   check(!node.inputs.empty() && node.inputs[0] >= 0, where + " has no data input");
   check(!node.outputs.empty() && node.outputs[0] >= 0, where + " has no output");
@@ -304,14 +349,12 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
 
 std::vector<std::string> model_warnings(const ir::Model& model) {
   std::vector<std::string> warnings = model.warnings;
-  size_t calibrations = 0;
-  for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
-    if (!is_calibration_node(model.graph.nodes[i])) continue;
-    ++calibrations;
-    const CalibrationSpec spec = parse_calibration(model.graph, static_cast<int>(i));
+  const std::vector<CalibrationSite> sites = calibration_sites(model.graph);
+  for (const CalibrationSite& site : sites) {
+    const CalibrationSpec spec = parse_calibration(site);
     warnings.insert(warnings.end(), spec.warnings.begin(), spec.warnings.end());
   }
-  if (calibrations == 0)
+  if (sites.empty())
     warnings.push_back("the model has no HzCalibration node: nothing in it is quantized, so every analysis is empty "
                        "(open the calibrated model, not the float one)");
   return warnings;

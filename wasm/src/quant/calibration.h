@@ -2,6 +2,7 @@
 // The Horizon calibrated-model dialect: HzCalibration attributes canonicalised as the original tool's
 // IR does (§1.3–1.4), and the fake-quant math of §1.5.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,40 @@ struct CalibrationSpec {
   // stored scales the thresholds override).
   std::vector<std::string> warnings;
 
+  // Where the node is (§1.13): the graph holding it (node_id, input_value and output_value index that
+  // graph) and, inside a subgraph, the main-graph node id of the outermost If, Loop or Scan holding it.
+  const ir::Graph* graph = nullptr;
+  int owner_node = -1;  // -1: in the main graph
+
   std::string kind_name() const;  // "weight" / "feature" / ""
+  bool in_subgraph() const { return owner_node >= 0; }
 };
+
+// Calls f(graph, prefix, owner_node) for the main graph ("", -1) and then every subgraph attribute (If
+// branch, Loop or Scan body) at any depth, parents before their subgraphs: `prefix` is what names of
+// its nodes take in front (§1.13: "<node>/<attribute>/" per enclosing control-flow node, outermost
+// first), `owner_node` the main-graph node id of the outermost control-flow node holding it.
+void for_each_scope(const ir::Graph& main, const std::function<void(const ir::Graph&, const std::string&, int)>& f);
+
+// A calibration node anywhere in a model: in the main graph or in a subgraph attribute (If branch,
+// Loop or Scan body) at any depth.
+struct CalibrationSite {
+  const ir::Graph* graph = nullptr;  // the graph holding it
+  int node_id = -1;
+  // The name it goes by in every list, configuration and analysis (§1.13): its node name in the main
+  // graph; inside a subgraph, "<node>/<attribute>/" for each enclosing control-flow node, outermost
+  // first, then its node name (e.g. "loop/body/x_HzCalibration").
+  std::string name;
+  int owner_node = -1;  // main-graph node id of the outermost control-flow node holding it; -1 in the main graph
+};
+
+// Every calibration node of the model whose main graph is `main`: the main graph's in node order,
+// then those of each subgraph in for_each_scope order.
+// Throws naming both when two of them would go by the same name.
+std::vector<CalibrationSite> calibration_sites(const ir::Graph& main);
+
+// parse_calibration of a site, with its name and place.
+CalibrationSpec parse_calibration(const CalibrationSite& site);
 
 // Parses and canonicalises one HzCalibration node (legacy `bits`, `info_strings`, `asymq`).
 CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id);

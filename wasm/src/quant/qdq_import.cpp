@@ -56,7 +56,10 @@ bool same(const Params& a, const Params& b) {
 
 class Importer {
  public:
-  explicit Importer(ir::Model& model) : model_(model), g_(model.graph), names_(g_) {
+  // Rewrites `graph`: the model's main graph, or one of its subgraphs (`subgraph`), whose quantizers
+  // become calibration nodes of that subgraph (§1.13).
+  Importer(ir::Model& model, ir::Graph& graph, bool subgraph)
+      : model_(model), g_(graph), subgraph_(subgraph), names_(g_) {
     for (const auto& n : g_.nodes) node_names_.insert(n.name);
   }
 
@@ -95,7 +98,7 @@ class Importer {
       for (auto& r : *replacements_[i]) nodes.push_back(std::move(r));
     }
     g_.nodes = std::move(nodes);
-    ir::finalize_graph(g_);
+    ir::finalize_graph(g_, subgraph_);
     if (model_.opset(kHorizonDomain) == 0) edit::set_opset(model_, kHorizonDomain, kHorizonOpset);
     report();
     return summary_;
@@ -401,6 +404,7 @@ class Importer {
 
   ir::Model& model_;
   ir::Graph& g_;
+  bool subgraph_;
   edit::NameSet names_;
   std::set<std::string> node_names_;
   std::vector<std::optional<std::vector<ir::Node>>> replacements_;
@@ -416,36 +420,40 @@ bool is_dequantize_linear(const ir::Node& n) { return n.op_type == "DequantizeLi
 
 namespace {
 
-// Q/DQ nodes inside If branches and Loop/Scan bodies ("'q' in subgraph 'body' of node 'loop'"): the
-// analyses address a calibration node by its tensors in the main graph, so these stay plain ops.
-void subgraph_qdq_nodes(const ir::Graph& g, std::vector<std::string>& found) {
-  for (const ir::Node& n : g.nodes)
-    for (const ir::Graph* sub : n.subgraphs()) {
-      for (const ir::Node& inner : sub->nodes)
-        if (is_quantize_linear(inner) || is_dequantize_linear(inner))
-          found.push_back("'" + inner.name + "' in subgraph '" + sub->name + "' of node '" + n.name + "'");
-      subgraph_qdq_nodes(*sub, found);
+bool has_qdq_nodes(const ir::Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(),
+                     [](const ir::Node& n) { return is_quantize_linear(n) || is_dequantize_linear(n); });
+}
+
+void add_to(QdqImportSummary& total, const QdqImportSummary& part) {
+  total.activations += part.activations;
+  total.weights += part.weights;
+  total.folded += part.folded;
+  total.left += part.left;
+}
+
+// The subgraphs of `g`'s nodes at any depth, innermost first: a subgraph is finalized before the graph
+// holding it, whose node reads what it reads from outside (ir::finalize_graph).
+void import_subgraphs(ir::Model& model, ir::Graph& g, QdqImportSummary& total) {
+  for (ir::Node& node : g.nodes)
+    for (ir::Attribute& a : node.attributes) {
+      std::vector<ir::Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (const auto& sub : a.graphs) subs.push_back(sub.get());
+      for (ir::Graph* sub : subs) {
+        import_subgraphs(model, *sub, total);
+        if (has_qdq_nodes(*sub)) add_to(total, Importer(model, *sub, true).run());
+      }
     }
 }
 
 }  // namespace
 
 QdqImportSummary import_qdq(ir::Model& model) {
-  std::vector<std::string> inside;
-  subgraph_qdq_nodes(model.graph, inside);
-  if (!inside.empty()) {
-    std::string text =
-        "QuantizeLinear/DequantizeLinear nodes inside subgraphs kept as they are (not switchable quantizers: they "
-        "stay quantized in every run, the float reference included): ";
-    for (size_t i = 0; i < inside.size() && i < kNamesShown; ++i) text += (i ? "; " : "") + inside[i];
-    if (inside.size() > kNamesShown) text += "; and " + std::to_string(inside.size() - kNamesShown) + " more";
-    model.warnings.push_back(text);
-  }
-  const auto& nodes = model.graph.nodes;
-  if (std::none_of(nodes.begin(), nodes.end(),
-                   [](const ir::Node& n) { return is_quantize_linear(n) || is_dequantize_linear(n); }))
-    return {};
-  return Importer(model).run();
+  QdqImportSummary total;
+  import_subgraphs(model, model.graph, total);
+  if (has_qdq_nodes(model.graph)) add_to(total, Importer(model, model.graph, false).run());
+  return total;
 }
 
 }  // namespace ptq::quant

@@ -21,48 +21,63 @@ bool CalibrationRelations::is_skippable(const std::string& op_type) {
 
 // Index-less search through a skippable producer: the first calibration node among its distinct
 // producers in input order, else recurse into the first skippable producer (whatever it returns).
-int CalibrationRelations::search_skippable(int node_id) const {
-  const ir::Node& node = graph_.node(node_id);
+int CalibrationRelations::search_skippable(const ir::Graph& graph, int node_id) {
+  const ir::Node& node = graph.node(node_id);
   std::vector<int> producers;
   const size_t count = node.op_type == "ScatterND" ? std::min<size_t>(1, node.inputs.size()) : node.inputs.size();
   for (size_t i = 0; i < count; ++i) {
     const int v = node.inputs[i];
     if (v < 0) continue;
-    const int p = graph_.value(v).producer;
+    const int p = graph.value(v).producer;
     if (p >= 0 && std::find(producers.begin(), producers.end(), p) == producers.end()) producers.push_back(p);
   }
   for (int p : producers)
-    if (is_calibration(graph_.node(p))) return p;
+    if (is_calibration(graph.node(p))) return p;
   for (int p : producers)
-    if (is_skippable(graph_.node(p).op_type)) return search_skippable(p);
+    if (is_skippable(graph.node(p).op_type)) return search_skippable(graph, p);
   return -1;
 }
 
-int CalibrationRelations::input_calibration(int node_id, size_t index) const {
-  const ir::Node& node = graph_.node(node_id);
+int CalibrationRelations::input_calibration(const ir::Graph& graph, int node_id, size_t index) {
+  const ir::Node& node = graph.node(node_id);
   bool has_producer = false;
-  for (int v : node.inputs) has_producer = has_producer || (v >= 0 && graph_.value(v).producer >= 0);
+  for (int v : node.inputs) has_producer = has_producer || (v >= 0 && graph.value(v).producer >= 0);
   if (!has_producer || index >= node.inputs.size() || node.inputs[index] < 0) return -1;
-  const int p = graph_.value(node.inputs[index]).producer;
+  const int p = graph.value(node.inputs[index]).producer;
   if (p < 0) return -1;
-  if (is_calibration(graph_.node(p))) return p;
-  if (is_skippable(graph_.node(p).op_type)) return search_skippable(p);
+  if (is_calibration(graph.node(p))) return p;
+  if (is_skippable(graph.node(p).op_type)) return search_skippable(graph, p);
   return -1;
 }
 
-CalibrationRelations::CalibrationRelations(const ir::Graph& graph) : graph_(graph) {
+CalibrationRelations::CalibrationRelations(const ir::Graph& graph) {
+  for_each_scope(graph, [&](const ir::Graph& g, const std::string& prefix, int owner) { relate(g, prefix, owner < 0); });
+  for (int v : graph.outputs) {
+    const int p = graph.value(v).producer;
+    if (p >= 0 && is_filter(graph.node(p))) {
+      for (int in : graph.node(p).inputs)
+        if (in >= 0) model_outputs_.push_back(graph.value(in).name);
+    } else {
+      model_outputs_.push_back(graph.value(v).name);
+    }
+  }
+}
+
+// A subgraph reads calibrated tensors of its enclosing graphs by name (outer_refs), but §1.9 relates a
+// node to the calibration nodes feeding it within its own graph, as the original does in the main graph.
+void CalibrationRelations::relate(const ir::Graph& graph, const std::string& prefix, bool main) {
   std::set<std::string> calibration_names;
   for (const auto& n : graph.nodes)
-    if (is_calibration(n)) calibration_names.insert(n.name);
+    if (is_calibration(n)) calibration_names.insert(prefix + n.name);
 
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
     if (is_calibration(node)) continue;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const int c = input_calibration(static_cast<int>(i), k);
+      const int c = input_calibration(graph, static_cast<int>(i), k);
       if (c < 0) continue;
-      node_to_cali_[node.name].insert(graph.node(c).name);
-      cali_to_node_[graph.node(c).name].insert(node.name);
+      node_to_cali_[prefix + node.name].insert(prefix + graph.node(c).name);
+      cali_to_node_[prefix + graph.node(c).name].insert(prefix + node.name);
     }
   }
   // Normal nodes: the original tests for the substring "_HzCalibration" in the calibration names;
@@ -70,9 +85,11 @@ CalibrationRelations::CalibrationRelations(const ir::Graph& graph) : graph_(grap
   // whose calibration nodes are named otherwise (docs/compatibility.md).
   for (const auto& node : graph.nodes) {
     if (is_calibration(node) || is_filter(node)) continue;
-    const auto set = calibration_by_node(node.name);
+    const auto set = calibration_by_node(prefix + node.name);
     const bool calibrated = std::any_of(set.begin(), set.end(), [&](const std::string& s) { return calibration_names.count(s) > 0; });
     if (!calibrated) continue;
+    node_items_.push_back(prefix + node.name);
+    if (!main) continue;
     std::vector<std::string> outs;
     for (int v : node.outputs)
       if (v >= 0) outs.push_back(graph.value(v).name);
@@ -87,22 +104,13 @@ CalibrationRelations::CalibrationRelations(const ir::Graph& graph) : graph_(grap
     for (int c : consumers) {
       const ir::Node& consumer = graph.node(c);
       if (is_calibration(consumer)) continue;
-      joined += (joined.empty() ? "" : ";") + consumer.name;
+      joined += (joined.empty() ? "" : ";") + prefix + consumer.name;
       const std::string& t = consumer.op_type;
       feeds_compute = feeds_compute || t == "Conv" || t == "MatMul" || t == "Gemm" || t == "ConvTranspose";
     }
-    if (!joined.empty()) cali_normal_map_[node.name] = joined;
+    if (!joined.empty()) cali_normal_map_[prefix + node.name] = joined;
     const bool feature = node.inputs.empty() || node.inputs[0] < 0 || !graph.constant(node.inputs[0]);
-    if (feature && feeds_compute) tae_nodes_.push_back(node.name);
-  }
-  for (int v : graph.outputs) {
-    const int p = graph.value(v).producer;
-    if (p >= 0 && is_filter(graph.node(p))) {
-      for (int in : graph.node(p).inputs)
-        if (in >= 0) model_outputs_.push_back(graph.value(in).name);
-    } else {
-      model_outputs_.push_back(graph.value(v).name);
-    }
+    if (feature && feeds_compute) tae_nodes_.push_back(prefix + node.name);
   }
 }
 

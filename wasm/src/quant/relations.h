@@ -13,23 +13,30 @@ namespace ptq::quant {
 
 class CalibrationRelations {
  public:
+  // `graph` is a model's main graph; nodes inside its subgraphs (If branches, Loop and Scan bodies, any
+  // depth) are related within their own graph and go by their qualified names (§1.13).
   explicit CalibrationRelations(const ir::Graph& graph);
 
   // Op types looked through when searching a node's input calibration node.
   static bool is_skippable(const std::string& op_type);
 
-  // The calibration node feeding input `index` of `node_id` (§1.9 steps 1–4), or -1.
-  int input_calibration(int node_id, size_t index) const;
+  // The calibration node feeding input `index` of node `node_id` of `graph` (§1.9 steps 1–4), or -1.
+  static int input_calibration(const ir::Graph& graph, int node_id, size_t index);
   // node name -> names of its input calibration nodes (only for nodes that have some).
   const std::map<std::string, std::set<std::string>>& node_to_calibration() const { return node_to_cali_; }
   const std::map<std::string, std::set<std::string>>& calibration_to_node() const { return cali_to_node_; }
   // node_to_calibration[name] if present, else {name} itself (selects a calibration node by its name).
   std::set<std::string> calibration_by_node(const std::string& name) const;
-  // Normal nodes with calibrated inputs, graph order, with their output tensor names (node_output_dict).
+  // Normal nodes of the main graph with calibrated inputs, graph order, with their output tensor names
+  // (node_output_dict): the nodes whose tensors the analyses compare.
   const std::vector<std::pair<std::string, std::vector<std::string>>>& normal_nodes() const { return normal_nodes_; }
+  // The node items of a sweep (§3.1): normal_nodes(), then the normal nodes with calibrated inputs
+  // inside subgraphs (qualified names, for_each_scope order), whose tensors live in their subgraph.
+  const std::vector<std::string>& node_items() const { return node_items_; }
   // Calibration node -> direct non-calibration consumers joined with ';' in graph order.
   const std::map<std::string, std::string>& cali_normal_map() const { return cali_normal_map_; }
-  // Feature calibration nodes with a direct Conv/MatMul/Gemm/ConvTranspose consumer, graph order.
+  // Feature calibration nodes with a direct Conv/MatMul/Gemm/ConvTranspose consumer, graph order
+  // (subgraphs' after the main graph's).
   const std::vector<std::string>& tae_nodes() const { return tae_nodes_; }
   // Default compared tensors: graph outputs, with HzFilter outputs replaced by the filter's inputs.
   const std::vector<std::string>& model_outputs() const { return model_outputs_; }
@@ -37,12 +44,14 @@ class CalibrationRelations {
   std::vector<std::string> node_outputs(const std::string& name) const;
 
  private:
-  int search_skippable(int node_id) const;
+  static int search_skippable(const ir::Graph& graph, int node_id);
+  // Relates the nodes of one graph, named with `prefix` in front.
+  void relate(const ir::Graph& graph, const std::string& prefix, bool main);
 
-  const ir::Graph& graph_;
   std::map<std::string, std::set<std::string>> node_to_cali_, cali_to_node_;
   std::vector<std::pair<std::string, std::vector<std::string>>> normal_nodes_;
   std::map<std::string, std::string> cali_normal_map_;
+  std::vector<std::string> node_items_;
   std::vector<std::string> tae_nodes_;
   std::vector<std::string> model_outputs_;
 };
