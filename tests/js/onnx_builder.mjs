@@ -26,10 +26,12 @@ const bField = (field, bytes) => [...key(field, 2), ...varint(bytes.length), ...
 const sField = (field, text) => bField(field, Array.from(enc.encode(text)));
 const f32 = (x) => Array.from(new Uint8Array(Float32Array.of(x).buffer));
 
-// Attribute: {name, i} | {name, ints} | {name, f} | {name, floats} | {name, s}.
+// Attribute: {name, i} | {name, ints} | {name, f} | {name, floats} | {name, s} | {name, g} (a subgraph:
+// {name, nodes, inputs, outputs, initializers} as buildGraph takes it).
 function attribute(a) {
   const b = [...sField(1, a.name)];
   if ('i' in a) b.push(...vField(3, a.i), ...vField(20, 2));
+  else if ('g' in a) b.push(...bField(6, graphFields(a.g)), ...vField(20, 5));
   else if ('f' in a) b.push(...key(2, 5), ...f32(a.f), ...vField(20, 1));
   else if ('s' in a) b.push(...sField(4, a.s), ...vField(20, 3));
   else if ('ints' in a) { for (const v of a.ints) b.push(...vField(8, v)); b.push(...vField(20, 7)); }
@@ -83,14 +85,20 @@ function tensor(t) {
   return b;
 }
 
-// {irVersion, opsets: [[domain, version]], nodes, inputs, outputs, initializers} -> Uint8Array.
-export function buildModel({ irVersion = 8, opsets = [['', 17], ['horizon', 1]], nodes, inputs, outputs, initializers = [] }) {
+// GraphProto fields of {name, nodes, inputs, outputs, initializers}.
+function graphFields({ name = 'test_graph', nodes, inputs, outputs, initializers = [] }) {
   const graph = [];
   for (const n of nodes) graph.push(...bField(1, node(n)));
-  graph.push(...sField(2, 'test_graph'));
+  graph.push(...sField(2, name));
   for (const t of initializers) graph.push(...bField(5, tensor(t)));
   for (const i of inputs) graph.push(...bField(11, valueInfo(i)));
   for (const o of outputs) graph.push(...bField(12, valueInfo(o)));
+  return graph;
+}
+
+// {irVersion, opsets: [[domain, version]], nodes, inputs, outputs, initializers} -> Uint8Array.
+export function buildModel({ irVersion = 8, opsets = [['', 17], ['horizon', 1]], nodes, inputs, outputs, initializers = [] }) {
+  const graph = graphFields({ nodes, inputs, outputs, initializers });
   const model = [...vField(1, irVersion)];
   for (const [domain, version] of opsets) model.push(...bField(8, [...(domain ? sField(1, domain) : []), ...vField(2, version)]));
   // The graph as its own part: a 10,000-node graph has too many bytes to spread into push().

@@ -63,15 +63,21 @@ void write_dtype(io::JsonWriter& w, DType t) {
   else w.value(dtype_name(t));
 }
 
-std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph,
-                                       const quant::CalibrationRelations* relations);
+// Where a graph stands: the model's relations and the prefix of its nodes' qualified names (§1.13,
+// quant::for_each_scope): "" for the main graph, "<node>/<attribute>/" per enclosing node.
+struct Scope {
+  const quant::CalibrationRelations& relations;
+  std::string prefix;
+};
+
+std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph, const Scope& scope);
 
 // {"graph": {...}} for a subgraph attribute.
-void write_subgraph(io::JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
+void write_subgraph(io::JsonWriter& w, const std::shared_ptr<ir::Graph>& g, const Scope& scope) {
   w.begin_object().key("graph");
   if (g) {
     w.begin_object();
-    write_graph(w, *g, nullptr);
+    write_graph(w, *g, scope);
     w.end_object();
   } else {
     w.null();
@@ -79,14 +85,15 @@ void write_subgraph(io::JsonWriter& w, const std::shared_ptr<ir::Graph>& g) {
   w.end_object();
 }
 
-void write_attribute(io::JsonWriter& w, const ir::Attribute& a) {
+// `scope` is the scope of the attribute's subgraphs, if it has any.
+void write_attribute(io::JsonWriter& w, const ir::Attribute& a, const Scope& scope) {
   using T = ir::AttrType;
   switch (a.type) {
     case T::Float: w.value_float32(a.f); break;
     case T::Int: w.value(a.i); break;
     case T::String: w.value(a.s); break;
     case T::Tensor: write_tensor_summary(w, a.t); break;
-    case T::Graph: write_subgraph(w, a.g); break;
+    case T::Graph: write_subgraph(w, a.g, scope); break;
     case T::Floats:
       w.begin_array();
       for (float f : a.floats) w.value_float32(f);
@@ -105,7 +112,7 @@ void write_attribute(io::JsonWriter& w, const ir::Attribute& a) {
       break;
     case T::Graphs:
       w.begin_array();
-      for (const auto& g : a.graphs) write_subgraph(w, g);
+      for (const auto& g : a.graphs) write_subgraph(w, g, scope);
       w.end_array();
       break;
     default:  // kept visible rather than dropped: the viewer shows that the attribute exists
@@ -113,18 +120,25 @@ void write_attribute(io::JsonWriter& w, const ir::Attribute& a) {
   }
 }
 
-void write_attributes(io::JsonWriter& w, const std::vector<ir::Attribute>& attributes) {
+// The attributes of node `node` of a graph in `scope`.
+void write_attributes(io::JsonWriter& w, const std::string& node, const std::vector<ir::Attribute>& attributes,
+                      const Scope& scope) {
   w.begin_object();
   for (const auto& a : attributes) {
     w.key(a.name);
-    write_attribute(w, a);
+    write_attribute(w, a, {scope.relations, scope.prefix + node + "/" + a.name + "/"});
   }
   w.end_object();
 }
 
-void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, const quant::CalibrationRelations& rel) {
+// A name of `scope` without its prefix: the relations name a subgraph's nodes by qualified name, the
+// graph document by their names within their own graph.
+std::string local_name(const Scope& scope, const std::string& qualified) { return qualified.substr(scope.prefix.size()); }
+
+void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, const Scope& scope) {
   const quant::CalibrationSpec spec = quant::parse_calibration(graph, node_id);
-  w.begin_object();
+  const quant::CalibrationRelations& rel = scope.relations;
+  w.begin_object().field("item", scope.prefix + spec.node_name);
   const std::string kind = spec.kind_name();
   w.key("kind");
   if (kind.empty()) w.null();
@@ -141,13 +155,13 @@ void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, c
   if (spec.block_size > 0) w.field("block_size", spec.block_size);
   // cali_normal_map joins consumer names with ';' (the original's format); split for the viewer.
   w.key("consumers").begin_array();
-  auto it = rel.cali_normal_map().find(spec.node_name);
+  auto it = rel.cali_normal_map().find(scope.prefix + spec.node_name);
   if (it != rel.cali_normal_map().end()) {
     size_t start = 0;
     const std::string& joined = it->second;
     while (start <= joined.size()) {
       const size_t end = std::min(joined.find(';', start), joined.size());
-      if (end > start) w.value(joined.substr(start, end - start));
+      if (end > start) w.value(local_name(scope, joined.substr(start, end - start)));
       start = end + 1;
     }
   }
@@ -176,10 +190,8 @@ void write_value_names(io::JsonWriter& w, const ir::Graph& graph, const std::vec
   w.end_array();
 }
 
-// `relations` is null inside subgraphs: calibration relations are defined on the main graph only.
 // Returns the inferred shapes (by value id).
-std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph,
-                                       const quant::CalibrationRelations* relations) {
+std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph, const Scope& scope) {
   const std::vector<ir::ValueInfo> shapes = exec::infer_shapes(graph);
   w.field("name", graph.name);
   w.key("inputs").begin_array();
@@ -197,17 +209,15 @@ std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph
     w.key("outputs");
     write_value_names(w, graph, node.outputs);
     w.key("attributes");
-    write_attributes(w, node.attributes);
+    write_attributes(w, node.name, node.attributes, scope);
     w.key("calibration");
-    if (relations && quant::is_calibration_node(node)) write_calibration(w, graph, static_cast<int>(n), *relations);
+    if (quant::is_calibration_node(node)) write_calibration(w, graph, static_cast<int>(n), scope);
     else w.null();
     // §1.9 get_calibration_by_node, so viewers and runall's node path need no second implementation.
     w.key("input_calibrations").begin_array();
-    if (relations) {
-      const auto& sets = relations->node_to_calibration();
-      if (auto it = sets.find(node.name); it != sets.end())
-        for (const auto& c : it->second) w.value(c);
-    }
+    const auto& sets = scope.relations.node_to_calibration();
+    if (auto it = sets.find(scope.prefix + node.name); it != sets.end())
+      for (const auto& c : it->second) w.value(local_name(scope, c));
     w.end_array();
     w.end_object();
   }
@@ -241,14 +251,14 @@ std::vector<ir::ValueInfo> write_graph(io::JsonWriter& w, const ir::Graph& graph
 }
 
 // The file's nodes a load-time pass replaced (§1.12), as the file holds them.
-void write_file_nodes(io::JsonWriter& w, const quant::FileProvenance& file) {
+void write_file_nodes(io::JsonWriter& w, const quant::FileProvenance& file, const quant::CalibrationRelations& relations) {
   w.key("file_nodes").begin_array();
   for (const quant::FileNode& f : file.nodes) {
     w.begin_object().field("name", f.name).field("op_type", f.op_type).field("domain", f.domain);
     w.key("inputs").string_array(f.inputs);
     w.key("outputs").string_array(f.outputs);
     w.key("attributes");
-    write_attributes(w, f.attributes);
+    write_attributes(w, f.name, f.attributes, {relations, ""});
     w.key("became").string_array(f.became);
     w.key("quantizers").begin_object();
     for (const auto& [tensor, node] : f.quantizers) w.field(tensor, node);
@@ -299,8 +309,8 @@ std::string graph_json(const ir::Model& model, const quant::CalibrationRelations
   w.key("opset_imports").begin_array();
   for (const auto& o : model.opset_imports) w.begin_object().field("domain", o.domain).field("version", o.version).end_object();
   w.end_array();
-  const std::vector<ir::ValueInfo> shapes = write_graph(w, model.graph, &relations);
-  write_file_nodes(w, file);
+  const std::vector<ir::ValueInfo> shapes = write_graph(w, model.graph, {relations, ""});
+  write_file_nodes(w, file, relations);
   write_file_values(w, model, file, shapes);
   w.end_object();
   return w.str();

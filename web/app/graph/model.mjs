@@ -81,7 +81,7 @@ export const badgeWidth = (badge) => Math.ceil(textWidth(badge.text) * 0.82) + 1
 export function badgeOf(cali) {
   const c = cali.calibration ?? {};
   const on = c.switch === undefined ? true : c.switch === true || c.switch === 'ON';
-  return { node: cali.name, qtype: c.qtype ?? 'int8', on, kind: c.kind ?? '', text: `${c.qtype ?? 'int8'}${on ? '' : ' off'}` };
+  return { node: c.item ?? cali.name, qtype: c.qtype ?? 'int8', on, kind: c.kind ?? '', text: `${c.qtype ?? 'int8'}${on ? '' : ' off'}` };
 }
 
 // The file's Q/DQ node names of a Q/DQ model's quantizer (empty for an HzCalibration node).
