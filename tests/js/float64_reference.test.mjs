@@ -15,9 +15,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeNpy, FIXTURES, loadManifest, openSession, REPO_ROOT, relError, runCopy, samplesOf } from './helpers.mjs';
+import { decodeNpy, FIXTURES, FLOAT64_RATIO as RATIO, loadManifest, openSession, REPO_ROOT, relError, runCopy, samplesOf } from './helpers.mjs';
 
-const RATIO = 1.5;
 const ORT_TIGHT = 5e-5;
 const ABSOLUTE = 1e-4;
 const FLOOR = 1e-6;
