@@ -32,11 +32,6 @@ const EXPLAINED = {
     + 'code on a two-convolution backbone, 128×128, 50 detections: masks within 6e-7, every main-graph tensor within 1e-4), '
     + 'so not analysed further yet. The masks are pasted by a Loop over the detections (Resize and Pad of each 28×28 mask to '
     + "its box's size, computed from the box in float): the next step is the full model's Loop-body tensors.",
-  resnet101: 'float error against onnxruntime grows with depth on these random-weight ResNets at 64×64 (resnet34 4.1e-6, '
-    + 'resnet50 2.7e-5, resnet101 1.9e-4, resnet152 3.8e-4). Not measured against a float64 reference here, so which of the '
-    + 'two evaluations is the closer one is not known (docs/compatibility.md measures resnet101 at 224×224 against float64: '
-    + "ours 4.5e-5, onnxruntime's 6.6e-5).",
-  resnet152: 'as resnet101: the float error against onnxruntime grows with depth; not measured against float64 yet.',
   squeezenet1_0: 'one rounding tie decided the other way, by onnxruntime. Traced on sample 0 tensor by tensor (every '
     + 'intermediate tensor of both runs): the first difference after a quantizer is one element of 18816 at the first '
     + "activation quantizer (features.2's MaxPool output, int8, scale 0.058327515), element [34, 3, 6]. Its exact "
