@@ -15,28 +15,31 @@ using pb::Writer;
 
 namespace {
 
-// A TensorProto named `name` whose data is at `location`.
-void external_tensor(Writer& t, const std::string& name, const std::string& location) {
+// A TensorProto named `name` whose data is at `location`, `offset`, and `length` when given.
+void external_tensor(Writer& t, const std::string& name, const std::string& location, const std::string& offset = "0",
+                     const std::string& length = "") {
   t.int64(2, 1);
   t.string(8, name);
-  t.message(13, [&](Writer& e) {
-    e.string(1, "location");
-    e.string(2, location);
-  });
-  t.message(13, [&](Writer& e) {
-    e.string(1, "offset");
-    e.string(2, "0");
-  });
+  const auto entry = [&](const char* key, const std::string& value) {
+    t.message(13, [&](Writer& e) {
+      e.string(1, key);
+      e.string(2, value);
+    });
+  };
+  entry("location", location);
+  entry("offset", offset);
+  if (!length.empty()) entry("length", length);
   t.int64(14, 1);
 }
 
 // main graph: initializer at a.bin, a Constant at b.bin, an If whose then-branch holds a Loop whose body
 // has an initializer at c.bin and a.bin again, a sparse initializer at d.bin; an inline tensor.
+// Declared: a.bin [0, +100) and [100, +28); b.bin no length; sub/c.bin [16, +4096); d.bin length "x".
 std::vector<uint8_t> model_with_side_files() {
   Writer m;
   m.int64(1, 8);
   m.message(7, [](Writer& g) {
-    g.message(5, [](Writer& t) { external_tensor(t, "w", "a.bin"); });
+    g.message(5, [](Writer& t) { external_tensor(t, "w", "a.bin", "0", "100"); });
     g.message(5, [](Writer& t) {
       t.int64(2, 1);
       t.string(8, "inline");
@@ -58,15 +61,15 @@ std::vector<uint8_t> model_with_side_files() {
             loop.message(5, [](Writer& a2) {
               a2.string(1, "body");
               a2.message(6, [](Writer& body) {
-                body.message(5, [](Writer& t) { external_tensor(t, "b1", "sub/c.bin"); });
-                body.message(5, [](Writer& t) { external_tensor(t, "b2", "a.bin"); });
+                body.message(5, [](Writer& t) { external_tensor(t, "b1", "sub/c.bin", "16", "4096"); });
+                body.message(5, [](Writer& t) { external_tensor(t, "b2", "a.bin", "100", "28"); });
               });
             });
           });
         });
       });
     });
-    g.message(15, [](Writer& s) { s.message(1, [](Writer& t) { external_tensor(t, "sv", "d.bin"); }); });
+    g.message(15, [](Writer& s) { s.message(1, [](Writer& t) { external_tensor(t, "sv", "d.bin", "0", "x"); }); });
   });
   return m.take();
 }
@@ -75,8 +78,21 @@ std::vector<uint8_t> model_with_side_files() {
 
 TEST(ExternalData, LocationsInEveryScopeOnceInOrderOfFirstUse) {
   const std::vector<uint8_t> bytes = model_with_side_files();
-  EXPECT_EQ(reader::external_data_locations(bytes.data(), bytes.size()),
-            (std::vector<std::string>{"a.bin", "b.bin", "d.bin", "sub/c.bin"}));
+  std::vector<std::string> locations;
+  for (const reader::ExternalFile& f : reader::external_data_files(bytes.data(), bytes.size()))
+    locations.push_back(f.location);
+  EXPECT_EQ(locations, (std::vector<std::string>{"a.bin", "b.bin", "d.bin", "sub/c.bin"}));
+}
+
+TEST(ExternalData, DeclaredBytesAreTheLargestOffsetPlusLengthPerFile) {
+  const std::vector<uint8_t> bytes = model_with_side_files();
+  const std::vector<reader::ExternalFile> files = reader::external_data_files(bytes.data(), bytes.size());
+  std::vector<uint64_t> declared;
+  for (const reader::ExternalFile& f : files) declared.push_back(f.declared_bytes);
+  // a.bin: max(0 + 100, 100 + 28); b.bin, d.bin: no (readable) length; sub/c.bin: 16 + 4096.
+  EXPECT_EQ(declared, (std::vector<uint64_t>{128, 0, 0, 4112}));
+  EXPECT_EQ(reader::external_data_bytes(files), 4240u);
+  EXPECT_EQ(reader::external_data_bytes({{"a", UINT64_MAX - 1}, {"b", 5}}), UINT64_MAX);  // saturates
 }
 
 TEST(ExternalData, ALocationOutsideTheModelsFolderIsRefusedNamingTheTensor) {
@@ -84,7 +100,7 @@ TEST(ExternalData, ALocationOutsideTheModelsFolderIsRefusedNamingTheTensor) {
   m.message(7, [](Writer& g) { g.message(5, [](Writer& t) { external_tensor(t, "stolen", "../../etc/passwd"); }); });
   const std::vector<uint8_t> bytes = m.take();
   try {
-    reader::external_data_locations(bytes.data(), bytes.size());
+    reader::external_data_files(bytes.data(), bytes.size());
     FAIL() << "no error";
   } catch (const FormatError& e) {
     EXPECT_EQ(
@@ -96,7 +112,7 @@ TEST(ExternalData, ALocationOutsideTheModelsFolderIsRefusedNamingTheTensor) {
 TEST(ExternalData, CorruptModelIsAFormatError) {
   std::vector<uint8_t> bytes = model_with_side_files();
   bytes.resize(bytes.size() - 3);
-  EXPECT_THROW(reader::external_data_locations(bytes.data(), bytes.size()), FormatError);
+  EXPECT_THROW(reader::external_data_files(bytes.data(), bytes.size()), FormatError);
 }
 
 TEST(ExternalData, ALocationMeansTheFileAtItsPathElseTheOnlyOneWithItsBaseName) {

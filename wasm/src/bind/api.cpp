@@ -24,6 +24,7 @@
 #include "api/catalog.h"
 #include "api/fix.h"
 #include "core/error.h"
+#include "core/model_memory.h"
 #include "core/size.h"
 #include "core/tensor.h"
 #include "data/calibration_data.h"
@@ -61,6 +62,10 @@ EM_JS(int, ptq_ask_cancel, (emscripten::EM_VAL fn, emscripten::EM_VAL* error), {
     return 1;
   }
 });
+
+// The size of this module's wasm heap in bytes (a double: 4 GiB does not fit a 32-bit size_t). The
+// heap only grows, so this is also the most it has held.
+EM_JS(double, ptq_heap_bytes, (), { return HEAPU8.length; });
 
 namespace ptq::bind {
 namespace {
@@ -102,6 +107,22 @@ auto guarded(F&& f) -> decltype(f()) {
     message = "unknown C++ exception";
   }
   throw_js_error(name, message);
+}
+
+// The byte length of a JS Uint8Array, before anything is copied (0 when it is not one).
+uint64_t js_byte_length(const val& bytes) {
+  return bytes.instanceof(val::global("Uint8Array")) ? static_cast<uint64_t>(bytes["length"].as<double>()) : 0;
+}
+
+// The bytes of the JS files [{path, bytes}] together, before anything is copied (0 when not an array).
+uint64_t js_files_length(const val& files) {
+  if (!files.isArray()) return 0;
+  uint64_t total = 0;
+  for (size_t i = 0, n = files["length"].as<size_t>(); i < n; ++i) {
+    const val f = files[i];
+    if (f.typeOf().as<std::string>() == "object" && !f.isNull()) total += js_byte_length(f["bytes"]);
+  }
+  return total;
 }
 
 Buffer copy_from_js(const val& bytes, const std::string& what) {
@@ -325,12 +346,15 @@ void set_memory_budget(double bytes) {
   });
 }
 
-// {budget, inUse}: the memory budget and the bytes counted against it now.
+// {budget, inUse, peakInUse, heapBytes}: the memory budget, the bytes counted against it now and at
+// most so far, and the size of the wasm heap (which only grows: the module's peak).
 val memory_usage() {
   return guarded([] {
     val out = val::object();
     out.set("budget", val(static_cast<double>(ptq::memory_budget())));
     out.set("inUse", val(static_cast<double>(ptq::memory_in_use())));
+    out.set("peakInUse", val(static_cast<double>(ptq::memory_peak())));
+    out.set("heapBytes", val(ptq_heap_bytes()));
     return out;
   });
 }
@@ -340,13 +364,19 @@ val memory_usage() {
 // what the page keeps of the files dropped with it.
 val external_data_files(val bytes, val paths) {
   return guarded([&] {
+    // A model refused before any of it is copied, then once its side files' declared sizes are known:
+    // the faces call this before reading those files.
+    check_model_fits({js_byte_length(bytes), 0});
     const Buffer model = copy_from_js(bytes, "externalDataFiles: model bytes");
     check(paths.isArray(), "externalDataFiles: paths must be an array of strings");
     std::vector<std::string> candidates;
     for (size_t i = 0; i < paths["length"].as<size_t>(); ++i)
       candidates.push_back(js_string(paths[i], "externalDataFiles: paths[" + std::to_string(i) + "]"));
+    const std::vector<reader::ExternalFile> files = reader::external_data_files(model.data.get(), model.size);
+    check_model_fits({model.size, reader::external_data_bytes(files)});
     val out = val::array();
-    for (const std::string& location : reader::external_data_locations(model.data.get(), model.size)) {
+    for (const reader::ExternalFile& file : files) {
+      const std::string& location = file.location;
       val entry = val::object();
       entry.set("location", location);
       const std::optional<size_t> i = reader::find_external_file(candidates, location);
@@ -381,6 +411,8 @@ class Session {
     return guarded([&] {
       // Drop the previous model first: holding two models at once can exhaust a 4 GB heap.
       release();
+      // Counted against the memory budget while loaded; refused before anything is copied.
+      ModelReservation reservation({js_byte_length(bytes), js_files_length(files)});
       Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
       JsFiles external = files.isUndefined() ? JsFiles{} : js_files(files, "loadModel: external-data files");
       std::vector<std::string> paths;
@@ -402,6 +434,7 @@ class Session {
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.
       model_bytes_ = std::move(buffer);
       external_bytes_ = std::move(external.buffers);
+      reservation_ = std::move(reservation);
       executor_ = std::move(executor);
       relations_ = std::move(relations);
       file_ = std::move(file);
@@ -580,6 +613,7 @@ class Session {
     executor_.reset();   // before the bytes it views
     model_bytes_ = Buffer{};
     external_bytes_.clear();
+    reservation_ = ModelReservation{};
   }
 
  private:
@@ -630,6 +664,7 @@ class Session {
   // Declaration order matters: members are destroyed bottom-up, and the executor views the bytes.
   Buffer model_bytes_;
   std::vector<Buffer> external_bytes_;  // the external-data files, viewed like model_bytes_
+  ModelReservation reservation_;        // their bytes, counted against the memory budget
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
   quant::FileProvenance file_;  // the file's QOperator nodes the load rewrote (§1.12)

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdio>
 
+#include "core/model_memory.h"
+
 namespace ptq {
 
 std::string byte_size_str(uint64_t bytes) {
@@ -73,6 +75,13 @@ size_t allocation_count(int64_t count, size_t element_bytes, const char* what) {
 namespace {
 std::atomic<uint64_t> g_memory_budget{kDefaultMemoryBudgetBytes};
 std::atomic<uint64_t> g_memory_in_use{0};
+std::atomic<uint64_t> g_memory_peak{0};
+
+void note_peak(uint64_t held) {
+  uint64_t peak = g_memory_peak.load(std::memory_order_relaxed);
+  while (held > peak && !g_memory_peak.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
+  }
+}
 }  // namespace
 
 uint64_t memory_budget() { return g_memory_budget.load(std::memory_order_relaxed); }
@@ -83,12 +92,15 @@ void set_memory_budget(uint64_t bytes) {
 
 uint64_t memory_in_use() { return g_memory_in_use.load(std::memory_order_relaxed); }
 
+uint64_t memory_peak() { return g_memory_peak.load(std::memory_order_relaxed); }
+
 bool try_reserve_memory(uint64_t bytes) {
   const uint64_t budget = g_memory_budget.load(std::memory_order_relaxed);
   uint64_t held = g_memory_in_use.load(std::memory_order_relaxed);
   do {
     if (bytes > budget || held > budget - bytes) return false;
   } while (!g_memory_in_use.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+  note_peak(held + bytes);
   return true;
 }
 

@@ -19,15 +19,39 @@ constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
 
 bool is_message(const pb::Field& f, uint32_t number) { return f.number == number && f.wire == pb::WireType::Bytes; }
 
-void add_location(std::vector<std::string>& out, std::string location) {
-  if (std::find(out.begin(), out.end(), location) == out.end()) out.push_back(std::move(location));
+// The locations named so far, in order of first use, and the bytes the tensors declare in each.
+struct Scan {
+  std::vector<std::string> locations;
+  std::vector<uint64_t> extents;  // per location: the largest offset + length declared
+};
+
+void add_location(Scan& out, std::string location, uint64_t extent) {
+  const auto at = std::find(out.locations.begin(), out.locations.end(), location);
+  if (at == out.locations.end()) {
+    out.locations.push_back(std::move(location));
+    out.extents.push_back(extent);
+    return;
+  }
+  uint64_t& known = out.extents[static_cast<size_t>(at - out.locations.begin())];
+  known = std::max(known, extent);
 }
 
-void scan_tensor(pb::Bytes tensor, std::vector<std::string>& out) {
+// A decimal offset or length; 0 when it is not one (the reader names such a value when it reads the tensor).
+uint64_t declared_number(const std::string& text) {
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return 0;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+void scan_tensor(pb::Bytes tensor, Scan& out) {
   pb::Reader r(tensor, "TensorProto");
   pb::Field f;
   std::string name;
   std::vector<std::string> locations;
+  uint64_t offset = 0, length = 0;
   while (r.next(f)) {
     if (is_message(f, kTensorName)) name = f.bytes.str();
     if (!is_message(f, kTensorExternalData)) continue;
@@ -39,14 +63,17 @@ void scan_tensor(pb::Bytes tensor, std::vector<std::string>& out) {
       else if (is_message(e, kEntryValue)) value = e.bytes.str();
     }
     if (key == "location") locations.push_back(std::move(value));
+    else if (key == "offset") offset = declared_number(value);
+    else if (key == "length") length = declared_number(value);
   }
+  const uint64_t extent = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
   for (std::string& location : locations) {
     check_external_location(location, "tensor '" + name + "'");
-    add_location(out, std::move(location));
+    add_location(out, std::move(location), extent);
   }
 }
 
-void scan_sparse_tensor(pb::Bytes sparse, std::vector<std::string>& out) {
+void scan_sparse_tensor(pb::Bytes sparse, Scan& out) {
   pb::Reader r(sparse, "SparseTensorProto");
   pb::Field f;
   while (r.next(f))
@@ -55,7 +82,7 @@ void scan_sparse_tensor(pb::Bytes sparse, std::vector<std::string>& out) {
 
 // A node's attributes: tensors are scanned, subgraphs pushed on `graphs` (no recursion: nesting depth
 // comes from the file).
-void scan_node(pb::Bytes node, std::vector<std::string>& out, std::vector<pb::Bytes>& graphs) {
+void scan_node(pb::Bytes node, Scan& out, std::vector<pb::Bytes>& graphs) {
   pb::Reader r(node, "NodeProto");
   pb::Field f;
   while (r.next(f)) {
@@ -85,8 +112,8 @@ void check_external_location(const std::string& location, const std::string& lab
                       "' is not a relative path below the model's folder");
 }
 
-std::vector<std::string> external_data_locations(const uint8_t* data, size_t size) {
-  std::vector<std::string> out;
+std::vector<ExternalFile> external_data_files(const uint8_t* data, size_t size) {
+  Scan out;
   std::vector<pb::Bytes> graphs;
   pb::Reader model(data, size, "ModelProto");
   pb::Field f;
@@ -102,7 +129,16 @@ std::vector<std::string> external_data_locations(const uint8_t* data, size_t siz
       else if (is_message(f, kGraphNode)) scan_node(f.bytes, out, graphs);
     }
   }
-  return out;
+  std::vector<ExternalFile> files;
+  for (size_t i = 0; i < out.locations.size(); ++i) files.push_back({std::move(out.locations[i]), out.extents[i]});
+  return files;
+}
+
+uint64_t external_data_bytes(const std::vector<ExternalFile>& files) {
+  uint64_t total = 0;
+  for (const ExternalFile& f : files)
+    total = f.declared_bytes > UINT64_MAX - total ? UINT64_MAX : total + f.declared_bytes;
+  return total;
 }
 
 std::optional<size_t> find_external_file(const std::vector<std::string>& paths, const std::string& location) {

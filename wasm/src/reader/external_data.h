@@ -16,9 +16,20 @@ namespace ptq::reader {
 // open files elsewhere. Throws FormatError naming `label` otherwise.
 void check_external_location(const std::string& location, const std::string& label);
 
-// The distinct `location`s of the model's external-data tensors (initializers, sparse initializers,
-// Constant and subgraph tensors), in order of first use, each checked, without reading any tensor's data.
-std::vector<std::string> external_data_locations(const uint8_t* data, size_t size);
+// A file the model's external-data tensors name: its `location` and the bytes they declare in it (the
+// largest `offset` + `length`; 0 when no tensor declares a length).
+struct ExternalFile {
+  std::string location;
+  uint64_t declared_bytes = 0;
+};
+
+// The distinct files of the model's external-data tensors (initializers, sparse initializers,
+// Constant and subgraph tensors), in order of first use, each location checked, without reading any
+// tensor's data.
+std::vector<ExternalFile> external_data_files(const uint8_t* data, size_t size);
+// Their declared bytes together (saturating): what loading the model will copy into memory besides
+// its file, known before any side file is read.
+uint64_t external_data_bytes(const std::vector<ExternalFile>& files);
 
 // Which of `paths` (relative to the model's folder, or only base names) a location means: the path equal
 // to it, else the only one with its base name (files dropped on a page without their folders); nullopt

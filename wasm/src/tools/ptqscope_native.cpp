@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/model_memory.h"
 #include "data/calibration_data.h"
 #include "exec/executor.h"
 #include "io/npy.h"
@@ -94,7 +95,9 @@ int run_command(const std::vector<std::string>& argv) {
     throw ptq::Error(fs::exists(args.model, ec) ? "model path is not a file: " + args.model
                                                 : "model file not found: " + args.model);
   }
-  // The model's bytes outlive the executor, which keeps views into them.
+  // The model's bytes outlive the executor, which keeps views into them; they count against the
+  // memory budget as in a wasm session (core/model_memory.h).
+  const ptq::ModelReservation reservation({fs::file_size(args.model), 0});
   const std::vector<uint8_t> model_bytes = read_file(args.model);
   ptq::reader::ReadOptions options;
   options.file_name = args.model;
