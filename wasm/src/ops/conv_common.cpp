@@ -128,6 +128,11 @@ struct SecondEntry;
 thread_local size_t second_bytes = 0;  // bytes of all live second entries (this thread)
 thread_local size_t second_budget = kPackedSecondBudget;
 thread_local size_t builds = 0;
+// First entries of all nodes together (this thread). They are as big as the model's weights, so a
+// model of a gigabyte would hold a second gigabyte of packings and leave its quantized weights and
+// activations no room in the budget: beyond this cap a packing is built for the call only.
+constexpr size_t kPackedFirstBudget = size_t{512} << 20;
+thread_local size_t first_bytes = 0;
 thread_local std::deque<std::weak_ptr<SecondEntry>> second_order;  // oldest first, for eviction
 
 // A second packing, counted against the budget while it holds data.
@@ -145,9 +150,23 @@ struct SecondEntry {
   }
 };
 
+// A first entry's bytes, held against the memory budget (core/size.h) and the first-entry cap until
+// the entry is dropped.
+struct FirstHold {
+  uint64_t bytes = 0;
+  explicit FirstHold(uint64_t b) : bytes(b) { first_bytes += b; }
+  FirstHold(const FirstHold&) = delete;
+  FirstHold& operator=(const FirstHold&) = delete;
+  ~FirstHold() {
+    release_memory(bytes);
+    first_bytes -= bytes;
+  }
+};
+
 struct PackedCache {
   PackedConstant first;
-  std::shared_ptr<SecondEntry> second;  // shared: std::any copies what it holds
+  std::shared_ptr<FirstHold> first_hold;   // shared, like `second`: std::any copies what it holds
+  std::shared_ptr<SecondEntry> second;     // shared: std::any copies what it holds
 };
 
 // Drops the oldest second entries (of any node) until `bytes` more fit; false if they cannot.
@@ -185,8 +204,17 @@ const std::vector<float>& packed_constant(exec::KernelContext& ctx, size_t index
   if (holds(cache->first, src, layout)) return cache->first.data;
   if (cache->second && holds(cache->second->entry, src, layout)) return cache->second->entry.data;
   if (!cache->first.source.defined() || cache->first.layout != layout) {
+    // A model's packed weights are as big as its weights: counted against the memory budget like its
+    // tensors, and built for the call only beyond the cap or the budget.
     cache->second.reset();
-    return fill(cache->first);
+    cache->first = PackedConstant{};
+    cache->first_hold.reset();
+    fill(local);
+    const uint64_t bytes = static_cast<uint64_t>(local.data.size()) * sizeof(float);
+    if (first_bytes + bytes > kPackedFirstBudget || !try_reserve_memory(bytes)) return local.data;
+    cache->first = std::move(local);
+    cache->first_hold = std::make_shared<FirstHold>(bytes);
+    return cache->first.data;
   }
   cache->second.reset();  // returns its bytes to the budget before the new one is counted
   auto second = std::make_shared<SecondEntry>();

@@ -70,8 +70,10 @@ Tensor conv_output(int64_t batch, int64_t M, const std::vector<int64_t>& out_spa
 // sensitivity sweep toggles a node between its float and its fake-quantised weights, for every
 // sample; rebuilding the float packing after each item cost a fifth of a node sweep natively).
 // Second entries of all nodes together are capped at kPackedSecondBudget bytes per thread: the oldest
-// are dropped to make room (a packing larger than the whole cap is built for the call only). The
-// cache keeps the source tensors alive so their addresses cannot be reused while cached.
+// are dropped to make room (a packing larger than the whole cap is built for the call only). First
+// entries are counted against the memory budget (core/size.h) and capped at 512 MiB per thread: one
+// beyond either is built for the call only. The cache keeps the source tensors alive so their addresses cannot be
+// reused while cached.
 // `layout` names the packing (a node can switch between paths, e.g. when its input shape changes);
 // a new layout replaces the first entry.
 struct PackedConstant {
