@@ -49,7 +49,24 @@ function describe() {
     parts.push(`${graph.nodes.length} nodes`, `${cali} calibration nodes`);
   } else if (summary) parts.push(`${summary.nodeCount} nodes`);
   if (summary) parts.push(samples ? `${samples.count} calibration samples (${samples.folder})` : 'no calibration data');
+  parts.push(...memoryParts(state.get('memory')));
   $('#model-info').textContent = parts.join(' · ');
+}
+
+// "1.2 GB": a wasm heap size for the header (decimal units, as the 4 GB heap limit is spoken of).
+const gigabytes = (bytes) => `${(bytes / 1e9).toFixed(bytes < 1e8 ? 2 : 1)} GB`;
+
+// The wasm heaps (state 'memory'): the header's text, and its data-heap-load / data-heap-analysis
+// attributes in bytes (the largest worker's).
+function memoryParts(memory) {
+  const info = $('#model-info');
+  const analysis = memory?.analysis?.length ? Math.max(...memory.analysis) : null;
+  info.dataset.heapLoad = memory?.load ?? '';
+  info.dataset.heapAnalysis = analysis ?? '';
+  const parts = [];
+  if (memory?.load) parts.push(`wasm heap ${gigabytes(memory.load)} after load`);
+  if (analysis) parts.push(`${gigabytes(analysis)} per analysis worker (${memory.analysis.length})`);
+  return parts;
 }
 state.on('summary', (s) => {
   document.body.classList.toggle('has-model', Boolean(s));
@@ -57,6 +74,7 @@ state.on('summary', (s) => {
 });
 state.on('graph', describe);
 state.on('samples', describe);
+state.on('memory', describe);
 
 async function guarded(task) {
   try {

@@ -14,6 +14,8 @@
 //   report           a toolchain report beside the model: {name, report, mapped, document} | null (reports/)
 //   error            message for the banner | null; the page stays usable
 //   status           short progress text ('Loading model…') | null
+//   memory           wasm heaps in bytes: {load: the viewer's engine worker once the model is loaded,
+//                    analysis: [each analysis worker after the latest run] | null}
 //   convolutionMode  'accurate' (default when unset) | 'fast' | 'fastest': the analysis workers' convolution
 //                    kernels (the analyses panel's setting; docs/compatibility.md)
 // Listeners get (value, previous, key). `set` notifies even when the value is identical so that

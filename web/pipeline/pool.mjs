@@ -11,6 +11,12 @@ import { createClient, WorkerError, abortError } from './protocol.mjs';
 // to an exit code.
 export { WorkerError, abortError };
 
+// Each worker holds its own copy of the model (and a run adds its quantized and packed weights), so a
+// big model gets fewer workers: the copies of the pool together stay within MODEL_COPIES_BYTES, with
+// at least one worker. `modelBytes`: the model file and its external data together.
+export const MODEL_COPIES_BYTES = 2 * 2 ** 30;
+export const poolSizeFor = (size, modelBytes) => Math.max(1, Math.min(size, Math.floor(MODEL_COPIES_BYTES / Math.max(1, modelBytes))));
+
 export function createPool({ size, spawn }) {
   if (!(size >= 1)) throw new Error(`pool size must be at least 1 (got ${size})`);
   let loadMsg = null; // the last `load`, replayed to replacement workers
@@ -108,11 +114,16 @@ export function createPool({ size, spawn }) {
     }
   }
 
+  // Every loaded worker's ptq.memoryUsage() (worker_core's `memory`), in slot order; waits for running jobs.
+  function memory() {
+    return Promise.all(slots.filter((slot) => slot.loaded && slot.client.started).map((slot) => send(slot, { type: 'memory' })));
+  }
+
   function close() {
     closed = true;
     for (const job of queue.splice(0)) job.reject(new Error('the worker pool was closed'));
     for (const slot of slots) slot.client.terminate(new Error('the worker pool was closed'));
   }
 
-  return { size, load, request, close };
+  return { size, load, request, memory, close };
 }

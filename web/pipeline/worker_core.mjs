@@ -3,7 +3,7 @@
 // handleMessage(ptq, msg, post) with their loaded wasm module. Message shapes, ids, events,
 // cancellation and errors are protocol.mjs's; the requests and their results:
 //   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}], modelName?, dataName?, convolution?}
-//                             -> {summary, data: {sampleCount, sampleNames} | null}
+//                             -> {summary, data: {sampleCount, sampleNames} | null, memory}
 //                             convolution: the module's convolution kernels (setConvolutionMode,
 //                             describe().convolution_modes: 'accurate' when absent, 'fast',
 //                             'fastest'); externalFiles: the model's external-data files
@@ -12,6 +12,7 @@
 //   analyze {request}         -> an event per finished item, then {json}
 //   merge {parts: [json strings]} -> {json}
 //   graph                     -> {json}
+//   memory                    -> the module's ptq.memoryUsage() ({budget, inUse, peakInUse, heapBytes})
 //   exportConfig {config: document | JSON text, format} -> {data: string | Uint8Array} (the core's
 //                               session.exportConfig: docs/config-export.md)
 // A failure answers {ok: false, error: {name, message}}; the worker stays usable.
@@ -56,7 +57,7 @@ const HANDLERS = {
       s.session = session;
       s.modelName = msg.modelName ?? '';
       s.dataName = msg.dataName ?? '';
-      return { summary, data };
+      return { summary, data, memory: ptq.memoryUsage?.() ?? null }; // absent from the tests' stand-in modules
     } catch (err) {
       session.delete();
       throw err;
@@ -80,6 +81,9 @@ const HANDLERS = {
   },
   graph(ptq, s) {
     return { json: loadedSession(s).graphJson() };
+  },
+  memory(ptq) {
+    return ptq.memoryUsage();
   },
 };
 

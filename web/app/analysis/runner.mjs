@@ -1,9 +1,12 @@
 // Runs analyses for the page (env-neutral; the pipeline and the worker spawner are injected so the
 // same code runs under Vitest with Node workers). One pool per loaded model + data: it is made on the
 // first run and dropped when state 'modelBytes' or 'calibrationFiles' change. Rows stream into state
-// 'results' as items finish (throttled), the merged document replaces them at the end.
+// 'results' as items finish (throttled), the merged document replaces them at the end. A big model
+// gets fewer workers (pool.mjs poolSizeFor); after each run the workers' wasm heaps go to state
+// 'memory' (.analysis).
 import { applyItemEvent, combineResults } from './results.mjs';
 import { describe } from '../../pipeline/catalog.mjs';
+import { poolSizeFor } from '../../pipeline/pool.mjs';
 
 // Whether the run's item events carry rows of its result (describe()'s streams_items; runall's stages do).
 const streamsRows = (kind, payload) => kind === 'runall' || describe.analyses.find((a) => a.name === payload?.analysis)?.streams_items !== false;
@@ -35,10 +38,18 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     const files = state.get('calibrationFiles');
     if (!model) throw new Error('no model loaded: open a calibrated .onnx first');
     if (!files?.length) throw new Error('no calibration data: open the calibration_data folder (or a .zip of it) first');
+    const externalFiles = state.get('externalFiles') ?? [];
+    const modelBytes = externalFiles.reduce((sum, f) => sum + f.bytes.length, model.length);
     pool = await pipeline.createPool({
-      size, spawn, model, externalFiles: state.get('externalFiles') ?? [], files, modelName: state.get('modelName') ?? undefined, convolution: state.get('convolutionMode') ?? undefined,
+      size: poolSizeFor(size, modelBytes), spawn, model, externalFiles, files, modelName: state.get('modelName') ?? undefined, convolution: state.get('convolutionMode') ?? undefined,
     });
     return pool;
+  }
+
+  // The heap of each analysis worker (the most it has held: a wasm heap never shrinks).
+  async function reportMemory(p) {
+    const usage = p.memory ? await p.memory().catch(() => null) : null;
+    if (usage?.length) state.set('memory', { ...state.get('memory'), analysis: usage.map((u) => u.heapBytes) });
   }
 
   // A streaming view of state 'results' while `run` is in flight.
@@ -93,6 +104,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
       stream.stop();
       const doc = typeof result === 'string' ? JSON.parse(result) : result;
       if (doc) state.set('results', combineResults(base, doc));
+      await reportMemory(p);
       emit({ type: 'done', label, cancelled: Boolean(doc?.cancelled || controller.signal.aborted), elapsedMs: Date.now() - started });
       return doc;
     } catch (err) {

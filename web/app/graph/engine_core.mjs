@@ -1,7 +1,8 @@
 // What the viewer's engine does with one wasm Session, independent of the worker around it
 // (engine_worker.mjs in the page; Node tests call it directly): read a model with the files opened
 // with it, and check calibration data with the core's dtype / shape / NaN rules.
-//   load {model: Uint8Array, candidates?: [{path, bytes}]} -> {summary, graph, externalPaths}
+//   load {model: Uint8Array, candidates?: [{path, bytes}]} -> {summary, graph, externalPaths, memory}
+//        memory: the worker's ptq.memoryUsage() once the model is loaded and drawn (heapBytes: its wasm heap)
 //        graph nodes the core cannot run (summary.unsupported) carry unsupported: true
 //        candidates: files opened with the model; those it names as external data are used
 //        (externalPaths), a named file that is missing fails the load naming it
@@ -27,7 +28,7 @@ export function engineHandlers(ptq) {
       // The nodes the core cannot run (summary.unsupported): the graph view marks them.
       const unsupported = new Set(summary.unsupported?.map((u) => u.node) ?? []);
       for (const n of graph.nodes) if (unsupported.has(n.name)) n.unsupported = true;
-      return { summary, graph, externalPaths };
+      return { summary, graph, externalPaths, memory: ptq.memoryUsage() };
     },
     data({ model, externalFiles = [], files }) {
       if (model) session.loadModel(model, externalFiles);

@@ -33,6 +33,7 @@ export function createOpener(state, engine) {
     state.setMany({
       modelName: path, modelBytes: bytes, externalFiles: candidates.filter((c) => used.has(c.path)),
       summary: loaded.summary, calibrationFiles: null, samples: null,
+      memory: { load: loaded.memory?.heapBytes ?? null, analysis: null },
       selection: null, picked: new Set(), heat: null, results: null,
     });
     state.set('graph', loaded.graph);

@@ -8,6 +8,7 @@ import { withContext } from '../lib/errors.mjs';
 import { readCalibrationFolder, readExternalData, readModelFile } from '../lib/files.mjs';
 import { encodeNpy } from '../lib/npy.mjs';
 import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/outputs.mjs';
+import { reportMemory } from '../lib/memory.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 import { CONVOLUTION_MODES } from '../../pipeline/catalog.mjs';
 
@@ -20,11 +21,13 @@ export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA --quant on|off 
   --quant off       no calibration node quantizes (the float model)
   --out DIR         writes DIR/sample_<k>/<output index>.npy; k follows the file-name order
   --conv MODE       convolution kernels (default ${CONVOLUTION_MODES[0].name}):
-${CONVOLUTION_MODES.map((m) => `                      ${m.name}: ${m.doc}`).join('\n')}`;
+${CONVOLUTION_MODES.map((m) => `                      ${m.name}: ${m.doc}`).join('\n')}
+  --memory          at the end, print the wasm heap's size (its peak) and the most bytes counted
+                    against the memory budget at once, on stderr`;
 
 const SPEC = {
   positionals: ['MODEL', 'CALIBRATION_DATA'],
-  options: { quant: { required: true, choices: ['on', 'off'] }, out: { required: true }, conv: {} },
+  options: { quant: { required: true, choices: ['on', 'off'] }, out: { required: true }, conv: {}, memory: { flag: true } },
 };
 
 // The CLI's "on" is the model as saved; the wasm API's 'on' would force every node on.
@@ -58,6 +61,7 @@ export async function main(argv, { log = console.log } = {}) {
     });
     log(`ptqscope run: ${sampleCount} samples x ${model.outputs.length} outputs (quant ${options.quant}, ` +
         `${model.calibrations.length} calibration nodes) -> ${options.out}`);
+    if (options.memory) reportMemory([ptq.memoryUsage()], 'run');
   } finally {
     session.delete();
   }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CONVOLUTION_MODES, optionDefault } from '../../pipeline/catalog.mjs';
-import { createPool } from '../../pipeline/pool.mjs';
+import { createPool, poolSizeFor } from '../../pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
 import { isSplittable, runAnalysis } from '../../pipeline/sweep.mjs';
 import { withoutNone } from '../../pipeline/runall.mjs';
@@ -16,6 +16,7 @@ import { keepListFormat } from './keep_list.mjs';
 import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
 import { SHARD_OPTION, inputDigests, shardDocument } from './shard.mjs';
+import { MEMORY_OPTION, reportMemory } from './memory.mjs';
 import { loadPtqModule, wasmModulePath } from './wasm.mjs';
 
 export const defaultWorkers = () => Math.max(1, Math.min(8, os.availableParallelism?.() ?? os.cpus().length));
@@ -35,10 +36,11 @@ export const COMMON_OPTIONS = [
   { name: 'json', flags: ['--json'], metavar: 'FILE', help: 'write the result document (docs/result-schema.md) to FILE' },
   { name: 'quiet', flags: ['--quiet'], flag: true, help: 'no progress on stderr' },
   { name: 'workers', flags: ['--workers', '--threads'], type: 'int', parse: parseWorkers, metavar: 'N',
-    help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()})` },
+    help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()}; fewer for a model over 1 GiB)` },
   CONV_OPTION,
   { name: 'config', flags: ['--config'], metavar: 'FILE',
     help: 'run under this quantization configuration (docs/config-schema.md) instead of the model as calibrated' },
+  MEMORY_OPTION,
 ];
 
 // The options of a command running `analysis`: the common ones, and --shard K/N when the core
@@ -79,7 +81,8 @@ export async function openAnalysis(modelPath, dataDir, options) {
   if (!fs.existsSync(wasmPath)) {
     throw new SetupError(`${wasmPath} not found: build it first with \`npm run build\` (or scripts/build.sh wasm)`);
   }
-  const pool = createPool({ size: options.workers ?? defaultWorkers(), spawn: () => spawnNodeWorker(wasmPath) });
+  const modelBytes = externalFiles.reduce((sum, f) => sum + f.bytes.length, model.length);
+  const pool = createPool({ size: options.workers ?? poolSizeFor(defaultWorkers(), modelBytes), spawn: () => spawnNodeWorker(wasmPath) });
   try {
     const loaded = await pool.load({ model, externalFiles, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
     for (const w of loaded.summary?.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
@@ -125,6 +128,7 @@ export async function analysisMain(opts, positionals, body, { dirs = [], files =
     return await withOutputs(async () => {
       const doc = await body({ ...ctx, progress, config, shard: opts.shard ?? null });
       if (opts.json) writeJson(opts.json, doc);
+      if (opts.memory) reportMemory(await ctx.pool.memory(), 'worker');
       return doc;
     });
   } catch (err) {

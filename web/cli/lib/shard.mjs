@@ -6,7 +6,7 @@
 //
 // A partial result (version 1):
 //   { "schema": "ptqscope.shard", "version": 1, "command": "<sub-command>", "shard": {"index": K, "count": N},
-//     "options": {<the command's options, without --json/--quiet/--workers/--shard/--config>},
+//     "options": {<the command's options, without --json/--quiet/--workers/--shard/--config/--memory>},
 //     "inputs": {"model_sha256", "data_sha256"}, "result": <the core's result document of the shard's items> }
 import crypto from 'node:crypto';
 import { UsageError } from './errors.mjs';
@@ -33,7 +33,7 @@ export const SHARD_OPTION = {
 // The options a shard records and every shard of one run must share: the command's options but
 // where the partial goes, progress, the worker count, the shard itself and the configuration's path
 // (the resolved configuration is in the result, compared by the core's merge).
-const NOT_RECORDED = new Set(['json', 'quiet', 'workers', 'shard', 'config']);
+const NOT_RECORDED = new Set(['json', 'quiet', 'workers', 'shard', 'config', 'memory']);
 const recordedOptions = (o) => Object.fromEntries(Object.entries(o).filter(([k]) => !NOT_RECORDED.has(k)));
 
 function digest(chunks) {
