@@ -19,6 +19,14 @@ export function loadManifest() {
   return manifest.models.map((m) => ({ ...m, model: path.join(FIXTURES, m.model), data: path.join(FIXTURES, m.data) }));
 }
 
+// A fixture made only when asked (make_fixtures.py --parts big): its entry, or null when absent.
+export function optionalFixture(name) {
+  const file = path.join(FIXTURES, 'manifest.json');
+  if (!fs.existsSync(file)) return null;
+  const m = loadManifest().find((e) => e.name === name);
+  return m && fs.existsSync(m.model) ? m : null;
+}
+
 export function fixture(name) {
   const m = loadManifest().find((e) => e.name === name);
   if (!m) throw new Error(`fixture ${name} is not in the manifest`);
