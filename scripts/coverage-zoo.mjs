@@ -155,7 +155,11 @@ function writeDocs(zoo, results) {
     '  1 − cosine (worst sample) of ours vs the nearer of the two runs ("dev") at most the 1 − cosine between them',
     '  ("spread"), or below ' + `${FLIP_SHARE} × the 1 − cosine of onnxruntime's unoptimised Q/DQ run vs its float run`,
     '  ("quant", what quantization itself changes). An output whose',
-    '  size changes with quantization (a detector finding other boxes) is recorded as NaN and not judged.',
+    '  size changes with quantization (a detector finding other boxes) is recorded as NaN and not judged. Beyond that, an',
+    '  output still passes, marked "(tie)", when on every sample the first quantizer where ours parts from onnxruntime',
+    '  differs only in elements whose inputs in the two runs lie within float noise (1e-5 of the tensor) on either side of a',
+    '  rounding boundary, one level apart (`tests/js/tie_origin.mjs`): a value on a rounding tie that two float32',
+    '  evaluations may legitimately round either way, which onnxruntime\'s two runs (the same float kernel there) round alike.',
     '- **sweep**: `get-sensitivity-of-nodes -n activation -d 1` on four activation calibration nodes spread over the model.',
     '- **wall**: export + all steps, seconds, on a 2-core machine shared with other work (`nice -n 10`): noisy.',
     '',
@@ -199,7 +203,8 @@ function writeDocs(zoo, results) {
     }
     const f = failure(r);
     const worst = (r.quant?.outputs || []).reduce((w, o) => (!w || o.deviation > w.deviation ? o : w), null);
-    const quant = r.quant?.error ? 'fail' : worst ? `${fmt(worst.deviation)} / ${fmt(worst.spread) || '–'} / ${fmt(worst.quantization)}` : '';
+    const tie = r.quant?.ties ? ' (tie)' : '';
+    const quant = r.quant?.error ? 'fail' : worst ? `${fmt(worst.deviation)} / ${fmt(worst.spread) || '–'} / ${fmt(worst.quantization)}${tie}` : '';
     const ok = (s) => (r[s] ? (r[s].error ? 'fail' : 'ok') : '');
     lines.push(`| ${spec.name} | ${spec.family} | ${inputText(spec, r)} | ${r.export?.megabytes ?? ''} | ${r.float?.error ? 'fail' : floatText(r.float)} | ${ok('calibrate')} | ${quant} | ${ok('sweep')} | ${Math.round(r.wall_seconds)} | ${r.pass ? 'pass' : `**fail** (${f?.step ?? '?'})`} |`);
   }

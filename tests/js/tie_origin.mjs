@@ -1,0 +1,164 @@
+// Where a quantized run of ours first parts from onnxruntime's, and whether that is a rounding tie.
+// Two valid float32 evaluations of a quantized network round the same value differently only where it
+// lies within float noise of a rounding boundary; from there the one-step difference propagates and
+// can grow without bound in a random-weight network. So a difference in the outputs is legitimate when,
+// on every sample, the first activation quantizer whose outputs differ (graph order; every earlier
+// quantizer output identical, so both engines quantized the same function of the same inputs) differs
+// only in elements whose two inputs lie on either side of (or on) the rounding boundary between the two
+// outputs, no further apart than float noise. Anything else (a difference of more than one step, inputs
+// far apart, the same input quantized differently, outputs differing with no quantizer differing) is not
+// explained by rounding.
+import fs from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { decodeNpy, loadPtqModule, readCalibrationFolder } from './helpers.mjs';
+// ---- protobuf: add graph outputs to a ModelProto without a protobuf library -------------------
+function readVarint(buf, pos) {
+  let value = 0;
+  let mul = 1;
+  for (;;) {
+    const b = buf[pos++];
+    value += (b & 0x7f) * mul;
+    if (b < 0x80) return [value, pos];
+    mul *= 128;
+  }
+}
+function varint(n) {
+  const out = [];
+  while (n >= 0x80) {
+    out.push((n % 128) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Uint8Array.from(out);
+}
+function field(number, bytes) {
+  return Buffer.concat([varint(number * 8 + 2), varint(bytes.length), bytes]);
+}
+// ValueInfoProto { name = 1; type = 2 { tensor_type = 1 { elem_type = 1 (FLOAT) } } }
+function floatOutput(name) {
+  const tensorType = Buffer.concat([varint(1 * 8 + 0), varint(1)]);
+  return field(12, Buffer.concat([field(1, Buffer.from(name, 'utf8')), field(2, field(1, tensorType))]));
+}
+// Rewrites ModelProto.graph (field 7) with extra GraphProto.output (field 12) entries appended.
+export function withExtraOutputs(model, names) {
+  const parts = [];
+  let pos = 0;
+  while (pos < model.length) {
+    const start = pos;
+    const [tag, p1] = readVarint(model, pos);
+    const wire = tag % 8;
+    let end;
+    if (wire === 0) end = readVarint(model, p1)[1];
+    else if (wire === 1) end = p1 + 8;
+    else if (wire === 5) end = p1 + 4;
+    else if (wire === 2) {
+      const [len, p2] = readVarint(model, p1);
+      end = p2 + len;
+      if (Math.floor(tag / 8) === 7) {
+        const graph = Buffer.concat([model.subarray(p2, end), ...names.map(floatOutput)]);
+        parts.push(field(7, graph));
+        pos = end;
+        continue;
+      }
+    } else throw new Error(`unexpected wire type ${wire} in ModelProto`);
+    parts.push(model.subarray(start, end));
+    pos = end;
+  }
+  return Buffer.concat(parts);
+}
+
+// The main graph's activation quantizers in graph order, from Session.graphJson(): {name, input, output,
+// scales} (scales: the quantization step, one per channel or one for the tensor).
+export function activationQuantizers(graph) {
+  return graph.nodes.filter((n) => n.calibration?.kind === 'feature' && n.inputs[0] && n.outputs[0])
+    .map((n) => ({ name: n.name, input: n.inputs[0], output: n.outputs[0], scales: n.calibration.scales }));
+}
+
+// Float noise between two evaluations of one tensor: relative to its largest magnitude.
+export const TIE_NOISE = 1e-5;
+
+const maxAbs = (a) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+
+// One sample: ours / theirs map every quantizer's input and output tensor name to its values.
+// -> null when no quantizer output differs, else {quantizer, differing, size, tie, why}.
+export function firstDivergence(quantizers, ours, theirs) {
+  for (const q of quantizers) {
+    const a = ours[q.output];
+    const b = theirs[q.output];
+    const differing = [];
+    for (let i = 0; i < b.length; i++) if (a[i] !== b[i]) differing.push(i);
+    if (!differing.length) continue;
+    const xa = ours[q.input];
+    const xb = theirs[q.input];
+    const noise = TIE_NOISE * Math.max(maxAbs(xa), maxAbs(xb), 1e-30);
+    // One level: the step of a per-tensor quantizer; a per-channel one's differs by channel, so there a
+    // difference is only checked to be a step of one of its channels.
+    const steps = q.scales?.length ? q.scales : [];
+    const oneLevel = (d) => steps.some((s) => Math.abs(d - s) <= 1e-5 * s);
+    const why = [];
+    for (const i of differing) {
+      const boundary = (a[i] + b[i]) / 2; // dequantization is affine: the boundary between two neighbouring levels
+      const [lo, hi] = xa[i] <= xb[i] ? [xa[i], xb[i]] : [xb[i], xa[i]];
+      const neighbours = oneLevel(Math.abs(a[i] - b[i]));
+      if (!neighbours) why.push(`element ${i}: outputs ${a[i]} / ${b[i]} are not one level apart`);
+      // The same input quantized two ways is a rounding rule apart, not float noise.
+      else if (xa[i] === xb[i]) why.push(`element ${i}: the same input ${xa[i]} quantized to ${a[i]} / ${b[i]}`);
+      else if (hi - lo > noise) why.push(`element ${i}: inputs ${xa[i]} / ${xb[i]} differ by more than float noise (${noise.toExponential(2)})`);
+      else if (!(lo <= boundary && boundary <= hi) && Math.min(Math.abs(lo - boundary), Math.abs(hi - boundary)) > noise) {
+        why.push(`element ${i}: inputs ${xa[i]} / ${xb[i]} are not near the rounding boundary ${boundary}`);
+      }
+      if (why.length >= 3) break;
+    }
+    return { quantizer: q.name, differing: differing.length, size: b.length, tie: !why.length, why };
+  }
+  return null;
+}
+
+// Every quantizer's input and output name, for withExtraOutputs.
+export const tensorsOf = (quantizers) => [...new Set(quantizers.flatMap((q) => [q.input, q.output]))];
+
+// The samples of a calibration_data folder as onnxruntime feeds, in file-name order.
+export function feedsOf(dataDir) {
+  const inputs = fs.readdirSync(dataDir).filter((d) => !d.startsWith('.')).sort();
+  const files = fs.readdirSync(path.join(dataDir, inputs[0])).filter((f) => f.endsWith('.npy')).sort();
+  return files.map((f) => Object.fromEntries(inputs.map((name) => {
+    const a = decodeNpy(fs.readFileSync(path.join(dataDir, name, f)));
+    return [name, new ort.Tensor(a.dtype, a.data, a.dims)];
+  })));
+}
+
+// Ours (the calibrated model, calibration nodes as stored) against onnxruntime-node on its Q/DQ twin
+// (optimisations off), on the first `count` samples of dataDir: the first divergence of each sample.
+export async function divergences(calibratedBytes, qdqBytes, dataDir, count = Infinity) {
+  const ptq = await loadPtqModule();
+  const session = new ptq.Session();
+  try {
+    session.loadModel(calibratedBytes);
+    const graph = JSON.parse(session.graphJson());
+    const quantizers = activationQuantizers(graph);
+    const outputs = new Set(graph.outputs.map((o) => o.name));
+    const extra = tensorsOf(quantizers).filter((t) => !outputs.has(t));
+    session.loadModel(withExtraOutputs(calibratedBytes, extra));
+    session.loadCalibrationData(readCalibrationFolder(dataDir));
+    const reference = await ort.InferenceSession.create(withExtraOutputs(qdqBytes, extra),
+      { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+    const feeds = feedsOf(dataDir).slice(0, count);
+    const found = [];
+    for (let k = 0; k < feeds.length; k++) {
+      session.run(k, 'stored');
+      const ours = {};
+      for (let i = 0; i < session.outputCount(); i++) {
+        const o = session.output(i);
+        ours[o.name] = o.data.slice();
+      }
+      const r = await reference.run(feeds[k]);
+      const theirs = Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data]));
+      found.push(firstDivergence(quantizers, ours, theirs));
+    }
+    await reference.release?.();
+    return found;
+  } finally {
+    session.delete?.();
+  }
+}
