@@ -22,7 +22,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { aggregate, cosine, exportAgreement, mse, offFraction, ortRun } from './quant_oracle.mjs';
+import { exportAgreement, itemAllowance, offAgainstSpread, oracleItem, ortRun } from './quant_oracle.mjs';
 import { buildViewModel } from '../../web/app/graph/model.mjs';
 
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets
@@ -90,13 +90,10 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
         const ours = runCopy(session, k, 'stored');
         const theirs = await ortRun(reference, inputs[k]);
         const spreads = await Promise.all(others.map((s) => ortRun(s, inputs[k])));
-        ours.forEach((o, i) => {
-          const size = theirs[i].length;
-          const spread = Math.max(...spreads.map((s) => offFraction(s[i], theirs[i], 1e-4)));
-          const off = offFraction(o.data, theirs[i], 1e-4);
-          if (process.env.PTQ_REPORT) console.log(`${name} sample ${k} ${o.name}: ours ${(off * size).toFixed(0)} / onnxruntime's spread ${(spread * size).toFixed(0)} of ${size} off, relError ${relError(o.data, theirs[i])}`);
-          expect(off, `${name} sample ${k} ${o.name}: fraction off by > 1e-4`).toBeLessThanOrEqual(spread);
-        });
+        for (const { name: output, size, off, spread } of offAgainstSpread(ours, theirs, spreads)) {
+          if (process.env.PTQ_REPORT) console.log(`${name} sample ${k} ${output}: ours ${(off * size).toFixed(0)} / onnxruntime's spread ${(spread * size).toFixed(0)} of ${size} off`);
+          expect(off, `${name} sample ${k} ${output}: fraction off by > 1e-4`).toBeLessThanOrEqual(spread);
+        }
       }
     } finally {
       for (const s of others) await s.release();
@@ -130,35 +127,19 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
         expect(row, `${name} ${o.quantizer}`).toBeDefined();
         // onnxruntime with graph optimisation off (the reference) and at 'basic': their distance is
         // onnxruntime's own spread.
-        const file = analysis === 'sensitivity' ? o.only : o.without;
-        const metricsOf = async (level) => {
-          const variant = await open(file, level);
-          const pairs = [];
-          for (const feed of inputs) {
-            const v = await ortRun(variant, feed);
-            const f = await ortRun(floatRef, feed);
-            pairs.push(f.map((x, i) => [x, v[i]]));
-          }
-          await variant.release();
-          return { mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) };
-        };
-        const expected = await metricsOf('disabled');
-        const other = await metricsOf('basic');
-        const spreadMse = Math.abs(other.mse - expected.mse);
-        const spreadCos = Math.abs(other.cos - expected.cos);
-        if (process.env.PTQ_REPORT) console.log(`${name} ${analysis} ${o.quantizer}: mse ours ${row.mse} onnxruntime ${expected.mse} (spread ${spreadMse}); cos ${row['cosine-similarity']} / ${expected.cos} (spread ${spreadCos})`);
+        const floatOuts = await Promise.all(inputs.map((feed) => ortRun(floatRef, feed)));
+        const expected = await oracleItem([(f) => open(f), (f) => open(f, 'basic')], analysis === 'sensitivity' ? o.only : o.without, inputs, floatOuts);
+        if (process.env.PTQ_REPORT) console.log(`${name} ${analysis} ${o.quantizer}: mse ours ${row.mse} onnxruntime ${expected.mse} (spread ${expected.spreadMse}); cos ${row['cosine-similarity']} / ${expected.cos} (spread ${expected.spreadCos})`);
         if (expected.mse === 0) {
           // A weight (integers: ON and OFF are the same values), or a sensitivity item whose every
           // value is on its grid.
           expect(row.mse, `${name} ${o.quantizer} mse`).toBe(0);
           continue;
         }
-        // Within onnxruntime's own spread, or float32 rounding of the outputs where no rounding
-        // decision flips (1e-3 of the mse). The core's cosine is a float32 (§4) made of three float32
-        // sums and a division, each rounded: near 1 it resolves a few ulps (2^-24 each; measured up to
-        // 3 ulps against this float64 formula), allowed 4.
-        expect(Math.abs(row.mse - expected.mse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(Math.max(spreadMse, 1e-3 * expected.mse));
-        expect(Math.abs(row['cosine-similarity'] - expected.cos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(Math.max(spreadCos, 1e-3 * (1 - expected.cos)) + 4 * 2 ** -24);
+        // Measured up to 3 ulps of the cosine against this float64 formula, allowed 4.
+        const allowed = itemAllowance(expected, 4);
+        expect(Math.abs(row.mse - expected.mse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(allowed.mse);
+        expect(Math.abs(row['cosine-similarity'] - expected.cos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(allowed.cos);
       }
     });
   }

@@ -72,3 +72,50 @@ export async function exportAgreement(ort, session, bytes, feeds, config) {
   }
   return { worst, spread, rel };
 }
+
+// Per output: the fraction of ptqscope's elements off onnxruntime's reference by more than 1e-4 of
+// its scale, and onnxruntime's own spread on the same measure (the largest fraction among its other
+// valid evaluations `others`, each a list of outputs). ours: [{name, data}], reference: [data].
+export function offAgainstSpread(ours, reference, others) {
+  return ours.map((o, i) => ({
+    name: o.name,
+    size: reference[i].length,
+    off: offFraction(o.data, reference[i], 1e-4),
+    spread: Math.max(...others.map((s) => offFraction(s[i], reference[i], 1e-4))),
+  }));
+}
+
+// onnxruntime's sensitivity / leave-one-out item: the metrics (mse, cosine) of the oracle model
+// `file` against the float outputs `floatOuts` (floatOuts[k]: the float model's on feeds[k]), once
+// per session opener; the first opener's are the expectation, the distance of the others' (valid
+// evaluations too) onnxruntime's own spread.
+export async function oracleItem(openers, file, feeds, floatOuts) {
+  const metrics = [];
+  for (const open of openers) {
+    const variant = await open(file);
+    const pairs = [];
+    for (let k = 0; k < feeds.length; k++) {
+      const v = await ortRun(variant, feeds[k]);
+      pairs.push(floatOuts[k].map((x, i) => [x, v[i]]));
+    }
+    await variant.release?.();
+    metrics.push({ mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) });
+  }
+  const [expected, ...others] = metrics;
+  return {
+    ...expected,
+    spreadMse: Math.max(0, ...others.map((m) => Math.abs(m.mse - expected.mse))),
+    spreadCos: Math.max(0, ...others.map((m) => Math.abs(m.cos - expected.cos))),
+  };
+}
+
+// How far ptqscope's item may be from `oracle` (oracleItem): onnxruntime's own spread, or where no
+// rounding decision flips (spread ~0) float32 rounding of the outputs, which still moves a metric of
+// the small quantization error (1e-3 of the mse); the cosine is a float32 near 1 (§4) made of three
+// float32 sums and a division, each rounded: it resolves a few ulps of 2^-24 (`cosineUlps`).
+export function itemAllowance(oracle, cosineUlps) {
+  return {
+    mse: Math.max(oracle.spreadMse, 1e-3 * oracle.mse),
+    cos: Math.max(oracle.spreadCos, 1e-3 * (1 - oracle.cos)) + cosineUlps * 2 ** -24,
+  };
+}

@@ -1,0 +1,139 @@
+// A real quantized model shipped in an npm package: @imgly/background-removal 1.0.0's IS-Net
+// (scripts/fixtures/npm_quantized_models.py; a devDependency under GPL-3.0, used here as test data
+// only), quantized by onnxruntime's quantize_dynamic: 119 DynamicQuantizeLinear -> ConvInteger ->
+// Cast -> Mul chains with uint8 weights (§1.12), input fixed at 1x3x1024x1024. The oracle models
+// are the generator's own graph edits (each chain replaced by the float Conv of the dequantized
+// weight, its input read through DynamicQuantizeLinear -> DequantizeLinear where the quantizer is kept).
+// Always (one sample):
+//  - every chain is rewritten (no warning): one dynamic activation quantizer and one weight quantizer
+//    per chain, no integer operator left, each Conv keeps the ConvInteger's name;
+//  - the CLI's `run --quant off` (the float reference, every quantizer OFF) equals onnxruntime on the
+//    float model.
+// With PTQ_NPM_MODEL_FULL=1 (each forward at 1024x1024 takes tens of seconds, ours and onnxruntime's):
+//  - the model as stored (every quantizer ON) equals onnxruntime on the original within onnxruntime's
+//    own spread (its integer kernels with graph optimisation off and at 'basic', and its float
+//    kernels on the Q/DQ equivalent);
+//  - leave-one-out items and a weight's sensitivity item equal onnxruntime on the oracle models.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, decodeNpy, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
+import { cli } from './cli_fixture.mjs';
+import { itemAllowance, offAgainstSpread, oracleItem, ortRun } from './quant_oracle.mjs';
+
+const FULL = process.env.PTQ_NPM_MODEL_FULL === '1';
+const FLOAT_TOL = 1e-5; // relError of two float evaluations of this network (measured up to 1.4e-6)
+const entry = loadManifest().find((m) => m.kind === 'npm_quantized');
+const [activation, weight] = ['activation', 'weight'].map((kind) => entry?.oracle.find((o) => o.kind === kind));
+
+const open = (file, level = 'disabled') => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+const report = (line) => process.env.PTQ_REPORT && console.log(line);
+
+// The fixture's one sample as an onnxruntime feed.
+function sampleFeed() {
+  const [s] = samplesOf(entry, 'input');
+  return { input: new ort.Tensor('float32', s.data, s.dims) };
+}
+
+// onnxruntime's float outputs on the sample, computed once.
+let floatOutputs;
+async function floatOuts(feed) {
+  if (!floatOutputs) {
+    const s = await open(entry.float_model);
+    floatOutputs = await ortRun(s, feed);
+    await s.release();
+  }
+  return floatOutputs;
+}
+
+function expectItem(label, row, expected, cosineUlps) {
+  report(`${label}: mse ours ${row.mse} onnxruntime ${expected.mse} (spread ${expected.spreadMse}); cos ${row['cosine-similarity']} / ${expected.cos} (spread ${expected.spreadCos})`);
+  if (expected.mse === 0) {
+    expect(row.mse, `${label} mse`).toBe(0); // an integer weight: ON and OFF are the same values
+    return;
+  }
+  const allowed = itemAllowance(expected, cosineUlps);
+  expect(Math.abs(row.mse - expected.mse), `${label} mse`).toBeLessThanOrEqual(allowed.mse);
+  expect(Math.abs(row['cosine-similarity'] - expected.cos), `${label} cosine`).toBeLessThanOrEqual(allowed.cos);
+}
+
+const itemOracle = async (file, feed) => oracleItem([(f) => open(f), (f) => open(f, 'basic')], file, [feed], [await floatOuts(feed)]);
+
+describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
+  let session;
+  let summary;
+  beforeAll(async () => {
+    expect(entry, 'the npmquant fixture (make_fixtures.py; @imgly/background-removal from npm ci)').toBeDefined();
+    const ptq = await loadPtqModule();
+    session = new ptq.Session();
+    summary = session.loadModel(fs.readFileSync(entry.model));
+    if (FULL) session.loadCalibrationData(readCalibrationFolder(entry.data));
+  });
+  afterAll(() => session?.delete());
+
+  it('rewrites every DynamicQuantizeLinear -> ConvInteger chain into a dynamic quantizer and a float Conv', () => {
+    expect(summary.warnings).toEqual([]);
+    const kinds = { activation: 0, weight: 0 };
+    for (const c of summary.calibrations) kinds[c.kind === 'weight' ? 'weight' : 'activation']++;
+    expect(kinds).toEqual(entry.quantizers);
+    expect(entry.quantizers).toEqual({ activation: 119, weight: 119 });
+    const names = new Set(summary.calibrations.map((c) => c.name));
+    const graph = JSON.parse(session.graphJson());
+    const ops = new Map(graph.nodes.map((n) => [n.name, n.op_type]));
+    for (const chain of entry.chains) {
+      expect(names.has(chain.activation) && names.has(chain.weight), `${chain.conv}: quantizers ${chain.activation}, ${chain.weight}`).toBe(true);
+      expect(ops.get(chain.conv), chain.conv).toBe('Conv');
+    }
+    expect(graph.nodes.filter((n) => ['ConvInteger', 'DynamicQuantizeLinear', 'Cast'].includes(n.op_type))).toEqual([]);
+  });
+
+  it('CLI run --quant off (the float reference) equals onnxruntime on the float model', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-npmq-'));
+    try {
+      const run = cli(['run', entry.model, entry.data, '--quant', 'off', '--out', tmp]);
+      const theirs = await floatOuts(sampleFeed());
+      const r = await run;
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      theirs.forEach((t, i) => {
+        const ours = decodeNpy(fs.readFileSync(path.join(tmp, 'sample_0', `${i}.npy`)));
+        report(`float ${entry.outputs[i].name}: relError ${relError(ours.data, t)}`);
+        expect(ours.dims, entry.outputs[i].name).toEqual(entry.outputs[i].dims);
+        expect(relError(ours.data, t), entry.outputs[i].name).toBeLessThan(FLOAT_TOL);
+      });
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  describe.runIf(FULL)('forwards (PTQ_NPM_MODEL_FULL=1)', () => {
+    it("fully quantized (as stored) equals onnxruntime on the original within onnxruntime's own spread", async () => {
+      const feed = sampleFeed();
+      const ours = runCopy(session, 0, 'stored');
+      const outputsOf = async (file, level) => {
+        const s = await open(file, level);
+        const outs = await ortRun(s, feed);
+        await s.release();
+        return outs;
+      };
+      const original = path.relative(FIXTURES, entry.model);
+      const theirs = await outputsOf(original, 'disabled');
+      const others = [await outputsOf(original, 'basic'), await outputsOf(entry.qdq_equivalent, 'disabled')];
+      for (const { name, size, off, spread } of offAgainstSpread(ours, theirs, others)) {
+        report(`quantized ${name}: ours ${(off * size).toFixed(0)} / onnxruntime's spread ${(spread * size).toFixed(0)} of ${size} off`);
+        expect(off, `${name}: fraction off by > 1e-4`).toBeLessThanOrEqual(spread);
+      }
+    });
+
+    const items = [['sensitivity', activation], ['sensitivity', weight], ['leave_one_out', activation], ['leave_one_out', weight]];
+    it.each(items.map(([analysis, o]) => [analysis, o?.quantizer, o]))('%s item %s equals onnxruntime on its oracle model', async (analysis, quantizer, o) => {
+      const request = { analysis, options: { node_type: o.kind, metrics: ['mse', 'cosine-similarity'], data_num: 1, interested_nodes: [quantizer] } };
+      const row = JSON.parse(session.analyze(JSON.stringify(request)))[analysis][o.kind][quantizer];
+      expect(row, quantizer).toBeDefined();
+      const expected = await itemOracle(analysis === 'sensitivity' ? o.only : o.without, sampleFeed());
+      expectItem(`${analysis} ${quantizer}`, row, expected, 4);
+    });
+  });
+});
