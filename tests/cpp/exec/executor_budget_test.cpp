@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/size_test_util.h"
 #include "exec/executor.h"
 #include "graph_builder.h"
 #include "ops/op_test_util.h"
@@ -133,4 +134,31 @@ TEST(ExecutorBudget, RecomputesOnlyWhatAToggledNodeNeeds) {
   // c_HzCalibration reads c: x_HzCalibration, relu, a_HzCalibration, mul, sigmoid re-run under the base config.
   EXPECT_EQ(s2.nodes_recomputed, 5);
   EXPECT_TRUE(bit_equal(ex.outputs(out)[0], ex.outputs(ex.run({x}, cfg))[0]));
+}
+
+// Without a keep_all budget, a keep_all run whose tensors do not all fit the memory budget keeps
+// those that fit in half of it (a sweep's base run of a large model) instead of failing; variants
+// run from it stay exact.
+TEST(ExecutorBudget, KeepAllBeyondTheMemoryBudgetKeepsWhatFitsInHalfOfIt) {
+  exec::Executor ex(chain_model());
+  const Tensor x = input();
+  uint64_t everything_bytes = 0;  // x and every tensor of a keep_all run
+  {
+    const auto everything = ex.run({x}, ex.stored_config(), {}, true);
+    ASSERT_EQ(everything.evicted, 0);
+    everything_bytes = memory_in_use();
+  }
+  exec::RunRecord base;
+  {
+    test::ScopedMemoryBudget budget(everything_bytes - 1);
+    base = ex.run({x}, ex.stored_config(), {}, true);
+  }
+  EXPECT_GT(base.evicted, 0);
+  EXPECT_GT(base.kept_bytes, 0u);
+  EXPECT_LE(base.kept_bytes, (everything_bytes - 1) / 2);
+  for (size_t i = 0; i < ex.calibrations().size(); ++i) {
+    auto cfg = ex.stored_config();
+    cfg.on[i] = 0;
+    EXPECT_TRUE(bit_equal(ex.outputs(ex.run_incremental(base, cfg, {}))[0], ex.outputs(ex.run({x}, cfg))[0])) << i;
+  }
 }

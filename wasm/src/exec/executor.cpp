@@ -393,54 +393,67 @@ RunRecord Executor::cached_keep_all_run_nearest_once(const std::vector<Tensor>& 
 RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& config, const std::vector<int>& keep,
                         bool keep_all, RunStats* stats) {
   require_runnable();
-  const ir::Graph& g = graph();
-  check_config(config);
-  check(inputs.size() == g.inputs.size(), "the model has " + std::to_string(g.inputs.size()) + " input(s) but " +
-                                              std::to_string(inputs.size()) + " were given");
-  for (size_t i = 0; i < inputs.size(); ++i) check_input(i, inputs[i]);
+  // One run keeping at most `keep_budget` bytes of a keep_all run's tensors (0 = all of them).
+  auto run_keeping = [&](size_t keep_budget) {
+    const ir::Graph& g = graph();
+    check_config(config);
+    check(inputs.size() == g.inputs.size(), "the model has " + std::to_string(g.inputs.size()) + " input(s) but " +
+                                                std::to_string(inputs.size()) + " were given");
+    for (size_t i = 0; i < inputs.size(); ++i) check_input(i, inputs[i]);
 
-  std::vector<Tensor> values(g.values.size());
-  const bool budgeted = keep_all && keep_all_budget_ > 0;
-  std::vector<uint8_t> pinned(g.values.size(), keep_all && !budgeted ? 1 : 0);
-  for (int v : keep) pinned.at(static_cast<size_t>(v)) = 1;
-  for (int v : g.outputs) pinned[static_cast<size_t>(v)] = 1;
-  // Graph inputs are the caller's tensors (no cost) and the root of every recomputation.
-  if (keep_all)
-    for (int v : g.inputs) pinned[static_cast<size_t>(v)] = 1;
-  RunRecord record;
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
+    std::vector<Tensor> values(g.values.size());
+    const bool budgeted = keep_all && keep_budget > 0;
+    std::vector<uint8_t> pinned(g.values.size(), keep_all && !budgeted ? 1 : 0);
+    for (int v : keep) pinned.at(static_cast<size_t>(v)) = 1;
+    for (int v : g.outputs) pinned[static_cast<size_t>(v)] = 1;
+    // Graph inputs are the caller's tensors (no cost) and the root of every recomputation.
+    if (keep_all)
+      for (int v : g.inputs) pinned[static_cast<size_t>(v)] = 1;
+    RunRecord record;
+    for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
 
-  NodeIo io;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& node = g.nodes[i];
-    if (is_constant_op(node)) continue;
-    auto input_of = [&](int in) { return computed_input(g, values, node, in); };
-    auto store = [&](int v, Tensor&& t) {
-      if (budgeted && !pinned[static_cast<size_t>(v)]) {
-        const size_t bytes = t.nbytes();
-        if (record.kept_bytes + bytes <= keep_all_budget_) {
-          pinned[static_cast<size_t>(v)] = 1;
-          record.kept_bytes += bytes;
-        } else {
-          ++record.evicted;
+    NodeIo io;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& node = g.nodes[i];
+      if (is_constant_op(node)) continue;
+      auto input_of = [&](int in) { return computed_input(g, values, node, in); };
+      auto store = [&](int v, Tensor&& t) {
+        if (budgeted && !pinned[static_cast<size_t>(v)]) {
+          const size_t bytes = t.nbytes();
+          if (record.kept_bytes + bytes <= keep_budget) {
+            pinned[static_cast<size_t>(v)] = 1;
+            record.kept_bytes += bytes;
+          } else {
+            ++record.evicted;
+          }
         }
-      }
-      values[static_cast<size_t>(v)] = std::move(t);
-    };
-    run_node(root_, i, config, io, input_of, store);
-    // Release tensors whose last consumer has run (unless kept): dropping the last reference frees
-    // their storage, so a run holds only the live tensors of the graph.
-    for_each_dependency(node, [&](int in) {
-      if (root_.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
-        values[static_cast<size_t>(in)] = Tensor();
-    });
-    if (stats) ++stats->nodes_executed;
+        values[static_cast<size_t>(v)] = std::move(t);
+      };
+      run_node(root_, i, config, io, input_of, store);
+      // Release tensors whose last consumer has run (unless kept): dropping the last reference frees
+      // their storage, so a run holds only the live tensors of the graph.
+      for_each_dependency(node, [&](int in) {
+        if (root_.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !pinned[static_cast<size_t>(in)])
+          values[static_cast<size_t>(in)] = Tensor();
+      });
+      if (stats) ++stats->nodes_executed;
+    }
+    record.config = config;
+    record.values.resize(g.values.size());
+    for (size_t v = 0; v < values.size(); ++v)
+      if (pinned[v]) record.values[v] = std::move(values[v]);
+    return record;
+  };
+  if (!keep_all || keep_all_budget_ > 0) return run_keeping(keep_all_budget_);
+  const RunStats before = stats ? *stats : RunStats{};
+  try {
+    return run_keeping(0);
+  } catch (const SizeError&) {
+    // Every tensor kept does not fit the memory budget: keep those that fit in half of it (in graph
+    // order); run_incremental recomputes the others when it needs them.
+    if (stats) *stats = before;
+    return run_keeping(std::max<size_t>(1, memory_budget() / 2));
   }
-  record.config = config;
-  record.values.resize(g.values.size());
-  for (size_t v = 0; v < values.size(); ++v)
-    if (pinned[v]) record.values[v] = std::move(values[v]);
-  return record;
 }
 
 void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats) {

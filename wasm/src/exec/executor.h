@@ -58,7 +58,8 @@ class Executor {
   QuantConfig uniform_config(bool on) const;
 
   // Byte budget for the tensors a keep_all run keeps besides graph inputs, outputs and `keep`
-  // (0 = unlimited, the default). Tensors are kept in graph order while they fit; the rest are
+  // (0, the default: all of them, or when they do not fit the memory budget (core/size.h) those that
+  // fit in half of it). Tensors are kept in graph order while they fit; the rest are
   // released as in a normal run. run_incremental recomputes an evicted base tensor (from the nearest
   // kept ones, under the base's config) only when it needs its value, and treats a recomputed node
   // whose cached output was evicted as changed instead of comparing bits. Sizes are counted as
