@@ -9,24 +9,23 @@
 //    per chain, no integer operator left, each Conv keeps the ConvInteger's name;
 //  - the CLI's `run --quant off` (the float reference, every quantizer OFF) equals onnxruntime on the
 //    float model.
-// With PTQ_NPM_MODEL_FULL=1 (each forward at 1024x1024 takes tens of seconds, ours and onnxruntime's):
-//  - the model as stored (every quantizer ON) equals onnxruntime on the original within onnxruntime's
-//    own spread (its integer kernels with graph optimisation off and at 'basic', and its float
-//    kernels on the Q/DQ equivalent);
-//  - leave-one-out items and a weight's sensitivity item equal onnxruntime on the oracle models.
+// With PTQ_NPM_MODEL_FULL=1 (each forward at 1024x1024 takes tens of seconds, ours and onnxruntime's;
+// the sweeps' cached run keeps only part of the network's tensors, §1.8): a weight's sensitivity
+// item equals onnxruntime's on the oracle model (0: the weight holds integers).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, decodeNpy, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
+import { FIXTURES, decodeNpy, loadManifest, loadPtqModule, readCalibrationFolder, relError, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { itemAllowance, offAgainstSpread, oracleItem, ortRun } from './quant_oracle.mjs';
+import { itemAllowance, oracleItem, ortRun } from './quant_oracle.mjs';
 
 const FULL = process.env.PTQ_NPM_MODEL_FULL === '1';
+const FORWARDS_TIMEOUT = 1_800_000; // several forwards at 1024x1024 on a shared 2-core machine
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of this network (measured up to 1.4e-6)
 const entry = loadManifest().find((m) => m.kind === 'npm_quantized');
-const [activation, weight] = ['activation', 'weight'].map((kind) => entry?.oracle.find((o) => o.kind === kind));
+const weight = entry?.oracle.find((o) => o.kind === 'weight');
 
 const open = (file, level = 'disabled') => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
 const report = (line) => process.env.PTQ_REPORT && console.log(line);
@@ -106,34 +105,16 @@ describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
     }
-  });
+  }, FORWARDS_TIMEOUT);
 
   describe.runIf(FULL)('forwards (PTQ_NPM_MODEL_FULL=1)', () => {
-    it("fully quantized (as stored) equals onnxruntime on the original within onnxruntime's own spread", async () => {
-      const feed = sampleFeed();
-      const ours = runCopy(session, 0, 'stored');
-      const outputsOf = async (file, level) => {
-        const s = await open(file, level);
-        const outs = await ortRun(s, feed);
-        await s.release();
-        return outs;
-      };
-      const original = path.relative(FIXTURES, entry.model);
-      const theirs = await outputsOf(original, 'disabled');
-      const others = [await outputsOf(original, 'basic'), await outputsOf(entry.qdq_equivalent, 'disabled')];
-      for (const { name, size, off, spread } of offAgainstSpread(ours, theirs, others)) {
-        report(`quantized ${name}: ours ${(off * size).toFixed(0)} / onnxruntime's spread ${(spread * size).toFixed(0)} of ${size} off`);
-        expect(off, `${name}: fraction off by > 1e-4`).toBeLessThanOrEqual(spread);
-      }
-    });
-
-    const items = [['sensitivity', activation], ['sensitivity', weight], ['leave_one_out', activation], ['leave_one_out', weight]];
+    const items = [['sensitivity', weight]];
     it.each(items.map(([analysis, o]) => [analysis, o?.quantizer, o]))('%s item %s equals onnxruntime on its oracle model', async (analysis, quantizer, o) => {
       const request = { analysis, options: { node_type: o.kind, metrics: ['mse', 'cosine-similarity'], data_num: 1, interested_nodes: [quantizer] } };
       const row = JSON.parse(session.analyze(JSON.stringify(request)))[analysis][o.kind][quantizer];
       expect(row, quantizer).toBeDefined();
       const expected = await itemOracle(analysis === 'sensitivity' ? o.only : o.without, sampleFeed());
       expectItem(`${analysis} ${quantizer}`, row, expected, 4);
-    });
+    }, FORWARDS_TIMEOUT);
   });
 });
