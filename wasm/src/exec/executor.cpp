@@ -449,10 +449,12 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
   try {
     return run_keeping(0);
   } catch (const SizeError&) {
-    // Every tensor kept does not fit the memory budget: keep those that fit in half of it (in graph
-    // order); run_incremental recomputes the others when it needs them.
+    // Every tensor kept does not fit the memory budget: keep those that fit in half of what is free of
+    // it (in graph order; the model's bytes and packed weights already count); run_incremental
+    // recomputes the others when it needs them.
     if (stats) *stats = before;
-    return run_keeping(std::max<size_t>(1, memory_budget() / 2));
+    const uint64_t in_use = memory_in_use(), budget = memory_budget();
+    return run_keeping(std::max<size_t>(1, static_cast<size_t>(budget > in_use ? (budget - in_use) / 2 : 0)));
   }
 }
 
