@@ -320,21 +320,29 @@ TEST(QOperatorRewrite, ModelsWithoutQOperatorNodesAreUntouched) {
   EXPECT_TRUE(m.warnings.empty());
 }
 
+namespace {
+
+// onnxruntime's dynamic quantization of a MatMul: x -> DynamicQuantizeLinear; MatMulInteger(x_q, W int8 per
+// column, x_zp, 0) -> Cast -> Mul(x_s · w_s) -> y.
+ir::Model dynamic_matmul_model() {
+  return ModelBuilder()
+      .input("x", DType::Float, {2, 2})
+      .initializer("w", typed<int8_t>(DType::Int8, {2, 2}, {100, -50, 20, 127}))
+      .initializer("w_scale", Tensor::from_floats({2}, {0.01f, 0.02f}))
+      .initializer("w_zp", typed<int8_t>(DType::Int8, {2}, {0, 0}))
+      .node("DynamicQuantizeLinear", "x_QuantizeLinear", {"x"}, {"x_quantized", "x_scale", "x_zero_point"})
+      .node("Mul", "scales_mul", {"x_scale", "w_scale"}, {"s"})
+      .node("MatMulInteger", "mm", {"x_quantized", "w", "x_zero_point", "w_zp"}, {"acc"})
+      .node("Cast", "cast", {"acc"}, {"acc_float"}, {attr_int("to", 1)})
+      .node("Mul", "scale", {"acc_float", "s"}, {"y"})
+      .output("y")
+      .build();
+}
+
+}  // namespace
+
 TEST(QOperatorRewrite, DynamicQuantizationBecomesADynamicQuantizerBeforeTheFloatMatMul) {
-  // x -> DynamicQuantizeLinear; MatMulInteger(x_q, W int8 per column, x_zp, 0) -> Cast -> Mul(x_s · w_s) -> y.
-  const ir::Model original =
-      ModelBuilder()
-          .input("x", DType::Float, {2, 2})
-          .initializer("w", typed<int8_t>(DType::Int8, {2, 2}, {100, -50, 20, 127}))
-          .initializer("w_scale", Tensor::from_floats({2}, {0.01f, 0.02f}))
-          .initializer("w_zp", typed<int8_t>(DType::Int8, {2}, {0, 0}))
-          .node("DynamicQuantizeLinear", "x_QuantizeLinear", {"x"}, {"x_quantized", "x_scale", "x_zero_point"})
-          .node("Mul", "scales_mul", {"x_scale", "w_scale"}, {"s"})
-          .node("MatMulInteger", "mm", {"x_quantized", "w", "x_zero_point", "w_zp"}, {"acc"})
-          .node("Cast", "cast", {"acc"}, {"acc_float"}, {attr_int("to", 1)})
-          .node("Mul", "scale", {"acc_float", "s"}, {"y"})
-          .output("y")
-          .build();
+  const ir::Model original = dynamic_matmul_model();
   ir::Model m = original;
   import_quantizers(m);
   EXPECT_TRUE(m.warnings.empty()) << (m.warnings.empty() ? "" : m.warnings[0]);
@@ -465,19 +473,7 @@ TEST(QOperatorRewrite, KeepsTheFusedReluAmongWhatTheNodeBecame) {
 }
 
 TEST(QOperatorRewrite, KeepsEveryNodeOfADynamicChainInFileOrder) {
-  ir::Model m =
-      ModelBuilder()
-          .input("x", DType::Float, {2, 2})
-          .initializer("w", typed<int8_t>(DType::Int8, {2, 2}, {100, -50, 20, 127}))
-          .initializer("w_scale", Tensor::from_floats({2}, {0.01f, 0.02f}))
-          .initializer("w_zp", typed<int8_t>(DType::Int8, {2}, {0, 0}))
-          .node("DynamicQuantizeLinear", "x_QuantizeLinear", {"x"}, {"x_quantized", "x_scale", "x_zero_point"})
-          .node("Mul", "scales_mul", {"x_scale", "w_scale"}, {"s"})
-          .node("MatMulInteger", "mm", {"x_quantized", "w", "x_zero_point", "w_zp"}, {"acc"})
-          .node("Cast", "cast", {"acc"}, {"acc_float"}, {attr_int("to", 1)})
-          .node("Mul", "scale", {"acc_float", "s"}, {"y"})
-          .output("y")
-          .build();
+  ir::Model m = dynamic_matmul_model();
   const FileProvenance file = import_quantizers(m);
   Names names;
   for (const auto& f : file.nodes) names.push_back(f.op_type + ":" + f.name);
