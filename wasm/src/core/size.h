@@ -25,10 +25,11 @@ class SizeError : public Error {
   using Error::Error;
 };
 
-// The memory budget: the most bytes of tensor storage (Tensor, core/tensor.h) and of the kernels'
-// large scratch buffers (ops::gemm_scratch) that may be alive at once in this process (in wasm: in
-// this module's heap). The default leaves 1 GiB of a 4 GiB wasm heap to the model's bytes, the
-// calibration files and everything else; the native build keeps the same default so both builds
+// The memory budget: the most bytes of tensor storage (Tensor, core/tensor.h), of the kernels'
+// large scratch buffers (ops::gemm_scratch) and packed weights, and of loaded models' own bytes
+// (core/model_memory.h) that may be alive at once in this process (in wasm: in this module's heap).
+// The default leaves 1 GiB of a 4 GiB wasm heap to the module, the calibration files while they are
+// read and everything else not counted; the native build keeps the same default so both builds
 // accept and reject the same models. Every such allocation reserves its bytes first and releases them
 // when freed: a reservation beyond the budget is a SizeError naming what was asked, what is held and
 // the budget, and nothing is allocated.
