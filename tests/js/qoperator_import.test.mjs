@@ -20,9 +20,10 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
+import { FIXTURES, loadManifest, openSession, relError, runCopy } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { exportAgreement, itemAllowance, offAgainstSpread, oracleItem, ortRun } from './quant_oracle.mjs';
+import { exportAgreement, itemAllowance, offAgainstSpread, oracleItem, ortRun, quantizerKinds } from './quant_oracle.mjs';
+import { feedsOf } from './tie_origin.mjs';
 import { buildViewModel } from '../../web/app/graph/model.mjs';
 
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of these small nets
@@ -43,12 +44,8 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   let reference; // onnxruntime-node, optimisations off, the QOperator model
   let floatRef; // onnxruntime-node on the float model
   beforeAll(async () => {
-    const ptq = await loadPtqModule();
-    session = new ptq.Session();
-    summary = session.loadModel(fs.readFileSync(entry.model));
-    session.loadCalibrationData(readCalibrationFolder(entry.data));
-    const perInput = samplesOf(entry, 'input');
-    inputs = perInput.map((s) => ({ input: new ort.Tensor('float32', s.data, s.dims) }));
+    ({ session, summary } = await openSession(entry));
+    inputs = feedsOf(entry.data);
     reference = await open(path.relative(FIXTURES, entry.model));
     floatRef = await open(entry.float_model);
   });
@@ -60,9 +57,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
 
   it('rewrites every QOperator node into its float operator, quantizers named after the float tensors', () => {
     expect(summary.warnings).toEqual([]);
-    const kinds = { activation: 0, weight: 0 };
-    for (const c of summary.calibrations) kinds[c.kind === 'weight' ? 'weight' : 'activation']++;
-    expect(kinds).toEqual(entry.quantizers);
+    expect(quantizerKinds(summary)).toEqual(entry.quantizers);
     const names = summary.calibrations.map((c) => c.name);
     for (const o of entry.oracle) expect(names).toContain(o.quantizer);
     const graph = JSON.parse(session.graphJson());

@@ -9,6 +9,14 @@ export async function ortRun(session, inputs) {
   return session.outputNames.map((n) => out[n].data);
 }
 
+// How many of a loaded model's quantizers are activation and weight quantizers ({activation, weight},
+// as a fixture's manifest entry states them).
+export function quantizerKinds(summary) {
+  const kinds = { activation: 0, weight: 0 };
+  for (const c of summary.calibrations) kinds[c.kind === 'weight' ? 'weight' : 'activation']++;
+  return kinds;
+}
+
 // Fraction of elements differing by more than `tol` of the reference's largest magnitude.
 export function offFraction(a, b, tol) {
   let ref = 1e-6;
@@ -86,19 +94,23 @@ export function offAgainstSpread(ours, reference, others) {
 }
 
 // onnxruntime's sensitivity / leave-one-out item: the metrics (mse, cosine) of the oracle model
-// `file` against the float outputs `floatOuts` (floatOuts[k]: the float model's on feeds[k]), once
-// per session opener; the first opener's are the expectation, the distance of the others' (valid
-// evaluations too) onnxruntime's own spread.
-export async function oracleItem(openers, file, feeds, floatOuts) {
+// `file` against the float outputs, once per session opener; the first opener's are the expectation,
+// the distance of the others' (valid evaluations too) onnxruntime's own spread. `float`: the float
+// model's outputs (float[k]: on feeds[k]), or its file, then run by each opener beside the oracle
+// model (each evaluation of the item is then one engine's pair of runs).
+export async function oracleItem(openers, file, feeds, float) {
   const metrics = [];
   for (const open of openers) {
     const variant = await open(file);
+    const floatModel = typeof float === 'string' ? await open(float) : null;
     const pairs = [];
     for (let k = 0; k < feeds.length; k++) {
       const v = await ortRun(variant, feeds[k]);
-      pairs.push(floatOuts[k].map((x, i) => [x, v[i]]));
+      const f = floatModel ? await ortRun(floatModel, feeds[k]) : float[k];
+      pairs.push(f.map((x, i) => [x, v[i]]));
     }
     await variant.release?.();
+    await floatModel?.release?.();
     metrics.push({ mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) });
   }
   const [expected, ...others] = metrics;
