@@ -35,13 +35,16 @@ function varint(n) {
 function field(number, bytes) {
   return Buffer.concat([varint(number * 8 + 2), varint(bytes.length), bytes]);
 }
-// ValueInfoProto { name = 1; type = 2 { tensor_type = 1 { elem_type = 1 (FLOAT) } } }
-function floatOutput(name) {
-  const tensorType = Buffer.concat([varint(1 * 8 + 0), varint(1)]);
+// TensorProto.DataType of the outputs added here.
+export const ELEM = { float: 1, uint8: 2 };
+// ValueInfoProto { name = 1; type = 2 { tensor_type = 1 { elem_type = 1 } } }
+function typedOutput(name, elemType) {
+  const tensorType = Buffer.concat([varint(1 * 8 + 0), varint(elemType)]);
   return field(12, Buffer.concat([field(1, Buffer.from(name, 'utf8')), field(2, field(1, tensorType))]));
 }
-// Rewrites ModelProto.graph (field 7) with extra GraphProto.output (field 12) entries appended.
-export function withExtraOutputs(model, names) {
+// Rewrites ModelProto.graph (field 7) with extra GraphProto.output (field 12) entries appended:
+// outputs [[name, elemType]].
+export function withTypedOutputs(model, outputs) {
   const parts = [];
   let pos = 0;
   while (pos < model.length) {
@@ -56,7 +59,7 @@ export function withExtraOutputs(model, names) {
       const [len, p2] = readVarint(model, p1);
       end = p2 + len;
       if (Math.floor(tag / 8) === 7) {
-        const graph = Buffer.concat([model.subarray(p2, end), ...names.map(floatOutput)]);
+        const graph = Buffer.concat([model.subarray(p2, end), ...outputs.map(([name, type]) => typedOutput(name, type))]);
         parts.push(field(7, graph));
         pos = end;
         continue;
@@ -67,6 +70,8 @@ export function withExtraOutputs(model, names) {
   }
   return Buffer.concat(parts);
 }
+// Extra float outputs.
+export const withExtraOutputs = (model, names) => withTypedOutputs(model, names.map((n) => [n, ELEM.float]));
 
 // The main graph's activation quantizers in graph order, from Session.graphJson(): {name, input, output,
 // scales} (scales: the quantization step, one per channel or one for the tensor).
@@ -161,4 +166,85 @@ export async function divergences(calibratedBytes, qdqBytes, dataDir, count = In
   } finally {
     session.delete?.();
   }
+}
+
+// ---- dynamic quantizers (onnxruntime's dynamic quantization, §1.12) ----------------------------
+
+const roundHalfEven = (v) => (Math.abs(v % 1) === 0.5 ? 2 * Math.round(v / 2) : Math.round(v));
+
+// ONNX DynamicQuantizeLinear of x in float32 arithmetic, by its specification: scale =
+// (max(0, max x) - min(0, min x)) / 255, zero point = saturate(round(-min / scale)), q =
+// saturate(round(x / scale) + zero point), rounding half to even. -> {scale, zeroPoint, q}.
+export function dynamicQuantizeLinear(x) {
+  const f = Math.fround;
+  let lo = 0;
+  let hi = 0;
+  for (const v of x) {
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  const scale = f(f(hi - lo) / 255);
+  const saturate = (v) => Math.min(Math.max(v, 0), 255);
+  const zeroPoint = scale > 0 ? saturate(roundHalfEven(-f(lo / scale))) : 0;
+  const q = Uint8Array.from(x, (v) => (scale > 0 ? saturate(roundHalfEven(f(v / scale)) + zeroPoint) : 0));
+  return { scale, zeroPoint, q };
+}
+
+const dequantized = ({ q, scale, zeroPoint }) => Float32Array.from(q, (v) => (v - zeroPoint) * scale);
+
+// One sample's first dynamic quantizer (graph order) where ours and onnxruntime part. ours[name]: the
+// quantizer's input in our run (our quantizer's output is not a tensor of the file: the formula above
+// stands for it); theirs[name]: {x, q, scale, zeroPoint}, onnxruntime's DynamicQuantizeLinear input and
+// outputs. A different scale or zero point (ranges apart) is not a tie; with the same ones the values
+// are judged by firstDivergence. -> null or firstDivergence's record.
+export function firstDynamicDivergence(names, ours, theirs) {
+  for (const name of names) {
+    const a = dynamicQuantizeLinear(ours[name]);
+    const b = theirs[name];
+    if (a.scale !== b.scale || a.zeroPoint !== b.zeroPoint) {
+      const differing = a.q.reduce((n, v, i) => n + (v !== b.q[i]), 0);
+      return { quantizer: name, differing, size: b.q.length, tie: false,
+        why: [`scale / zero point ours ${a.scale} / ${a.zeroPoint}, onnxruntime ${b.scale} / ${b.zeroPoint}`] };
+    }
+    const d = firstDivergence([{ name, input: 'x', output: 'y', scales: [a.scale] }], { x: ours[name], y: dequantized(a) },
+      { x: b.x, y: dequantized(b) });
+    if (d) return d;
+  }
+  return null;
+}
+
+// Ours (the model as stored, every quantizer ON) against onnxruntime-node on the same file
+// (optimisations off) on the first sample of dataDir: where they first part. chains, in graph order:
+// [{activation, quantized: [values, scale, zero point]}], each DynamicQuantizeLinear's input and outputs.
+export async function dynamicDivergence(modelBytes, chains, dataDir) {
+  const [feed] = feedsOf(dataDir);
+  const inputs = Object.fromEntries(Object.entries(feed).map(([n, t]) => [n, t.data]));
+  const ptq = await loadPtqModule();
+  const session = new ptq.Session();
+  const ours = {};
+  let extra;
+  try {
+    session.loadModel(modelBytes);
+    const outputs = new Set(JSON.parse(session.graphJson()).outputs.map((o) => o.name));
+    // Quantizer inputs that are neither a graph input (the feed holds them) nor already an output.
+    extra = chains.map((c) => c.activation).filter((x) => !(x in inputs) && !outputs.has(x));
+    session.loadModel(withExtraOutputs(modelBytes, extra));
+    session.loadCalibrationData(readCalibrationFolder(dataDir));
+    session.run(0, 'stored');
+    for (let i = 0; i < session.outputCount(); i++) {
+      const o = session.output(i);
+      ours[o.name] = o.data.slice();
+    }
+  } finally {
+    session.delete?.();
+  }
+  const quantizerOutputs = chains.flatMap(({ quantized: [q, scale, zp] }) => [[q, ELEM.uint8], [scale, ELEM.float], [zp, ELEM.uint8]]);
+  const reference = await ort.InferenceSession.create(withTypedOutputs(modelBytes, [...extra.map((x) => [x, ELEM.float]), ...quantizerOutputs]),
+    { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+  const r = await reference.run(feed);
+  await reference.release?.();
+  const names = chains.map((c) => c.activation);
+  const theirs = Object.fromEntries(chains.map(({ activation: x, quantized: [q, scale, zp] }) =>
+    [x, { x: inputs[x] ?? r[x].data, q: r[q].data, scale: r[scale].data[0], zeroPoint: r[zp].data[0] }]));
+  return firstDynamicDivergence(names, Object.fromEntries(names.map((x) => [x, inputs[x] ?? ours[x]])), theirs);
 }

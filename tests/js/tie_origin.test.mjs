@@ -1,7 +1,7 @@
 // tie_origin.mjs's judgement on hand-made tensors: a quantizer with scale 0.5 (levels ..., 1.0, 1.5,
 // ...; the boundary between 1.0 and 1.5 is 1.25), its input `x` and output `q`.
 import { describe, expect, it } from 'vitest';
-import { firstDivergence } from './tie_origin.mjs';
+import { dynamicQuantizeLinear, firstDivergence, firstDynamicDivergence } from './tie_origin.mjs';
 
 const quantizers = [{ name: 'a_cal', input: 'x', output: 'q', scales: [0.5] }, { name: 'b_cal', input: 'y', output: 'r', scales: [1] }];
 const f = (...v) => Float32Array.from(v);
@@ -35,5 +35,33 @@ describe('firstDivergence', () => {
     const d = firstDivergence(quantizers, run([1, 3], [1, 3], f(7), f(7)), run([1, 3], [1, 3], f(7), f(6)));
     expect(d.quantizer).toBe('b_cal');
     expect(d.tie).toBe(false);
+  });
+});
+
+describe('dynamic quantizers', () => {
+  it('dynamicQuantizeLinear: the ONNX specification\'s example', () => {
+    // scale (2 - -3) / 255, zero point round(3 / scale) = 153
+    expect(dynamicQuantizeLinear(f(0, 2, -3, -2.5, 1.34, 0.5))).toEqual({ scale: Math.fround(5 / 255), zeroPoint: 153, q: Uint8Array.from([153, 255, 0, 26, 221, 179]) });
+  });
+  // Range [-1, 2]: scale 3 / 255, zero point 85; x / scale of the third element lands a float ulp
+  // below 10.5 (level 95) in ours and one above (level 96) in onnxruntime's.
+  const scale = Math.fround(3 / 255);
+  const ulps = (v, k) => {
+    const a = f(v);
+    new Int32Array(a.buffer)[0] += k;
+    return a[0];
+  };
+  const [below, above] = [ulps(10.5 * scale, -1), ulps(10.5 * scale, 2)];
+  const theirs = (x, q, s = scale, zeroPoint = 85) => ({ t: { x: f(...x), q: Uint8Array.from(q), scale: s, zeroPoint } });
+  it('finds a tie: the same scale and zero point, inputs a float ulp apart on either side of a rounding boundary', () => {
+    expect(dynamicQuantizeLinear(f(-1, 2, below)).q[2]).toBe(95);
+    const d = firstDynamicDivergence(['t'], { t: f(-1, 2, below) }, theirs([-1, 2, above], [0, 255, 96]));
+    expect(d).toEqual({ quantizer: 't', differing: 1, size: 3, tie: true, why: [] });
+    expect(firstDynamicDivergence(['t'], { t: f(-1, 2, below) }, theirs([-1, 2, below], [0, 255, 95]))).toBe(null);
+  });
+  it('is no tie when the scale or the zero point differs', () => {
+    const d = firstDynamicDivergence(['t'], { t: f(-1, 2, below) }, theirs([-1, 2.1, below], [0, 255, 95], Math.fround(3.1 / 255)));
+    expect(d.tie).toBe(false);
+    expect(d.why[0]).toContain('scale / zero point ours');
   });
 });
