@@ -11,15 +11,18 @@
 //    float model.
 // With PTQ_NPM_MODEL_FULL=1 (each forward at 1024x1024 takes tens of seconds, ours and onnxruntime's;
 // the sweeps' cached run keeps only part of the network's tensors, §1.8): a weight's sensitivity
-// item equals onnxruntime's on the oracle model (0: the weight holds integers).
+// item equals onnxruntime's on the oracle model (0: the weight holds integers); the fully quantized
+// outputs are within onnxruntime's spread (its two evaluations: the original, and its float kernels on
+// the Q/DQ equivalent) or part from onnxruntime at a rounding tie (tie_origin.mjs, dynamic quantizers).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, decodeNpy, loadManifest, loadPtqModule, readCalibrationFolder, relError, samplesOf } from './helpers.mjs';
+import { FIXTURES, decodeNpy, loadManifest, loadPtqModule, readCalibrationFolder, relError, runCopy, samplesOf } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { itemAllowance, oracleItem, ortRun } from './quant_oracle.mjs';
+import { aggregate, cosine, itemAllowance, mse, oracleItem, ortRun } from './quant_oracle.mjs';
+import { dynamicDivergence } from './tie_origin.mjs';
 
 const FULL = process.env.PTQ_NPM_MODEL_FULL === '1';
 const FORWARDS_TIMEOUT = 1_800_000; // several forwards at 1024x1024 on a shared 2-core machine
@@ -27,7 +30,7 @@ const FLOAT_TOL = 1e-5; // relError of two float evaluations of this network (me
 const entry = loadManifest().find((m) => m.kind === 'npm_quantized');
 const weight = entry?.oracle.find((o) => o.kind === 'weight');
 
-const open = (file, level = 'disabled') => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+const open = (file, level = 'disabled') => ort.InferenceSession.create(path.resolve(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
 const report = (line) => process.env.PTQ_REPORT && console.log(line);
 
 // The fixture's one sample as an onnxruntime feed.
@@ -115,6 +118,37 @@ describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
       expect(row, quantizer).toBeDefined();
       const expected = await itemOracle(analysis === 'sensitivity' ? o.only : o.without, sampleFeed());
       expectItem(`${analysis} ${quantizer}`, row, expected, 4);
+    }, FORWARDS_TIMEOUT);
+
+    // Last: it frees the session's model for the trace's own runs.
+    it('fully quantized outputs: within onnxruntime\'s spread, or parting from onnxruntime at a rounding tie', async () => {
+      const feed = sampleFeed();
+      const reference = await floatOuts(feed);
+      const metricsOf = (outs) => {
+        const pairs = [reference.map((x, i) => [x, outs[i]])];
+        return { mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) };
+      };
+      // onnxruntime's two evaluations of the quantized network: the original (integer ConvInteger) and
+      // its float kernels on the Q/DQ equivalent (every optimisation level gives one of these two).
+      const evaluations = [];
+      for (const file of [entry.model, entry.qdq_equivalent]) {
+        const s = await open(file);
+        evaluations.push(metricsOf(await ortRun(s, feed)));
+        await s.release();
+      }
+      const ours = metricsOf(runCopy(session, 0, 'stored').map((o) => o.data));
+      session.free();
+      const [expected, other] = evaluations;
+      const allowed = itemAllowance({ ...expected, spreadMse: Math.abs(other.mse - expected.mse), spreadCos: Math.abs(other.cos - expected.cos) }, 4);
+      const off = (key) => Math.min(...evaluations.map((e) => Math.abs(ours[key] - e[key])));
+      const within = off('mse') <= allowed.mse && off('cos') <= allowed.cos;
+      report(`fully quantized: mse ours ${ours.mse}, onnxruntime ${evaluations.map((e) => e.mse).join(' / ')}; cos ours ${ours.cos}, onnxruntime ${evaluations.map((e) => e.cos).join(' / ')}; ${within ? 'within' : 'beyond'} onnxruntime's spread`);
+      if (within) return;
+      // Beyond onnxruntime's spread: legitimate only if ours first parts from onnxruntime at a rounding tie.
+      const d = await dynamicDivergence(fs.readFileSync(entry.model), entry.chains, entry.data);
+      const where = d ? `${d.quantizer}: ${d.differing} of ${d.size} elements${d.tie ? ', a tie' : `: ${d.why.join('; ')}`}` : 'no quantizer differs';
+      report(`fully quantized: first parts from onnxruntime at ${where}`);
+      expect(d?.tie, `outputs beyond onnxruntime's spread; first difference ${where}`).toBe(true);
     }, FORWARDS_TIMEOUT);
   });
 });
