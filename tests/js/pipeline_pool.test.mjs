@@ -3,7 +3,7 @@
 // exactly once, reports progress with an ETA, merges the parts, and on cancellation stops
 // scheduling, terminates the busy workers and returns what finished; worker errors keep their kind.
 import { describe, expect, it } from 'vitest';
-import { createPool } from '../../web/pipeline/pool.mjs';
+import { createPool, poolSizeFor } from '../../web/pipeline/pool.mjs';
 import { partCount, partOf, runAnalysis } from '../../web/pipeline/sweep.mjs';
 import { handleMessage } from '../../web/pipeline/worker_core.mjs';
 
@@ -113,6 +113,18 @@ describe('splitting', () => {
   });
 });
 
+describe('pool size', () => {
+  it('a big model gets fewer workers: their copies of it together within 1 GiB, at least one', () => {
+    const MiB = 2 ** 20;
+    expect(poolSizeFor(3, 1024)).toBe(3); // small: the size asked
+    expect(poolSizeFor(3, 300 * MiB)).toBe(3); // 3 x 300 MiB = 900 MiB
+    expect(poolSizeFor(3, 400 * MiB)).toBe(2); // 2 x 400 MiB = 800 MiB; 3 would be 1200
+    expect(poolSizeFor(3, 513 * MiB)).toBe(1);
+    expect(poolSizeFor(3, 2 ** 30 + 165_545)).toBe(1); // the 1 GiB fixture with its .onnx
+    expect(poolSizeFor(3, 3 * 2 ** 30)).toBe(1);
+  });
+});
+
 describe('worker pool and sweep splitting', () => {
   it('loads the model once per worker, whatever the number of analyses', async () => {
     const { log, spawn } = fakeWorkers();
@@ -123,6 +135,32 @@ describe('worker pool and sweep splitting', () => {
     expect(log.spawned).toBe(2);
     expect(log.loads).toBe(2);
     expect(log.convolution).toBe('accurate'); // the default convolution mode, set by every load
+    pool.close();
+  });
+
+  it("sends the load's bytes to each worker as its own copies, listed for transfer", async () => {
+    const { log, spawn } = fakeWorkers();
+    const sent = []; // [type, transferred buffers, the message's byte arrays]
+    const recording = () => {
+      const w = spawn();
+      const post = w.postMessage.bind(w);
+      w.postMessage = (msg, transfer = []) => {
+        sent.push([msg.type, transfer, [msg.model, ...(msg.files ?? []).map((f) => f.bytes)]]);
+        post(msg);
+      };
+      return w;
+    };
+    const pool = createPool({ size: 2, spawn: recording });
+    await pool.load(MODEL);
+    const loads = sent.filter(([type]) => type === 'load');
+    expect(loads).toHaveLength(2);
+    for (const [, transfer, arrays] of loads) {
+      expect(transfer).toEqual(arrays.map((a) => a.buffer));
+      expect(arrays[0]).not.toBe(MODEL.model);
+      expect([...arrays[0]]).toEqual([...MODEL.model]);
+    }
+    expect(loads[0][1][0]).not.toBe(loads[1][1][0]); // one copy per worker
+    expect(log.loads).toBe(2);
     pool.close();
   });
 

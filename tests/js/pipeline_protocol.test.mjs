@@ -2,7 +2,7 @@
 // error shape keeping the error's kind, events, cancellation of queued and running requests (by
 // message and by terminating), a dying worker, and the exact messages on the wire.
 import { describe, expect, it } from 'vitest';
-import { createClient, serve, WorkerError } from '../../web/pipeline/protocol.mjs';
+import { createClient, releaseBytes, serve, transferredCopies, WorkerError } from '../../web/pipeline/protocol.mjs';
 
 // A Worker-like object whose "thread" is `serve(handlers)`; messages are structured-cloned and
 // delivered asynchronously both ways. `wire` records every message in both directions.
@@ -24,6 +24,7 @@ function fakeWorkerFactory(handlers) {
       log.terminated++;
     };
     w.crash = (message) => w.onerror?.({ message });
+    w.unreadable = () => w.onmessageerror?.({});
     log.last = w;
     return w;
   };
@@ -128,6 +129,39 @@ describe('worker protocol', () => {
     }
     await expect(client.call('add', { a: 2, b: 2 })).resolves.toEqual({ sum: 4 });
     expect(log.spawned).toBe(2);
+  });
+
+  it('a reply that cannot be read (messageerror) fails every pending call with InternalError; the next call respawns', async () => {
+    const { log, spawn } = fakeWorkerFactory(HANDLERS);
+    const client = createClient(spawn, { name: 'analysis worker' });
+    const a = client.call('wait');
+    await tick();
+    log.last.unreadable();
+    await expect(a).rejects.toMatchObject({ name: 'InternalError', message: 'analysis worker failed: a reply from it could not be read (out of memory?)' });
+    await expect(client.call('add', { a: 2, b: 2 })).resolves.toEqual({ sum: 4 });
+    expect([log.spawned, log.terminated]).toEqual([2, 1]);
+  });
+
+  it('transferredCopies: byte arrays are sent as copies whose buffers are transferred; the sender keeps its own', () => {
+    const { copy, copyFiles, transfer } = transferredCopies();
+    const model = Buffer.from([1, 2, 3]); // a Node Buffer: its slice() would be a view of its pool
+    const files = [{ path: 'x/0.npy', bytes: new Uint8Array([4, 5]) }];
+    const message = { model: copy(model), files: copyFiles(files) };
+    expect(transfer).toEqual([message.model.buffer, message.files[0].bytes.buffer]);
+    const received = structuredClone(message, { transfer });
+    expect([...received.model, ...received.files[0].bytes]).toEqual([1, 2, 3, 4, 5]);
+    expect(received.files[0].path).toBe('x/0.npy');
+    expect([message.model.byteLength, message.files[0].bytes.byteLength]).toEqual([0, 0]); // moved
+    expect([...model, ...files[0].bytes]).toEqual([1, 2, 3, 4, 5]); // the sender's bytes are intact
+    expect(copyFiles(undefined)).toBeUndefined();
+  });
+
+  it('releaseBytes detaches the buffer of every byte array it is given (where the engine can: transfer(0))', () => {
+    const detached = [];
+    const array = (name) => ({ buffer: { transfer: (length) => detached.push([name, length]) } });
+    releaseBytes(array('model'), [{ path: 'w.bin', bytes: array('w.bin') }], undefined, [{ path: 'x/0.npy', bytes: array('x/0.npy') }]);
+    expect(detached).toEqual([['model', 0], ['w.bin', 0], ['x/0.npy', 0]]);
+    expect(() => releaseBytes(new Uint8Array(2), undefined)).not.toThrow(); // Node 20: no transfer, left to the collector
   });
 
   it('an already-aborted signal rejects without sending anything', async () => {

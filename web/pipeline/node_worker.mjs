@@ -12,7 +12,7 @@ export function spawnNodeWorker(wasmPath) {
   const adapter = {
     onmessage: null,
     onerror: null,
-    postMessage: (msg) => worker.postMessage(msg),
+    postMessage: (msg, transfer) => worker.postMessage(msg, transfer),
     terminate: () => {
       adapter.terminated = true;
       worker.terminate();

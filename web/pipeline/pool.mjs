@@ -5,16 +5,17 @@
 // Every worker gets the model bytes and calibration files once (`load`); a worker terminated by a
 // cancellation (a wasm call cannot be interrupted) is replaced by a fresh one that is sent the same
 // `load` before its next job.
-import { createClient, WorkerError, abortError } from './protocol.mjs';
+import { createClient, WorkerError, abortError, transferredCopies } from './protocol.mjs';
 
 // Errors keep the core's kind (FormatError / PtqError / RangeError / InternalError): the CLI maps it
 // to an exit code.
 export { WorkerError, abortError };
 
-// Each worker holds its own copy of the model (and a run adds its quantized and packed weights), so a
-// big model gets fewer workers: the copies of the pool together stay within MODEL_COPIES_BYTES, with
-// at least one worker. `modelBytes`: the model file and its external data together.
-export const MODEL_COPIES_BYTES = 2 * 2 ** 30;
+// Each worker holds its own copy of the model, and a run adds up to as much again in quantized weights
+// and their packing (its heap reaches about three times the model), so a big model gets fewer
+// workers: the copies of the pool together stay within MODEL_COPIES_BYTES (their heaps then within
+// about 3 GiB), with at least one worker. `modelBytes`: the model file and its external data together.
+export const MODEL_COPIES_BYTES = 2 ** 30;
 export const poolSizeFor = (size, modelBytes) => Math.max(1, Math.min(size, Math.floor(MODEL_COPIES_BYTES / Math.max(1, modelBytes))));
 
 export function createPool({ size, spawn }) {
@@ -35,11 +36,19 @@ export function createPool({ size, spawn }) {
 
   const send = (slot, { type, ...payload }, options) => slot.client.call(type, payload, options);
 
+  // The load's bytes go to each worker as copies by transfer (protocol.mjs transferredCopies); the
+  // pool keeps its own for replacement workers.
+  function sendLoad(slot, { model, externalFiles, files, ...rest }) {
+    const { copy, copyFiles, transfer } = transferredCopies();
+    const payload = { ...rest, model: copy(model), externalFiles: copyFiles(externalFiles), files: copyFiles(files) };
+    return send(slot, payload, { transfer });
+  }
+
   // Makes sure the slot's worker exists and has the current model loaded.
   function ready(slot) {
     if (loadMsg && (slot.loaded !== loadMsg || !slot.client.started)) {
       const msg = loadMsg;
-      slot.loading = send(slot, msg).catch((err) => {
+      slot.loading = sendLoad(slot, msg).catch((err) => {
         if (slot.loaded === msg) slot.loaded = null;
         throw err;
       });

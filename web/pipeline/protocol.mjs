@@ -37,6 +37,28 @@ export function errorShape(err) {
   return { name: err?.name ? String(err.name) : 'Error', message: String(err?.message ?? err) };
 }
 
+// Byte arrays sent by transfer, as fresh copies: a browser clones a message by serializing it into
+// one buffer that cannot grow past 2 GiB, so a gigabyte of weights sent by clone (followed by anything
+// else) fails with "Data cannot be cloned, out of memory"; a transferred copy is moved, not serialized,
+// and the sender keeps its own bytes. -> {copy(bytes), copyFiles([{path, bytes}]), transfer: [buffers]}
+export function transferredCopies() {
+  const transfer = [];
+  const copy = (bytes) => {
+    const c = new Uint8Array(bytes); // a new buffer, also for a Node Buffer (whose slice() is a view)
+    transfer.push(c.buffer);
+    return c;
+  };
+  return { copy, copyFiles: (files) => files?.map((f) => ({ ...f, bytes: copy(f.bytes) })), transfer };
+}
+
+// The receiving side: once a request's bytes are in the wasm heap, the worker frees its own copies
+// (detached by ArrayBuffer.prototype.transfer) rather than leaving them to a garbage collection, which
+// a worker busy in long wasm calls may not reach: a gigabyte of weights is then held once, in the
+// heap. Engines without `transfer` (Node 20) leave them to the collector. `files`: [{bytes}].
+export function releaseBytes(bytes, ...files) {
+  for (const b of [bytes, ...files.flatMap((list) => (list ?? []).map((f) => f.bytes))]) b?.buffer?.transfer?.(0);
+}
+
 // Messages of the protocol (for handlers and tests).
 export const response = (id, result) => ({ id, ok: true, result });
 export const failure = (id, err) => ({ id, ok: false, error: errorShape(err) });
@@ -127,12 +149,17 @@ export function createClient(spawn, { onCancel = 'message', name = 'worker' } = 
       if (data.ok) p.resolve(data.result);
       else p.reject(new WorkerError(data.error));
     };
-    worker.onerror = (ev) => {
+    const fail = (message) => {
       if (current !== worker) return;
-      ev?.preventDefault?.();
       terminate();
-      failAll(() => new WorkerError({ name: 'InternalError', message: `${name} failed: ${ev?.message ?? ev}` }));
+      failAll(() => new WorkerError({ name: 'InternalError', message: `${name} failed: ${message}` }));
     };
+    worker.onerror = (ev) => {
+      ev?.preventDefault?.();
+      fail(ev?.message ?? ev);
+    };
+    // A reply the browser could not copy (out of memory) never arrives as a message.
+    worker.onmessageerror = () => fail('a reply from it could not be read (out of memory?)');
   }
 
   function terminate() {

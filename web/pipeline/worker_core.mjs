@@ -17,7 +17,7 @@
 //                               session.exportConfig: docs/config-export.md)
 // A failure answers {ok: false, error: {name, message}}; the worker stays usable.
 // `request` is the object of docs/wasm-api.md ({analysis, options, items?, model_file?, config?}).
-import { serve } from './protocol.mjs';
+import { releaseBytes, serve } from './protocol.mjs';
 
 const states = new WeakMap(); // ptq module -> { session, modelName, dataName }
 
@@ -61,6 +61,8 @@ const HANDLERS = {
     } catch (err) {
       session.delete();
       throw err;
+    } finally {
+      releaseBytes(msg.model, msg.externalFiles, msg.files); // this worker's copies (pool.mjs sends them)
     }
   },
   listItems(ptq, s, msg) {

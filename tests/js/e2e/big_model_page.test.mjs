@@ -1,8 +1,9 @@
 // End to end in Chromium (dist/ptqscope.html from file://): a model whose bytes cannot fit the wasm
 // heap is refused with the core's estimate in the banner and the page stays usable; the 1 GiB model
 // (scripts/fixtures/big_models.py, made only by `make_fixtures.py --parts big`; skipped with a note when
-// absent) opened with its 1 GiB external-data file shows its graph, and the wasm heap the page reports
-// after the load is within big_model.mjs's bound.
+// absent) opened with its 1 GiB external-data file shows its graph, its calibration data is checked,
+// and an activation sweep on one sample gives one row per activation; the wasm heaps the page reports
+// after the load and after the sweep are within big_model.mjs's bound.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,10 +11,10 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { optionalFixture } from '../helpers.mjs';
 import { buildModel } from '../onnx_builder.mjs';
 import { BIG_MODEL, LAYERS, heapBound } from '../big_model.mjs';
-import { openApp } from './browser.mjs';
+import { openApp, openPanel, sensitivityRows } from './browser.mjs';
 
 const entry = optionalFixture(BIG_MODEL);
-const SLOW = 900_000; // a gigabyte read, copied into two workers and parsed on a shared 2-core machine
+const SLOW = 900_000; // a gigabyte read, copied into the engine and an analysis worker and parsed, on a shared 2-core machine
 
 let tmp;
 beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-big-')); });
@@ -56,8 +57,6 @@ describe.skipIf(!entry)('the 1 GiB model on the page (file://)', () => {
   beforeAll(async () => { app = await openApp(); });
   afterAll(async () => { await app?.context.close(); });
 
-  // The calibration check and the sweep are not part of this test yet: on the page the check (a fresh
-  // engine worker given the gigabyte again) does not answer (docs/web-app.md, Big models).
   it('opened with its external-data file: the graph shows and the heap after the load is reported and bounded', async () => {
     const { page } = app;
     await page.setInputFiles('#open-model', [entry.model, path.join(path.dirname(entry.model), entry.external_data)]);
@@ -69,6 +68,41 @@ describe.skipIf(!entry)('the 1 GiB model on the page (file://)', () => {
     expect(afterLoad).toBeGreaterThanOrEqual(entry.weight_bytes); // the weights are in the heap once
     expect(afterLoad).toBeLessThanOrEqual(heapBound(entry.weight_bytes));
     expect(await page.textContent('#model-info')).toMatch(/wasm heap \d+\.\d GB after load/);
+    expect(app.pageErrors).toEqual([]);
+    expect(app.offline).toEqual([]);
+  }, SLOW);
+
+  it('its calibration data is checked, and an activation sweep on one sample runs with a bounded heap', async () => {
+    const { page } = app;
+    await page.setInputFiles('#open-data-folder', entry.data);
+    const checked = () => /2 calibration samples \(calibration_data\)/.test(document.querySelector('#model-info').textContent) ||
+      !document.querySelector('#error-banner').hidden;
+    await page.waitForFunction(checked, null, { timeout: SLOW });
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    expect(await page.textContent('#model-info')).toContain('2 calibration samples (calibration_data)');
+
+    await openPanel(page, 'analyses');
+    const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
+    await form.locator('select[name="node_type"]').selectOption('activation');
+    await form.locator('input[name="data_num"]').fill('1');
+    await page.click('.ptq-run');
+    // Finished, or failed with the reason in the banner (a worker that died says so): never a wait without end.
+    await page.waitForFunction(() => /: done in /.test(document.querySelector('.ptq-progress-text').textContent) ||
+      !document.querySelector('#error-banner').hidden, null, { timeout: SLOW });
+    expect(await page.isHidden('#error-banner')).toBe(true);
+    const rows = await sensitivityRows(page);
+    expect(rows.map((r) => r.item).sort()).toEqual(Array.from({ length: LAYERS }, (_, i) => `h${i}_HzCalibration`));
+    for (const r of rows) {
+      const cos = Number(r.cells['cosine-similarity']);
+      expect(cos, r.item).toBeGreaterThan(0.9); // int8 on one activation of a He-scaled ReLU chain (as in the CLI's test)
+      expect(cos, r.item).toBeLessThanOrEqual(1);
+    }
+    // The analysis worker's heap (one worker: the pool's copies of a gigabyte stay within 1 GiB).
+    await page.waitForFunction(() => document.querySelector('#model-info').dataset.heapAnalysis !== '');
+    expect(await page.textContent('#model-info')).toMatch(/\d+\.\d GB per analysis worker \(1\)/);
+    const afterSweep = Number(await page.getAttribute('#model-info', 'data-heap-analysis'));
+    expect(afterSweep).toBeGreaterThanOrEqual(entry.weight_bytes);
+    expect(afterSweep).toBeLessThanOrEqual(heapBound(entry.weight_bytes));
     expect(app.pageErrors).toEqual([]);
     expect(app.offline).toEqual([]);
   }, SLOW);

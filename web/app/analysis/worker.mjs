@@ -3,12 +3,13 @@
 // the first message (spawn.mjs, ../graph/wasm_share.mjs); the Netron plugin starts this worker
 // without it and the glue instantiates its own embedded bytes. Messages that arrive while the module
 // is instantiated are handled in order once it is ready.
-import { wasmFromFirstMessage } from '../graph/wasm_worker.mjs';
+import { failOnUnreadableMessages, wasmFromFirstMessage } from '../graph/wasm_worker.mjs';
 import { handleMessage } from '../../pipeline/worker_core.mjs';
 import { failure } from '../../pipeline/protocol.mjs';
 
 const post = (msg, transfer) => self.postMessage(msg, transfer ?? []);
 const wasm = wasmFromFirstMessage();
+failOnUnreadableMessages(self);
 
 // Callbacks on one promise run in registration order, so messages are handed on in arrival order
 // (worker_core queues the requests; a `cancel` reaches it while an earlier request waits).

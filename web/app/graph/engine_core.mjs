@@ -7,6 +7,7 @@
 //        candidates: files opened with the model; those it names as external data are used
 //        (externalPaths), a named file that is missing fails the load naming it
 //   data {model?: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}]} -> {sampleCount, sampleNames}
+//        without `model`: checked against the model of the preceding load
 
 export function engineHandlers(ptq) {
   const session = new ptq.Session();

@@ -3,6 +3,7 @@
 // glue without them), compiles them once, and gives every worker the compiled WebAssembly.Module
 // (structured-cloneable) as its first message. Receiving side: wasm_worker.mjs.
 import wasmBase64 from 'virtual:ptqscope-wasm';
+import { withFirstMessage } from './first_message.mjs';
 
 export const WASM_MESSAGE = 'ptq-wasm';
 
@@ -17,18 +18,9 @@ function decode(base64) {
 export const wasmModule = () => (compiled ??= WebAssembly.compile(decode(wasmBase64)));
 
 // `create()` makes a Worker that runs wasm_worker.mjs. Messages posted before the module was sent
-// wait, so the module is always the worker's first message (transfer lists stay valid meanwhile).
+// wait, so the module is always the worker's first message (first_message.mjs).
 export function spawnWithWasm(create) {
-  const worker = create();
-  const post = worker.postMessage.bind(worker);
-  let queue = [];
-  worker.postMessage = (message, transfer) => (queue ? queue.push([message, transfer]) : post(message, transfer));
-  wasmModule()
-    .then((module) => post({ type: WASM_MESSAGE, module }),
-      (err) => post({ type: WASM_MESSAGE, error: `the embedded wasm module does not compile: ${err?.message ?? err}` }))
-    .finally(() => {
-      for (const [message, transfer] of queue) post(message, transfer ?? []);
-      queue = null;
-    });
-  return worker;
+  const module = wasmModule().then((compiledModule) => ({ type: WASM_MESSAGE, module: compiledModule }),
+    (err) => ({ type: WASM_MESSAGE, error: `the embedded wasm module does not compile: ${err?.message ?? err}` }));
+  return withFirstMessage(create(), module);
 }

@@ -38,3 +38,12 @@ export function wasmFromFirstMessage() {
     },
   };
 }
+
+// A request the browser could not copy into this worker (out of memory) arrives as a `messageerror`
+// instead of a message, so no handler would ever answer it. Thrown here, the error reaches the page
+// as the Worker's `error` event and its client fails the pending requests.
+export function failOnUnreadableMessages(scope) {
+  scope.onmessageerror = () => {
+    throw new Error('a request could not be read by the worker (out of memory?)');
+  };
+}

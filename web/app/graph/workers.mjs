@@ -5,7 +5,7 @@ import EngineWorker from './engine_worker.mjs?worker&inline';
 import LayoutWorker from './layout_worker.mjs?worker&inline';
 import { spawnWithWasm } from './wasm_share.mjs';
 
-import { createClient } from '../../pipeline/protocol.mjs';
+import { createClient, transferredCopies } from '../../pipeline/protocol.mjs';
 
 // A protocol client (web/pipeline/protocol.mjs) whose restart() drops what is running: the worker is
 // ended, pending calls fail with AbortError, the next call starts a fresh worker.
@@ -19,27 +19,54 @@ function rpc(spawn, name) {
 
 export const layoutWorker = rpc(() => new LayoutWorker({ name: 'ptqscope-layout' }), 'layout worker');
 
-// One request per engine worker: ending it afterwards gives its wasm heap (which only grows, to the
-// size of the largest model) back; compiling the module again takes a fraction of a second.
-// A fresh worker per request, so requests never wait for or cancel each other.
-async function once(type, payload, transfer) {
-  const engine = rpc(() => spawnWithWasm(() => new EngineWorker({ name: 'ptqscope-engine' })), 'engine worker');
+// The engine worker of the open model: it keeps the session it read the model into for the calibration
+// check, which then does not send the model again (with a gigabyte of weights, a second copy in a
+// second worker is what the page cannot afford). It is ended once the data is checked, or when another
+// model is opened: a wasm heap never shrinks (to the size of the largest model), ending the worker
+// gives it back, and the analyses load their own pool. A fresh worker per model, so a new load never
+// waits for an old one.
+let held = null; // {engine, bytes}: the engine that loaded the model `bytes`
+const newEngine = () => rpc(() => spawnWithWasm(() => new EngineWorker({ name: 'ptqscope-engine' })), 'engine worker');
+function release(entry) {
+  if (held === entry) held = null;
+  entry?.engine.restart(); // pending calls (an older load still running) fail with AbortError
+}
+
+// Every byte array goes to the worker as a copy by transfer (protocol.mjs transferredCopies): the app
+// keeps the model's bytes for the analysis workers. `candidates` / `externalFiles`: [{path, bytes}]
+// external-data files.
+export async function loadModel(bytes, candidates = []) {
+  release(held);
+  const entry = { engine: newEngine(), bytes };
+  held = entry;
+  const { copy, copyFiles, transfer } = transferredCopies();
   try {
-    return await engine.call(type, payload, transfer);
-  } finally {
-    engine.restart(); // nothing is pending any more: this only ends the worker
+    return await entry.engine.call('load', { model: copy(bytes), candidates: copyFiles(candidates) }, transfer);
+  } catch (err) {
+    release(entry);
+    throw err;
   }
 }
 
-// The app keeps the model bytes (for the analysis workers): the worker gets a copy, transferred.
-// `candidates` / `externalFiles`: [{path, bytes}] external-data files (copied by the message).
-export function loadModel(bytes, candidates = []) {
-  const copy = bytes.slice();
-  return once('load', { model: copy, candidates }, [copy.buffer]);
+// The core's checks of calibration files against the model `modelBytes`: in the engine that loaded it
+// when it still holds it, else in a fresh one given the model. Data the core refuses leaves that
+// engine for the next try.
+export async function loadCalibration(files, modelBytes, externalFiles = []) {
+  const entry = held?.bytes === modelBytes ? held : { engine: newEngine(), bytes: modelBytes };
+  const { copy, copyFiles, transfer } = transferredCopies();
+  const payload = entry === held ? { files: copyFiles(files) }
+    : { model: copy(modelBytes), externalFiles: copyFiles(externalFiles), files: copyFiles(files) };
+  try {
+    const checked = await entry.engine.call('data', payload, transfer);
+    release(entry);
+    return checked;
+  } catch (err) {
+    if (entry !== held || !REFUSED_DATA.has(err?.name)) release(entry);
+    throw err;
+  }
 }
-export function loadCalibration(files, modelBytes, externalFiles = []) {
-  const copy = modelBytes.slice();
-  return once('data', { model: copy, externalFiles, files }, [copy.buffer]);
-}
+// The kinds of error of data the core refused (the session is intact); any other failure (the worker
+// died, was cancelled) ends the engine.
+const REFUSED_DATA = new Set(['PtqError', 'FormatError', 'RangeError']);
 // The view model and its layout, both computed in the layout worker.
 export const modelAndLayout = (graph, options) => layoutWorker.call('layout', { graph, options });
