@@ -37,10 +37,10 @@ export function errorShape(err) {
   return { name: err?.name ? String(err.name) : 'Error', message: String(err?.message ?? err) };
 }
 
-// Byte arrays sent by transfer, as fresh copies: a browser clones a message by serializing it into
-// one buffer that cannot grow past 2 GiB, so a gigabyte of weights sent by clone (followed by anything
-// else) fails with "Data cannot be cloned, out of memory"; a transferred copy is moved, not serialized,
-// and the sender keeps its own bytes. -> {copy(bytes), copyFiles([{path, bytes}]), transfer: [buffers]}
+// Byte arrays sent by transfer, as fresh copies: a clone is serialized, copy by copy, and Chromium
+// fails to clone a gigabyte of weights followed by the data files ("Data cannot be cloned, out of
+// memory"); a transferred copy is moved, not serialized, and the sender keeps its own bytes.
+// -> {copy(bytes), copyFiles([{path, bytes}]), transfer: [buffers]}
 export function transferredCopies() {
   const transfer = [];
   const copy = (bytes) => {
