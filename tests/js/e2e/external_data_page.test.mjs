@@ -1,7 +1,8 @@
 // End to end in Chromium (dist/ptqscope.html from file://): a model saved with external data
 // (scripts/fixtures/external_models.py) opened without its side file names the file to add and leaves
-// the page usable; opened together with it, the graph shows, the calibration folder loads and an
-// activation sweep in the page's worker pool gives the CLI's table for the embedded model.
+// the page usable; opened together with it, the graph shows, the calibration folder is checked by the
+// engine worker that loaded the model (no new worker) and an activation sweep in the page's worker
+// pool gives the CLI's table for the embedded model.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import path from 'node:path';
 import { FIXTURES, fixture } from '../helpers.mjs';
@@ -39,8 +40,15 @@ describe('a model with external data on the page (file://)', () => {
     await page.setInputFiles('#open-model', [entry.model, path.join(path.dirname(entry.model), entry.external_data)]);
     await page.waitForSelector('#graph[data-state="ready"]');
     expect(await page.isHidden('#error-banner')).toBe(true);
+    // The calibration check runs in the engine worker that loaded the model: no worker is started for
+    // it (a fresh one would need the model and its external data sent again).
+    const started = [];
+    const onWorker = (w) => started.push(w.url());
+    page.on('worker', onWorker);
     await page.setInputFiles('#open-data-folder', entry.data);
     await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    page.off('worker', onWorker);
+    expect(started).toEqual([]);
 
     await openPanel(page, 'analyses');
     const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
