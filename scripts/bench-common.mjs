@@ -1,5 +1,6 @@
-// Shared by the benchmark scripts (bench-executor, bench-sweep): options, timing, and the tables
-// they print and write into docs/benchmarks.md between `<!-- <name>:begin/end -->` markers.
+// Shared by the benchmark scripts (bench-executor, bench-sweep, bench-seed...): options, fixtures,
+// timing, FLOP counts, and the tables they print and write into docs/benchmarks.md between
+// `<!-- <name>:begin/end -->` markers.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,16 @@ export const args = process.argv.slice(2);
 export function option(name, fallback) {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : fallback;
+}
+
+// A float fixture's file or folder (.cache/fixtures/float/<name>).
+export const floatFixture = (name) => path.join(REPO_ROOT, '.cache/fixtures/float', name);
+
+// The calibrated fixture (scripts/fixtures/calibrated_models.py: ptq_calibrate, max calibration).
+export function calibratedModel(name) {
+  const model = path.join(REPO_ROOT, '.cache/fixtures/calibrated', `${name}_calibrated_model.onnx`);
+  if (!fs.existsSync(model)) throw new Error(`${model} is missing: run /usr/bin/python3 scripts/fixtures/make_fixtures.py`);
+  return model;
 }
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -46,6 +57,23 @@ export async function timeAlternating(fns, rounds) {
 // "Node v20…, <CPU>; <date>": the machine line of every table header.
 export const machine = () =>
   `Node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}; ${new Date().toISOString().slice(0, 10)}.`;
+
+const numel = (dims) => (Array.isArray(dims) && dims.every((d) => Number.isInteger(d) && d >= 0) ? dims.reduce((a, b) => a * b, 1) : 0);
+
+// Floating-point operations of one node from the graph JSON's static shapes (docs/graph-schema.md):
+// 2 per multiply-add of Conv / MatMul / Gemm, one per output element for every other op (0 where a
+// shape is unknown).
+export function nodeFlops(graph, node) {
+  const dims = (name) => graph.values[name]?.dims ?? [];
+  const out = node.outputs.reduce((s, o) => s + (o ? numel(dims(o)) : 0), 0);
+  switch (node.op_type) {
+    case 'Conv': return 2 * out * numel(dims(node.inputs[1]).slice(1));
+    case 'MatMul': return 2 * out * (dims(node.inputs[0]).at(-1) ?? 0);
+    case 'Gemm': return 2 * out * (dims(node.inputs[0])[node.attributes?.transA ? 0 : 1] ?? 0);
+    default: return out;
+  }
+}
+export const graphFlops = (graph) => graph.nodes.reduce((sum, n) => sum + nodeFlops(graph, n), 0);
 
 // Prints the table; with --write-docs also replaces the `name` block of docs/benchmarks.md.
 export function report(name, header, lines) {

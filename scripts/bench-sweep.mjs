@@ -15,9 +15,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { machine, median, option, report, runMain, timeAlternating } from './bench-common.mjs';
+import { calibratedModel, floatFixture, machine, median, option, report, runMain, timeAlternating } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
-import { loadPtqModule, REPO_ROOT, wasmModulePath } from '../web/cli/lib/wasm.mjs';
+import { loadPtqModule, wasmModulePath } from '../web/cli/lib/wasm.mjs';
 import { createPool } from '../web/pipeline/pool.mjs';
 import { spawnNodeWorker } from '../web/pipeline/node_worker.mjs';
 import { runAnalysis } from '../web/pipeline/sweep.mjs';
@@ -30,14 +30,6 @@ const sweepRuns = Number(option('sweep-runs', 5));  // each sweep is timed this 
 // The same sweep split across this many workers (the CLI's and the page's pool), timed right after
 // the one-worker sweep; full sweeps only. 1: not measured.
 const workers = Number(option('workers', 2));
-const fixtures = path.join(REPO_ROOT, '.cache/fixtures/float');
-
-// The calibrated fixture (scripts/fixtures/calibrated_models.py: ptq_calibrate, max calibration).
-function calibrated(name) {
-  const model = path.join(REPO_ROOT, '.cache/fixtures/calibrated', `${name}_calibrated_model.onnx`);
-  if (!fs.existsSync(model)) throw new Error(`${model} is missing: run /usr/bin/python3 scripts/fixtures/make_fixtures.py`);
-  return model;
-}
 
 // Nodes reachable from `start` node names (inclusive), by tensor consumers.
 function downstream(graph, byName, start) {
@@ -104,9 +96,9 @@ async function main() {
   const ptq = await loadPtqModule();
   const rows = [];
   for (const name of models) {
-    const dataDir = path.join(fixtures, `${name}_data`);
+    const dataDir = floatFixture(`${name}_data`);
     const session = new ptq.Session();
-    const model = fs.readFileSync(calibrated(name));
+    const model = fs.readFileSync(calibratedModel(name));
     const files = readCalibrationFolder(dataDir);
     session.loadModel(model);
     const { sampleCount } = session.loadCalibrationData(files);
@@ -114,7 +106,7 @@ async function main() {
     const pool = workers > 1 && !Number.isFinite(maxItems)
       ? createPool({ size: workers, spawn: () => spawnNodeWorker(wasmModulePath()) }) : null;
     await pool?.load({ model, files, modelName: name, dataName: dataDir });
-    const floatBytes = fs.readFileSync(path.join(fixtures, `${name}.onnx`));
+    const floatBytes = fs.readFileSync(floatFixture(`${name}.onnx`));
     const ortSession = await ort.InferenceSession.create(floatBytes, { executionProviders: ['wasm'] });
     const feeds = Object.fromEntries(lastSample(dataDir).map((s) => [s.name, new ort.Tensor('float32', s.data, s.dims)]));
     const oursForward = () => session.run(sampleCount - 1, 'off');
