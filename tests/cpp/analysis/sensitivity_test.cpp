@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analysis_test_util.h"
+#include "core/size.h"
 #include "graph_builder.h"
 #include "io/npy.h"
 #include "ops/op_test_util.h"
@@ -172,6 +173,91 @@ TEST(Sensitivity, ActivationColumnsAndLeaveOneOut) {
     auto it = std::find_if(items.begin(), items.end(), [&](const auto& i) { return i.key == row.item; });
     EXPECT_EQ(row.values[0], brute_force(ex, d, {2}, it->calibrations, analysis::Metric::Mse, true)) << row.item;
   }
+}
+
+namespace {
+
+// `count` samples of the model's one input (dims [1, width]), values spread over [-1.5, 1.5).
+std::vector<std::vector<Tensor>> spread_samples(size_t count, int64_t width) {
+  std::vector<std::vector<Tensor>> samples;
+  for (size_t k = 0; k < count; ++k) {
+    std::vector<float> v(static_cast<size_t>(width));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((k * 7 + i * 13) % 31) / 10.0f - 1.5f;
+    samples.push_back({Tensor::from_floats({1, width}, v)});
+  }
+  return samples;
+}
+
+// The bytes one sample's base run (keep-all, float model) holds against the memory budget.
+size_t base_run_bytes(exec::Executor& ex, const data::CalibrationData& d) {
+  const uint64_t before = memory_in_use();
+  const exec::RunRecord base = ex.run(d.samples()[0], ex.uniform_config(false), {}, true);
+  return static_cast<size_t>(memory_in_use() - before);
+}
+
+}  // namespace
+
+// Samples go in blocks of base runs within sample_block_bytes: the rows are those of the sweep that
+// holds every sample's base run at once (one block), value for value, for every block size.
+TEST(Sensitivity, SampleBlocksGiveTheRowsOfOneBlock) {
+  for (const bool leave_one_out : {false, true}) {
+    exec::Executor ex(model());
+    quant::CalibrationRelations rel(ex.graph());
+    const test::SampleSet set(ex.graph(), spread_samples(12, 4));
+    analysis::SensitivityOptions o;
+    o.metrics = {"cosine-similarity", "mse"};
+    o.data_num = 0;  // all 12
+    o.leave_one_out = leave_one_out;
+    const size_t record = base_run_bytes(ex, set.data());
+    ASSERT_GT(record, 0u);
+    o.sample_block_bytes = 100 * record;
+    const auto whole = analysis::get_sensitivity_of_nodes(ex, rel, set.data(), o);
+    ASSERT_EQ(whole.samples.size(), 12u);
+    for (const size_t budget : {size_t{0}, 3 * record, 5 * record}) {  // blocks of 1, 3 and 5 samples
+      ex.clear_run_cache();
+      o.sample_block_bytes = budget;
+      size_t streamed = 0;
+      o.on_row = [&](const analysis::SensitivityRow&) { ++streamed; };
+      const auto blocked = analysis::get_sensitivity_of_nodes(ex, rel, set.data(), o);
+      EXPECT_EQ(streamed, whole.rows.size()) << "each row streamed once, when finished";
+      ASSERT_EQ(blocked.rows.size(), whole.rows.size());
+      for (size_t i = 0; i < whole.rows.size(); ++i) {
+        EXPECT_EQ(blocked.rows[i].item, whole.rows[i].item) << budget;
+        EXPECT_EQ(blocked.rows[i].values, whole.rows[i].values) << budget << " " << whole.rows[i].item;
+      }
+    }
+  }
+}
+
+// The tensors a sweep holds do not grow with the sample count: with blocks and a run cache of two
+// base runs each, 16 samples hold at most the cache's and one block's base runs at once, where
+// holding every sample's base run would be 16 of them.
+TEST(Sensitivity, HeldTensorsStayWithinTheRunCacheBudget) {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1, 2048});
+  b.calibration("x", {attr_floats("thresholds", {1.5f})});
+  b.node("Relu_1", "Relu", {"x_cal"}, {"r"});
+  b.calibration("r", {attr_floats("thresholds", {1.5f})});
+  b.node("Relu_2", "Relu", {"r_cal"}, {"y"});
+  b.output("y");
+  exec::Executor ex(b.model());
+  quant::CalibrationRelations rel(ex.graph());
+  const test::SampleSet set(ex.graph(), spread_samples(16, 2048));
+  const size_t record = base_run_bytes(ex, set.data());
+  ASSERT_GT(record, 0u);
+  ex.set_run_cache_budget(2 * record);
+  analysis::SensitivityOptions o;
+  o.sample_block_bytes = 2 * record;
+  o.node_type = "activation";
+  o.data_num = 0;
+  const uint64_t before = memory_in_use();
+  uint64_t most = 0;
+  o.on_row = [&](const analysis::SensitivityRow&) { most = std::max(most, memory_in_use() - before); };
+  const auto result = analysis::get_sensitivity_of_nodes(ex, rel, set.data(), o);
+  ASSERT_EQ(result.rows.size(), 2u);
+  ASSERT_EQ(result.samples.size(), 16u);
+  EXPECT_GT(most, 0u);
+  EXPECT_LE(most, 4 * record) << "record " << record;
 }
 
 TEST(Sensitivity, SortPutsNaNLastAndKeepsTies) {

@@ -6,6 +6,7 @@
 
 #include "analysis/selection.h"
 #include "core/error.h"
+#include "core/size.h"
 
 namespace ptq::analysis {
 
@@ -50,6 +51,74 @@ void sort_rows(std::vector<SensitivityRow>& rows, Metric first) {
   });
 }
 
+namespace {
+
+// Per metric -> per compared tensor -> per sample: one item's metric values.
+using ItemValues = std::vector<std::vector<std::vector<float>>>;
+
+// The keep-all base runs of samples [first, end) (and, for leave-one-out, their float references):
+// at least one, and more while the tensors they hold stay within `budget` bytes (counted against the
+// memory budget, so a base run the executor's run cache already holds adds nothing). The run cache
+// serves the same base runs to the next part of a split sweep while they fit in it.
+struct SampleBlock {
+  std::vector<exec::RunRecord> bases, references;
+  size_t end = 0;
+};
+
+SampleBlock next_block(exec::Executor& ex, const data::CalibrationData& data, const std::vector<size_t>& sample_ids,
+                       size_t first, size_t budget, const exec::QuantConfig& base_config,
+                       const exec::QuantConfig* reference_config, const std::vector<int>& compared) {
+  SampleBlock block;
+  const uint64_t before = memory_in_use();
+  for (block.end = first; block.end < sample_ids.size(); ++block.end) {
+    if (!block.bases.empty() && memory_in_use() >= before + budget) break;
+    const std::vector<Tensor>& inputs = data.samples()[sample_ids[block.end]];
+    block.bases.push_back(ex.cached_keep_all_run(inputs, base_config));
+    if (reference_config) block.references.push_back(ex.run(inputs, *reference_config, compared));
+  }
+  return block;
+}
+
+// Adds the metric values of `config` on the block's samples to `values`.
+void add_values(exec::Executor& ex, const std::vector<exec::RunRecord>& bases, const std::vector<exec::RunRecord>& refs,
+                const exec::QuantConfig& config, const std::vector<int>& compared, const std::vector<Metric>& metrics,
+                ItemValues& values) {
+  for (size_t s = 0; s < bases.size(); ++s) {
+    exec::RunRecord variant = ex.run_incremental(bases[s], config, compared);
+    for (size_t t = 0; t < compared.size(); ++t) {
+      const Tensor a = value_of(ex, refs[s], compared[t]).to_float();
+      const Tensor b = value_of(ex, variant, compared[t]).to_float();
+      for (size_t m = 0; m < metrics.size(); ++m)
+        values[m][t].push_back(compute_metric(metrics[m], a.data<float>(), b.data<float>(), a.numel()));
+    }
+  }
+}
+
+// The finished row of `item`: its aggregated values and the columns of its node type.
+SensitivityRow item_row(const exec::Executor& ex, const quant::CalibrationRelations& rel, const SensitivityOptions& o,
+                        const exec::QuantConfig& quantized, const SensitivityItem& item, const ItemValues& values) {
+  SensitivityRow row;
+  row.item = item.key;
+  for (const auto& per_metric : values) row.values.push_back(aggregate(per_metric));
+  if (o.node_type != "node") {
+    auto it = rel.cali_normal_map().find(item.key);
+    if (it != rel.cali_normal_map().end()) row.node = it->second;
+  }
+  if (o.node_type == "activation" && item.calibrations.size() == 1) {
+    const auto& spec = ex.calibrations()[static_cast<size_t>(item.calibrations[0])];
+    if (!spec.thresholds.empty()) {
+      row.has_threshold = true;
+      const float t = *std::max_element(spec.thresholds.begin(), spec.thresholds.end());
+      row.threshold = std::nearbyint(static_cast<double>(t) * 1e5) / 1e5;
+    }
+    const std::string& override_qtype = quantized.qtype[static_cast<size_t>(item.calibrations[0])];
+    row.qtype = override_qtype.empty() ? spec.qtype.name : override_qtype;
+  }
+  return row;
+}
+
+}  // namespace
+
 SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::CalibrationRelations& rel,
                                            const data::CalibrationData& data, const SensitivityOptions& o) {
   check(!o.metrics.empty(), "metrics contain unavailable method: (none)");
@@ -80,64 +149,38 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   const size_t begin = std::min(o.item_begin, items.size());
   const size_t end = std::min(o.item_end, items.size());
 
-  // Per sample: the float reference and the cached base run that variants start from (the
-  // executor's run cache serves it again to the next part of a split sweep).
   const exec::QuantConfig float_config = ex.uniform_config(false);
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
   const exec::QuantConfig base_config = o.leave_one_out ? quantized : float_config;
-  std::vector<exec::RunRecord> references, bases;
-  for (size_t s : sample_ids) {
-    exec::RunRecord base = ex.cached_keep_all_run(data.samples()[s], base_config);
-    if (o.leave_one_out) references.push_back(ex.run(data.samples()[s], float_config, compared));
-    bases.push_back(std::move(base));
-  }
-  const std::vector<exec::RunRecord>& refs = o.leave_one_out ? references : bases;
-
-  for (size_t k = begin; k < end; ++k) {
-    const SensitivityItem& item = items[k];
-    // Sensitivity: the float model with the item's set ON (qtypes of the quantized model); leave-one-out:
-    // the quantized model with the item's set OFF.
-    const exec::QuantConfig config = o.leave_one_out ? blacklist_config(quantized, item.calibrations)
-                                                     : whitelist_config(ex, quantized, item.calibrations);
-    // per metric -> per compared tensor -> per sample
-    std::vector<std::vector<std::vector<float>>> values(metrics.size(),
-                                                        std::vector<std::vector<float>>(compared.size()));
-    for (size_t s = 0; s < bases.size(); ++s) {
-      exec::RunRecord variant = ex.run_incremental(bases[s], config, compared);
-      for (size_t t = 0; t < compared.size(); ++t) {
-        const Tensor a = value_of(ex, refs[s], compared[t]).to_float();
-        const Tensor b = value_of(ex, variant, compared[t]).to_float();
-        for (size_t m = 0; m < metrics.size(); ++m)
-          values[m][t].push_back(compute_metric(metrics[m], a.data<float>(), b.data<float>(), a.numel()));
+  // Samples go in blocks whose base runs take about o.sample_block_bytes together, so memory does not
+  // grow with the sample count; each item's values are gathered over the blocks and its row is finished
+  // (and streamed) in the last one. The metric values per item and sample are all that is kept.
+  std::vector<ItemValues> values(end - begin,
+                                 ItemValues(metrics.size(), std::vector<std::vector<float>>(compared.size())));
+  for (size_t first = 0; first < sample_ids.size() && !result.cancelled;) {
+    const SampleBlock block = next_block(ex, data, sample_ids, first, o.sample_block_bytes, base_config,
+                                         o.leave_one_out ? &float_config : nullptr, compared);
+    first = block.end;
+    const std::vector<exec::RunRecord>& refs = o.leave_one_out ? block.references : block.bases;
+    for (size_t k = begin; k < end; ++k) {
+      const SensitivityItem& item = items[k];
+      // Sensitivity: the float model with the item's set ON (qtypes of the quantized model); leave-one-out:
+      // the quantized model with the item's set OFF.
+      const exec::QuantConfig config = o.leave_one_out ? blacklist_config(quantized, item.calibrations)
+                                                       : whitelist_config(ex, quantized, item.calibrations);
+      add_values(ex, block.bases, refs, config, compared, metrics, values[k - begin]);
+      if (first < sample_ids.size()) continue;
+      SensitivityRow row = item_row(ex, rel, o, quantized, item, values[k - begin]);
+      if (o.on_row) o.on_row(row);
+      result.rows.push_back(std::move(row));
+      if (o.progress && !o.progress(k - begin + 1, end - begin)) {
+        result.cancelled = true;
+        break;
       }
-    }
-    SensitivityRow row;
-    row.item = item.key;
-    for (size_t m = 0; m < metrics.size(); ++m) row.values.push_back(aggregate(values[m]));
-    if (o.node_type != "node") {
-      auto it = rel.cali_normal_map().find(item.key);
-      if (it != rel.cali_normal_map().end()) row.node = it->second;
-    }
-    if (o.node_type == "activation" && item.calibrations.size() == 1) {
-      const auto& spec = ex.calibrations()[static_cast<size_t>(item.calibrations[0])];
-      if (!spec.thresholds.empty()) {
-        row.has_threshold = true;
-        const float t = *std::max_element(spec.thresholds.begin(), spec.thresholds.end());
-        row.threshold = std::nearbyint(static_cast<double>(t) * 1e5) / 1e5;
-      }
-      const std::string& override_qtype = quantized.qtype[static_cast<size_t>(item.calibrations[0])];
-      row.qtype = override_qtype.empty() ? spec.qtype.name : override_qtype;
-    }
-    if (o.on_row) o.on_row(row);
-    result.rows.push_back(std::move(row));
-    if (o.progress && !o.progress(k - begin + 1, end - begin)) {
-      result.cancelled = true;
-      break;
     }
   }
   sort_rows(result.rows, metrics[0]);
   return result;
 }
-
 
 }  // namespace ptq::analysis

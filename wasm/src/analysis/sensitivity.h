@@ -32,6 +32,9 @@ struct SensitivityOptions {
   // Compute only items [item_begin, item_end) of the candidate list (splitting across workers).
   size_t item_begin = 0;
   size_t item_end = static_cast<size_t>(-1);
+  // Bytes of base runs held at once: the samples go in blocks whose base runs take about this much
+  // (at least one sample per block), so that memory does not grow with the sample count.
+  size_t sample_block_bytes = exec::Executor::kDefaultRunCacheBudget;
   // Called after each item with (done, total); return false to cancel.
   std::function<bool(size_t, size_t)> progress;
   // Called with each finished row (before `progress`), for per-item events (api/analyze).
