@@ -10,10 +10,11 @@
 //  - the CLI's `run --quant off` (the float reference, every quantizer OFF) equals onnxruntime on the
 //    float model.
 // With PTQ_NPM_MODEL_FULL=1 (each forward at 1024x1024 takes tens of seconds, ours and onnxruntime's;
-// the sweeps' cached run keeps only part of the network's tensors, §1.8): a weight's sensitivity
-// item equals onnxruntime's on the oracle model (0: the weight holds integers); the fully quantized
-// outputs are within onnxruntime's spread (its two evaluations: the original, and its float kernels on
-// the Q/DQ equivalent) or part from onnxruntime at a rounding tie (tie_origin.mjs, dynamic quantizers).
+// the sweeps' cached run keeps only part of the network's tensors, §1.8): a weight's sensitivity item
+// (0: the weight holds integers) and an activation's equal onnxruntime's on the oracle models; the
+// fully quantized outputs are within onnxruntime's spread (its two evaluations: the original, and its
+// float kernels on the Q/DQ equivalent) or part from onnxruntime at a rounding tie (tie_origin.mjs,
+// dynamic quantizers).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,7 @@ const FORWARDS_TIMEOUT = 1_800_000; // several forwards at 1024x1024 on a shared
 const FLOAT_TOL = 1e-5; // relError of two float evaluations of this network (measured up to 1.4e-6)
 const entry = loadManifest().find((m) => m.kind === 'npm_quantized');
 const weight = entry?.oracle.find((o) => o.kind === 'weight');
+const activation = entry?.oracle.find((o) => o.kind === 'activation');
 
 const open = (file, level = 'disabled') => ort.InferenceSession.create(path.resolve(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
 const report = (line) => process.env.PTQ_REPORT && console.log(line);
@@ -111,7 +113,7 @@ describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
   }, FORWARDS_TIMEOUT);
 
   describe.runIf(FULL)('forwards (PTQ_NPM_MODEL_FULL=1)', () => {
-    const items = [['sensitivity', weight]];
+    const items = [['sensitivity', weight], ['sensitivity', activation]];
     it.each(items.map(([analysis, o]) => [analysis, o?.quantizer, o]))('%s item %s equals onnxruntime on its oracle model', async (analysis, quantizer, o) => {
       const request = { analysis, options: { node_type: o.kind, metrics: ['mse', 'cosine-similarity'], data_num: 1, interested_nodes: [quantizer] } };
       const row = JSON.parse(session.analyze(JSON.stringify(request)))[analysis][o.kind][quantizer];
