@@ -25,7 +25,7 @@ describe('a model with an unsupported op on the command line', () => {
     ['leave-one-out', [], 'leave_one_out'],
     ['node-errors', [], 'node_errors'],
     // Asked for an activation, the analyses that need a run only for activations fail the same way.
-    ['get-calibration-nodes-stat-info', [], 'stat_info'],
+    ['get-calibration-nodes-stat-info', ['-n', 'x_HzCalibration'], 'stat_info'],
     ['plot-distribution', ['-n', 'x_HzCalibration'], 'distribution'],
   ];
   for (const [command, args, analysis] of needRun) {
@@ -57,6 +57,17 @@ describe('a model with an unsupported op on the command line', () => {
     expect(w.min_nz_vals).toEqual(rows.map((r) => Math.min(...r.map(Math.abs))));
     expect(w.thresholds).toEqual([1.25, 2]);
     expect(w.tensor_type).toBe('weight');
+  });
+
+  it('get-calibration-nodes-stat-info with its default list gives the weight node and names the feature node left out', async () => {
+    const json = path.join(tmp, 'stat-default.json');
+    const r = await cli(['get-calibration-nodes-stat-info', files.model, files.data, '--json', json, '--workers', '1'], { cwd: tmp });
+    expect(r.code).toBe(0);
+    const message = `1 feature calibration node(s) left out: their statistics need a run of the model, and the model uses 1 node(s) with unsupported ops: ${UNSUPPORTED}`;
+    expect(r.stderr).toContain(message);
+    const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
+    expect(doc.stat_info_order).toEqual(['w_HzCalibration']);
+    expect(doc.stat_info_messages).toEqual([message]);
   });
 
   it('plot-distribution works on the weight calibration node', async () => {

@@ -133,7 +133,7 @@ function statInfoSection(result, doc) {
   const table = keys.length ? `<table class="ptq-table"><thead><tr>${heads.map((h) => `<th>${h}</th>`).join('')}</tr></thead>\n<tbody>\n${rows}\n</tbody></table>` : '';
   const charts = chartsOfKind(result, 'stat_info')
     .map((c) => figure(renderToString(renderStatInfo, c.data.curves, { tensorType: c.data.tensorType }, doc), c.file_name)).join('\n');
-  return table + charts;
+  return table + charts + messageList(result.stat_info_messages);
 }
 
 function sensitivityAnalysisSection(result, doc) {

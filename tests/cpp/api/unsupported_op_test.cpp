@@ -96,10 +96,29 @@ TEST(UnsupportedOp, AnalysesThatRunTheModelNameTheOps) {
                        "cannot run " + a.name + ": " + kUnsupported + still);
   }
   // The analyses that run the model only for activations fail the same way when asked for one.
-  test::expect_error([&] { l.analyze(R"({"analysis":"stat_info"})"); },
+  test::expect_error([&] { l.analyze(R"({"analysis":"stat_info","options":{"nodes_list":["x_HzCalibration"]}})"); },
                      std::string("cannot run stat_info: ") + kUnsupported + still);
   test::expect_error([&] { l.analyze(R"({"analysis":"distribution","options":{"nodes_list":["x_HzCalibration"]}})"); },
                      std::string("cannot run distribution: ") + kUnsupported + still);
+}
+
+TEST(UnsupportedOp, StatInfoByDefaultGivesTheWeightNodesAndNamesTheFeatureNodesLeftOut) {
+  Loaded l(model_with("FancyOp", "com.example"), true);
+  const Json doc = Json::parse(l.analyze(R"({"analysis":"stat_info"})"), "stat_info");
+  std::vector<std::string> order;
+  for (const Json& n : doc.find("stat_info_order")->items()) order.push_back(n.as_string());
+  EXPECT_EQ(order, std::vector<std::string>{"w_HzCalibration"});
+  const Json* messages = doc.find("stat_info_messages");
+  ASSERT_NE(messages, nullptr);
+  ASSERT_EQ(messages->items().size(), 1u);
+  EXPECT_EQ(messages->items()[0].as_string(),
+            std::string("1 feature calibration node(s) left out: their statistics need a run of the model, and ") +
+                kUnsupported);
+  // A runnable model has every node and no message.
+  Loaded twin(model_with("Relu", ""), false);
+  const Json full = Json::parse(twin.analyze(R"({"analysis":"stat_info"})"), "stat_info");
+  EXPECT_EQ(full.find("stat_info_order")->items().size(), 2u);
+  EXPECT_EQ(full.find("stat_info_messages"), nullptr);
 }
 
 TEST(UnsupportedOp, DescribeSaysWhichAnalysesNeedExecution) {

@@ -105,6 +105,15 @@ StatInfoResult get_calibration_nodes_stat_info(exec::Executor& ex, const quant::
     result.nodes.push_back(std::move(info));
   }
   if (features.empty()) return result;
+  // Feature statistics need a run. On a model that cannot run, every calibration node by default
+  // (nodes_list not given) still gives the weight nodes, naming what is left out; a feature node asked
+  // for by name fails below, naming the unsupported ops.
+  if (!o.has_nodes && !ex.runnable()) {
+    result.messages.push_back(std::to_string(features.size()) +
+                              " feature calibration node(s) left out: their statistics need a run of the model, and " +
+                              ex.unsupported_message());
+    return result;
+  }
 
   // Features: the float model (every calibration node OFF) over all samples; the node's output
   // equals its input there (inside a subgraph: every execution, §1.13). Channels along axis 1 (the

@@ -31,7 +31,8 @@ struct NodeStatInfo {
 struct StatInfoResult {
   std::vector<NodeStatInfo> nodes;  // weight nodes, then feature nodes, each in graph order
   std::vector<std::string> samples;
-  bool cancelled = false;           // feature statistics are then from the samples done so far
+  std::vector<std::string> messages;  // what was left out and why (the feature nodes of a model that cannot run)
+  bool cancelled = false;             // feature statistics are then from the samples done so far
 };
 
 StatInfoResult get_calibration_nodes_stat_info(exec::Executor& executor, const quant::CalibrationRelations& relations,

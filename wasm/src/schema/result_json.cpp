@@ -326,6 +326,7 @@ void write_stat_info_section(io::JsonWriter& w, const analysis::StatInfoResult& 
   w.end_object();
   w.field("stat_info_table", analysis::format_stat_info_table(r));
   w.key("stat_info_samples").string_array(r.samples);
+  if (!r.messages.empty()) w.key("stat_info_messages").string_array(r.messages);
 }
 
 void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::SensitivityAnalysisResult& r) {

@@ -49,7 +49,8 @@ void write_acc_error_section(io::JsonWriter& w, const analysis::AccErrorResult& 
 void write_distribution_section(io::JsonWriter& w, const analysis::DistributionResult& result);
 // "channelwise", "channelwise_order", "channelwise_sample".
 void write_channelwise_section(io::JsonWriter& w, const analysis::ChannelwiseResult& result);
-// "stat_info", "stat_info_order", "stat_info_curves", "stat_info_samples".
+// "stat_info", "stat_info_order", "stat_info_curves", "stat_info_samples", and "stat_info_messages" when
+// something was left out.
 void write_stat_info_section(io::JsonWriter& w, const analysis::StatInfoResult& result);
 // "sensitivity_analysis", "sensitivity_analysis_samples", "sensitivity_analysis_messages".
 void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::SensitivityAnalysisResult& result);

@@ -58,6 +58,7 @@ export function createResultView(state, { focus = defaultFocus(state) } = {}) {
       const rows = Object.fromEntries(Object.entries(result.stat_info).map(([k, r]) =>
         [k, Array.isArray(r.cells) ? Object.fromEntries(names.map((n, i) => [n, r.cells[i]])) : r]));
       table(container, 'stat_info', 'calibration nodes stat info', rows, result.stat_info_order);
+      for (const m of result.stat_info_messages ?? []) container.append(el(doc, 'p', { class: 'ptq-note', text: m }));
     }
     if (analysis === 'runall') {
       const parts = ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis'].filter((k) => result[k]);

@@ -29,6 +29,7 @@ export async function main(argv, { log = console.log } = {}) {
     const doc = await runWithProgress(ctx, 'stat_info', { nodes_list: asList(o.nodes_list) }, {
       progress: ctx.progress, label: 'Start getting calibration nodes statistical info...',
     });
+    for (const m of doc.stat_info_messages ?? []) ctx.progress.message(m);
     if (o.visualize) {
       log(doc.stat_info_table); // the original's print_info_dict table, as the core writes it
       await writeCharts(doc, o.save_dir);
