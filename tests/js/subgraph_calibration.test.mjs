@@ -152,6 +152,24 @@ describe('calibration nodes inside a Loop body and If branches on the command li
   });
 });
 
+describe('runall on calibration nodes inside If branches', () => {
+  it('plots the top nodes that ran on the plotted sample and names the branch node that did not', async () => {
+    const out = path.join(tmp, 'runall');
+    const r = await cli(['runall', modelPath, data, '-s', out, '--workers', '1'], { cwd: tmp });
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
+    // The two samples take different branches: the plotted one (the last) leaves out the other branch's node.
+    const branches = [QUANTIZERS.thenY.item, QUANTIZERS.elseY.item];
+    expect(doc.distribution_not_run).toHaveLength(1);
+    expect(branches).toContain(doc.distribution_not_run[0]);
+    expect(doc.channelwise_not_run).toEqual(doc.distribution_not_run);
+    expect(doc.distribution_order).toEqual(expect.arrayContaining(branches.filter((b) => b !== doc.distribution_not_run[0])));
+    expect(doc.distribution_order).not.toContain(doc.distribution_not_run[0]);
+    const note = `distribution: not plotted, did not run on sample '${doc.distribution_sample}' (inside a branch the sample does not take): ${doc.distribution_not_run[0]}`;
+    expect(r.stdout + r.stderr).toContain(note);
+  });
+});
+
 describe('calibration nodes inside subgraphs in the graph document and the viewer', () => {
   let graph;
   beforeAll(async () => {

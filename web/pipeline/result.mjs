@@ -60,6 +60,14 @@ export function combineDocuments(docs) {
   return out;
 }
 
+// The note on the nodes a distribution or channelwise result left out (they did not run on its one
+// sample: inside a branch it does not take, §1.13), or null when it plotted every node asked for.
+export function notRunNote(result, section) {
+  const names = result?.[`${section}_not_run`];
+  if (!names?.length) return null;
+  return `${section}: not plotted, did not run on sample '${result[`${section}_sample`]}' (inside a branch the sample does not take): ${names.join(', ')}`;
+}
+
 function isPlainObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

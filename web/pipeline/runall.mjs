@@ -12,7 +12,7 @@
 // their first-occurrence order (the original goes through a Python set); dis_nodes_list is used
 // parsed (the original's CLI passes it on unparsed, so a bracketed list fails).
 import { ORIGINAL_NODE_TYPES, optionDefault } from './catalog.mjs';
-import { asList, combineDocuments, orderedRows } from './result.mjs';
+import { asList, combineDocuments, notRunNote, orderedRows } from './result.mjs';
 import { runAnalysis } from './sweep.mjs';
 import { formatSensitivityLog } from './tables.mjs';
 
@@ -97,6 +97,11 @@ export async function runAll(pool, userOptions, hooks = {}) {
   const cwNodes = asList(o.cw_nodes_list) ?? nodesList;
   onStage?.('channelwise');
   if (cwNodes.length) docs.channelwise = await run('channelwise', { nodes_list: cwNodes, axis: o.axis });
+  // Top-5 nodes inside a branch the plotted sample does not take are left out of its plots (§1.13).
+  for (const section of ['distribution', 'channelwise']) {
+    const note = notRunNote(docs[section], section);
+    if (note) messages.push(note);
+  }
 
   // 4. accumulated error
   onStage?.('acc_error');

@@ -10,7 +10,7 @@ import { renderSensitivityAnalysis } from '../charts/sensitivity_analysis.mjs';
 import { renderStatInfo } from '../charts/stat_info.mjs';
 import { sensitivityTable, tableHtml } from '../charts/sensitivity_table.mjs';
 import { formatValue } from '../charts/format.mjs';
-import { chartsOf, combineDocuments, orderedKeys } from '../pipeline/result.mjs';
+import { chartsOf, combineDocuments, notRunNote, orderedKeys } from '../pipeline/result.mjs';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 
@@ -118,11 +118,13 @@ function accErrorSection(result, doc) {
 }
 
 function distributionSection(result, doc) {
-  return chartsOfKind(result, 'distribution').map((c) => figure(renderToString(renderHistogram, c.data, {}, doc), c.file_name)).join('\n');
+  return chartsOfKind(result, 'distribution').map((c) => figure(renderToString(renderHistogram, c.data, {}, doc), c.file_name)).join('\n')
+    + messageList([notRunNote(result, 'distribution')].filter(Boolean));
 }
 
 function channelwiseSection(result, doc) {
-  return chartsOfKind(result, 'channelwise').map((c) => figure(renderToString(renderBoxplot, c.data, {}, doc), c.file_name, true)).join('\n');
+  return chartsOfKind(result, 'channelwise').map((c) => figure(renderToString(renderBoxplot, c.data, {}, doc), c.file_name, true)).join('\n')
+    + messageList([notRunNote(result, 'channelwise')].filter(Boolean));
 }
 
 function statInfoSection(result, doc) {

@@ -12,8 +12,10 @@
 #include "analysis/selection.h"
 #include "analysis/sensitivity.h"
 #include "analysis/stat_info.h"
+#include "api/analyze.h"
 #include "exec/executor.h"
 #include "graph_builder.h"
+#include "io/json.h"
 #include "ops/op_test_util.h"
 #include "quant/relations.h"
 
@@ -245,6 +247,38 @@ TEST(SubgraphCalibration, ObservesEveryIterationAndOnlyTheBranchTaken) {
   EXPECT_EQ(r.nodes[0].node, kAcc);
   ASSERT_FALSE(r.nodes[0].max_vals.empty());
   EXPECT_FLOAT_EQ(r.nodes[0].max_vals[0], x[2] + x[2]);
+}
+
+// Distribution and box plots of nodes some of which the sample does not run (the branch not taken):
+// the others are plotted, those are named in `<section>_not_run`, and split parts merge to the same.
+TEST(SubgraphCalibration, PlotsLeaveOutNodesTheSampleDidNotRun) {
+  exec::Executor ex(model());
+  quant::CalibrationRelations rel(ex.graph());
+  test::SampleSet set(ex.graph(), {{Tensor::from_floats({4}, samples()[1])}});  // sum < 0: the else-branch
+  const api::Context ctx{ex, rel, &set.data()};
+  auto strings = [](const io::Json& list) {
+    std::vector<std::string> out;
+    for (const io::Json& s : list.items()) out.push_back(s.as_string());
+    return out;
+  };
+  auto without_timings = [](const std::string& doc) {
+    io::Json j = io::Json::parse(doc, "test");
+    j.set("timings_ms", io::Json::object());
+    return j.dump();
+  };
+  for (const std::string section : {"distribution", "channelwise"}) {
+    const std::string head = R"({"analysis":")" + section + R"(","options":{"nodes_list":[")" + kThen + R"(",")" +
+                             kMainX + R"(",")" + kElse + R"("]})";
+    const std::string full = api::analyze(ctx, head + "}");
+    const io::Json doc = io::Json::parse(full, section);
+    EXPECT_EQ(strings(*doc.find(section + "_not_run")), std::vector<std::string>{kThen}) << section;
+    EXPECT_EQ(strings(*doc.find(section + "_order")).size(), 2u) << section;
+    EXPECT_EQ(doc.find(section)->dump().find(kThen), std::string::npos) << section;
+    // The part holding the node left out merged after the other (the merge starts from the first part).
+    const std::string a = api::analyze(ctx, head + R"(,"items":{"begin":0,"end":1}})");
+    const std::string b = api::analyze(ctx, head + R"(,"items":{"begin":1,"end":3}})");
+    EXPECT_EQ(without_timings(api::merge_results("[" + b + "," + a + "]")), without_timings(full)) << section;
+  }
 }
 
 TEST(SubgraphCalibration, SensitivityItemsAndSweepsReachBodies) {

@@ -155,6 +155,43 @@ ChannelHistogram channel_histogram(const Tensor& data, int64_t axis, int64_t cha
   return h;
 }
 
+namespace {
+
+// The box plot of one calibration node's data (`values`: its weight, or its input on the sample).
+ChannelwisePlot box_plot(const quant::CalibrationSpec& spec, bool weight, const Tensor& values,
+                         const ChannelwiseOptions& o) {
+  ChannelwisePlot p;
+  p.name = spec.node_name;
+  p.kind = weight ? "weight" : "activation";
+  p.shape = values.shape();
+  // The default activation axis 1 does not exist in a scalar or a vector (runall's node list may hold
+  // such nodes, §7): a vector's channels lie along its only axis, a scalar is one channel.
+  const Tensor data_tensor = values.rank() == 0 ? Tensor::view(DType::Float, {1}, values.raw()) : values;
+  const int64_t rank = static_cast<int64_t>(data_tensor.rank());
+  int64_t axis = o.has_axis ? o.axis : (spec.kind == quant::TensorKind::Weight ? spec.axis : rank < 2 ? 0 : 1);
+  if (axis < 0) axis += rank;
+  check(axis >= 0 && axis < rank, "axis " + std::to_string(o.has_axis ? o.axis : axis) + " is out of range for '" +
+                                      spec.node_name + "' with data shape " + shape_str(p.shape));
+  p.axis = axis;
+  p.channels = channel_stats(data_tensor, axis, o.outlier_cap);
+  const int64_t c = static_cast<int64_t>(p.channels.size());
+  const int64_t own_axis = spec.axis < 0 ? spec.axis + rank : spec.axis;
+  for (int64_t k : o.channels) {
+    check(k >= 0 && k < c, "options.channels: channel " + std::to_string(k) + " is out of range for '" + spec.node_name +
+                               "' (axis " + std::to_string(axis) + " of data shape " + shape_str(p.shape) + " has " +
+                               std::to_string(c) + " channels)");
+    p.histograms.push_back(channel_histogram(data_tensor, axis, k, spec.thresholds, axis == own_axis, o.bins));
+  }
+  p.figure_width = c >= 640 ? c / 5 : (c != 1 ? c / 2 : 1);
+  p.rotate_labels = c >= 640;
+  std::string file = spec.node_name;
+  std::replace(file.begin(), file.end(), '/', '_');
+  p.file_name = file + "_boxplot.png";
+  return p;
+}
+
+}  // namespace
+
 ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const quant::CalibrationRelations&,
                                                     const data::CalibrationData& data, const ChannelwiseOptions& o) {
   check_node_names(ex, o.nodes);
@@ -176,40 +213,12 @@ ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const qu
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {
     const auto& spec = ex.calibrations()[static_cast<size_t>(ex.calibration_index(o.nodes[k]))];
-    ChannelwisePlot p;
-    p.name = spec.node_name;
     const Tensor* constant = spec.graph->constant(spec.input_value);
     const bool weight = constant && spec.kind == quant::TensorKind::Weight;
-    p.kind = weight ? "weight" : "activation";
     const Tensor values = constant ? (weight ? weight_view(*spec.graph, spec, constant->to_float()) : constant->to_float())
                                    : observed[next_activation++];
-    check(values.defined(), "calibration node '" + spec.node_name + "' did not run on sample '" + result.sample +
-                                "' (inside a branch the sample does not take): it has no data to plot");
-    p.shape = values.shape();
-    // The default activation axis 1 does not exist in a scalar or a vector (runall's node list may hold
-    // such nodes, §7): a vector's channels lie along its only axis, a scalar is one channel.
-    const Tensor data_tensor = values.rank() == 0 ? Tensor::view(DType::Float, {1}, values.raw()) : values;
-    const int64_t rank = static_cast<int64_t>(data_tensor.rank());
-    int64_t axis = o.has_axis ? o.axis : (spec.kind == quant::TensorKind::Weight ? spec.axis : rank < 2 ? 0 : 1);
-    if (axis < 0) axis += rank;
-    check(axis >= 0 && axis < rank, "axis " + std::to_string(o.has_axis ? o.axis : axis) + " is out of range for '" +
-                                        spec.node_name + "' with data shape " + shape_str(p.shape));
-    p.axis = axis;
-    p.channels = channel_stats(data_tensor, axis, o.outlier_cap);
-    const int64_t c = static_cast<int64_t>(p.channels.size());
-    const int64_t own_axis = spec.axis < 0 ? spec.axis + rank : spec.axis;
-    for (int64_t k : o.channels) {
-      check(k >= 0 && k < c, "options.channels: channel " + std::to_string(k) + " is out of range for '" + spec.node_name +
-                                 "' (axis " + std::to_string(axis) + " of data shape " + shape_str(p.shape) + " has " +
-                                 std::to_string(c) + " channels)");
-      p.histograms.push_back(channel_histogram(data_tensor, axis, k, spec.thresholds, axis == own_axis, o.bins));
-    }
-    p.figure_width = c >= 640 ? c / 5 : (c != 1 ? c / 2 : 1);
-    p.rotate_labels = c >= 640;
-    std::string file = spec.node_name;
-    std::replace(file.begin(), file.end(), '/', '_');
-    p.file_name = file + "_boxplot.png";
-    result.plots.push_back(std::move(p));
+    if (values.defined()) result.plots.push_back(box_plot(spec, weight, values, o));
+    else result.not_run.push_back(spec.node_name);
     if (o.progress && !o.progress(k + 1, o.nodes.size())) {
       result.cancelled = true;
       break;

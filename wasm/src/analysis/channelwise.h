@@ -83,6 +83,9 @@ struct ChannelwisePlot {
 struct ChannelwiseResult {
   std::string sample;
   std::vector<ChannelwisePlot> plots;
+  // Activation calibration nodes the sample never ran (inside a branch it does not take, §1.13): not
+  // plotted, in request order.
+  std::vector<std::string> not_run;
   bool cancelled = false;
 };
 

@@ -186,8 +186,10 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
         DistributionPlot p = new_plot(name, "activation", spec.graph->value(spec.input_value).name,
                                       name + " activation distribution", "activation_" + file_safe(name) + ".png");
         const Tensor& x = observed[next_activation++];
-        check(x.defined(), "calibration node '" + name + "' did not run on sample '" + result.sample +
-                               "' (inside a branch the sample does not take): it has no activation to plot");
+        if (!x.defined()) {
+          result.not_run.push_back(name);
+          break;
+        }
         p.histograms.push_back(histogram_of(x, "Input data distribution", "#99ffbb", true, o.bins));
         if (!spec.thresholds.empty()) {
           p.has_threshold = true;

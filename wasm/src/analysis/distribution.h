@@ -55,6 +55,9 @@ struct DistributionOptions {
 struct DistributionResult {
   std::string sample;
   std::vector<DistributionPlot> plots;
+  // Activation calibration nodes the sample never ran (inside a branch it does not take, §1.13): not
+  // plotted, in request order.
+  std::vector<std::string> not_run;
   bool cancelled = false;
 };
 

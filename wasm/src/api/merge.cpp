@@ -106,6 +106,23 @@ Json merged_messages(const Json& parts, const std::string& key) {
   return out;
 }
 
+// The union of the parts' lists of item names under `key`, in full-sweep order.
+Json merged_not_run(const Json& parts, const std::string& key) {
+  std::map<size_t, std::string> names;
+  for (size_t p = 0; p < parts.items().size(); ++p) {
+    const Json& part = parts.items()[p];
+    const std::string where = "results[" + std::to_string(p) + "]";
+    if (const Json* list = part.find(key); list && list->is_array())
+      for (const Json& name : list->items()) {
+        check(name.is_string(), "mergeResults: " + where + "." + key + " holds a value that is not a node name");
+        names.emplace(index_of(member(part, "sweep", where), name.as_string(), where), name.as_string());
+      }
+  }
+  Json out = Json::array();
+  for (const auto& entry : names) out.push(Json::string(entry.second));
+  return out;
+}
+
 }  // namespace
 
 std::string merge_results(const std::string& results_json_array) {
@@ -199,6 +216,18 @@ std::string merge_results(const std::string& results_json_array) {
   } else {
     merged.set(section, std::move(table));
     merged.set(section + "_order", std::move(order));
+    // Nodes a part could not plot (distribution, channelwise: not run on the sample), in item order,
+    // where a whole run writes them: right after the sample.
+    Json not_run = merged_not_run(parts, section + "_not_run");
+    merged.erase(section + "_not_run");
+    if (!not_run.items().empty()) {
+      Json ordered = Json::object();
+      for (const auto& m : merged.members()) {
+        ordered.set(m.first, m.second);
+        if (m.first == section + "_sample") ordered.set(section + "_not_run", not_run);
+      }
+      merged = std::move(ordered);
+    }
   }
   Json sweep = *first_sweep;
   Json items = Json::array(), indices = Json::array();

@@ -265,6 +265,7 @@ void write_distribution_section(io::JsonWriter& w, const analysis::DistributionR
   w.end_object();
   w.key("distribution_order").string_array(keys);
   w.field("distribution_sample", r.sample);
+  if (!r.not_run.empty()) w.key("distribution_not_run").string_array(r.not_run);
 }
 
 void write_channelwise_section(io::JsonWriter& w, const analysis::ChannelwiseResult& r) {
@@ -289,6 +290,7 @@ void write_channelwise_section(io::JsonWriter& w, const analysis::ChannelwiseRes
   w.end_object();
   w.key("channelwise_order").string_array(order);
   w.field("channelwise_sample", r.sample);
+  if (!r.not_run.empty()) w.key("channelwise_not_run").string_array(r.not_run);
 }
 
 void write_stat_info_section(io::JsonWriter& w, const analysis::StatInfoResult& r) {

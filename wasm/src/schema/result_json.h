@@ -45,9 +45,11 @@ void write_sensitivity_section(io::JsonWriter& w, const std::string& section,
                                const analysis::SensitivityResult& result);
 // "acc_error", "acc_error_figures", "acc_error_sample", "acc_error_messages".
 void write_acc_error_section(io::JsonWriter& w, const analysis::AccErrorResult& result);
-// "distribution", "distribution_order", "distribution_sample".
+// "distribution", "distribution_order", "distribution_sample", and "distribution_not_run" when a
+// node did not run on the sample.
 void write_distribution_section(io::JsonWriter& w, const analysis::DistributionResult& result);
-// "channelwise", "channelwise_order", "channelwise_sample".
+// "channelwise", "channelwise_order", "channelwise_sample", and "channelwise_not_run" when a node
+// did not run on the sample.
 void write_channelwise_section(io::JsonWriter& w, const analysis::ChannelwiseResult& result);
 // "stat_info", "stat_info_order", "stat_info_curves", "stat_info_samples", and "stat_info_messages" when
 // something was left out.

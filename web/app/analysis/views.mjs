@@ -2,6 +2,7 @@
 // sweeps and stat info, its chart modules for curves, histograms and box plots.
 import { el } from './forms.mjs';
 import { chartList } from './charts.mjs';
+import { notRunNote } from '../../pipeline/result.mjs';
 import { renderSensitivityTable, sensitivityTable } from '../../charts/sensitivity_table.mjs';
 import { targetsOfItem } from '../heatmap/mapping.mjs';
 
@@ -64,6 +65,8 @@ export function createResultView(state, { focus = defaultFocus(state) } = {}) {
       const parts = ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis'].filter((k) => result[k]);
       return empty(parts.length ? `Results: ${parts.join(', ')} (see each tab; export them from the Export panel).` : 'No results yet.');
     }
+    const note = notRunNote(result, analysis);
+    if (note) container.append(el(doc, 'p', { class: 'ptq-empty', text: note }));
     const kinds = CHART_KINDS[analysis] ?? [];
     const charts = chartList(result, state.get('graph')).filter((c) => kinds.includes(c.kind));
     if (!charts.length && !(analysis === 'stat_info' && result.stat_info)) return empty('No charts yet.');

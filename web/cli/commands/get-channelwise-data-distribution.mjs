@@ -4,6 +4,7 @@
 import { clickUsage } from '../lib/click.mjs';
 import { analysisOptions, listOption, runWithProgress, sweepMain } from '../lib/analysis.mjs';
 import { writeCharts } from '../lib/charts.mjs';
+import { notRunNote } from '../../pipeline/result.mjs';
 import { asList } from '../lib/keep_list.mjs';
 
 // The core analysis the command runs (what describe() says of it, e.g. whether it needs execution).
@@ -28,6 +29,8 @@ export const compute = (ctx, o) => runWithProgress(ctx, analysis, { nodes_list: 
   progress: ctx.progress, label: 'Start getting channelwise data distribution...',
 });
 export async function present(doc, o, { progress }) {
+  const note = notRunNote(doc, analysis);
+  if (note) progress.message(note);
   await writeCharts(doc, o.save_dir);
 }
 
