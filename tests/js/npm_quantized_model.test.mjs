@@ -11,10 +11,10 @@
 //    float model.
 // With PTQ_NPM_MODEL_FULL=1 (each forward at 1024x1024 takes tens of seconds, ours and onnxruntime's;
 // the sweeps' cached run keeps only part of the network's tensors, §1.8): a weight's sensitivity item
-// (0: the weight holds integers) and an activation's equal onnxruntime's on the oracle models; the
-// fully quantized outputs are within onnxruntime's spread (its two evaluations: the original, and its
-// float kernels on the Q/DQ equivalent) or part from onnxruntime at a rounding tie (tie_origin.mjs,
-// dynamic quantizers).
+// (0: the weight holds integers) and an activation's equal onnxruntime's on the oracle models; that
+// activation's leave-one-out item and the fully quantized outputs are within onnxruntime's spread (for
+// the outputs its two evaluations: the original, and its float kernels on the Q/DQ equivalent) or part
+// from onnxruntime at a rounding tie (tie_origin.mjs, dynamic quantizers).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -122,8 +122,33 @@ describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
       expectItem(`${analysis} ${quantizer}`, row, expected, 4);
     }, FORWARDS_TIMEOUT);
 
-    // Last: it frees the session's model for the trace's own runs.
+    // A trace runs a session of its own: this one's model (and its cached runs) is freed first.
+    const traced = async (label, options) => {
+      session.free();
+      const d = await dynamicDivergence(fs.readFileSync(entry.model), entry.chains.filter((c) => !options.off?.includes(c.activation)), entry.data, options);
+      const where = d ? `${d.quantizer}: ${d.differing} of ${d.size} elements${d.tie ? ', a tie' : `: ${d.why.join('; ')}`}` : 'no quantizer differs';
+      report(`${label}: first parts from onnxruntime at ${where}`);
+      expect(d?.tie, `${label} beyond onnxruntime's spread; first difference ${where}`).toBe(true);
+    };
+    const reload = () => {
+      session.loadModel(fs.readFileSync(entry.model));
+      session.loadCalibrationData(readCalibrationFolder(entry.data));
+    };
+
+    it('leave-one-out item of an activation: onnxruntime\'s on its oracle model, or parting from it at a rounding tie', async () => {
+      reload();
+      const k = activation.quantizer;
+      const request = { analysis: 'leave_one_out', options: { node_type: 'activation', metrics: ['mse', 'cosine-similarity'], data_num: 1, interested_nodes: [k] } };
+      const row = JSON.parse(session.analyze(JSON.stringify(request))).leave_one_out.activation[k];
+      const expected = await itemOracle(activation.without, sampleFeed());
+      const allowed = itemAllowance(expected, 4);
+      const within = Math.abs(row.mse - expected.mse) <= allowed.mse && Math.abs(row['cosine-similarity'] - expected.cos) <= allowed.cos;
+      report(`leave_one_out ${k}: mse ours ${row.mse} onnxruntime ${expected.mse} (spread ${expected.spreadMse}); cos ${row['cosine-similarity']} / ${expected.cos}; ${within ? 'within' : 'beyond'} onnxruntime's spread`);
+      if (!within) await traced(`leave_one_out ${k}`, { reference: fs.readFileSync(path.resolve(FIXTURES, activation.without)), off: [k] });
+    }, FORWARDS_TIMEOUT);
+
     it('fully quantized outputs: within onnxruntime\'s spread, or parting from onnxruntime at a rounding tie', async () => {
+      reload();
       const feed = sampleFeed();
       const reference = await floatOuts(feed);
       const metricsOf = (outs) => {
@@ -139,18 +164,13 @@ describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
         await s.release();
       }
       const ours = metricsOf(runCopy(session, 0, 'stored').map((o) => o.data));
-      session.free();
       const [expected, other] = evaluations;
       const allowed = itemAllowance({ ...expected, spreadMse: Math.abs(other.mse - expected.mse), spreadCos: Math.abs(other.cos - expected.cos) }, 4);
       const off = (key) => Math.min(...evaluations.map((e) => Math.abs(ours[key] - e[key])));
       const within = off('mse') <= allowed.mse && off('cos') <= allowed.cos;
       report(`fully quantized: mse ours ${ours.mse}, onnxruntime ${evaluations.map((e) => e.mse).join(' / ')}; cos ours ${ours.cos}, onnxruntime ${evaluations.map((e) => e.cos).join(' / ')}; ${within ? 'within' : 'beyond'} onnxruntime's spread`);
-      if (within) return;
       // Beyond onnxruntime's spread: legitimate only if ours first parts from onnxruntime at a rounding tie.
-      const d = await dynamicDivergence(fs.readFileSync(entry.model), entry.chains, entry.data);
-      const where = d ? `${d.quantizer}: ${d.differing} of ${d.size} elements${d.tie ? ', a tie' : `: ${d.why.join('; ')}`}` : 'no quantizer differs';
-      report(`fully quantized: first parts from onnxruntime at ${where}`);
-      expect(d?.tie, `outputs beyond onnxruntime's spread; first difference ${where}`).toBe(true);
+      if (!within) await traced('fully quantized', {});
     }, FORWARDS_TIMEOUT);
   });
 });

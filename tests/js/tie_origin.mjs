@@ -213,10 +213,12 @@ export function firstDynamicDivergence(names, ours, theirs) {
   return null;
 }
 
-// Ours (the model as stored, every quantizer ON) against onnxruntime-node on the same file
-// (optimisations off) on the first sample of dataDir: where they first part. chains, in graph order:
-// [{activation, quantized: [values, scale, zero point]}], each DynamicQuantizeLinear's input and outputs.
-export async function dynamicDivergence(modelBytes, chains, dataDir) {
+// Ours (the model as stored, or with the quantizers named in `off` switched OFF) against
+// onnxruntime-node on `reference` (the same file by default, or an oracle model holding the other
+// quantizers; optimisations off) on the first sample of dataDir: where they first part. chains, in graph
+// order: [{activation, quantized: [values, scale, zero point]}], each compared DynamicQuantizeLinear's
+// input and outputs (tensors of both files).
+export async function dynamicDivergence(modelBytes, chains, dataDir, { reference = modelBytes, off = [] } = {}) {
   const [feed] = feedsOf(dataDir);
   const inputs = Object.fromEntries(Object.entries(feed).map(([n, t]) => [n, t.data]));
   const ptq = await loadPtqModule();
@@ -228,9 +230,10 @@ export async function dynamicDivergence(modelBytes, chains, dataDir) {
     const outputs = new Set(JSON.parse(session.graphJson()).outputs.map((o) => o.name));
     // Quantizer inputs that are neither a graph input (the feed holds them) nor already an output.
     extra = chains.map((c) => c.activation).filter((x) => !(x in inputs) && !outputs.has(x));
-    session.loadModel(withExtraOutputs(modelBytes, extra));
+    const { calibrations } = session.loadModel(withExtraOutputs(modelBytes, extra));
     session.loadCalibrationData(readCalibrationFolder(dataDir));
-    session.run(0, 'stored');
+    const names = calibrations.map((c) => c.name);
+    session.run(0, off.length ? { on: names.map((n) => (off.includes(n) ? 0 : 1)), qtype: names.map(() => '') } : 'stored');
     for (let i = 0; i < session.outputCount(); i++) {
       const o = session.output(i);
       ours[o.name] = o.data.slice();
@@ -239,10 +242,10 @@ export async function dynamicDivergence(modelBytes, chains, dataDir) {
     session.delete?.();
   }
   const quantizerOutputs = chains.flatMap(({ quantized: [q, scale, zp] }) => [[q, ELEM.uint8], [scale, ELEM.float], [zp, ELEM.uint8]]);
-  const reference = await ort.InferenceSession.create(withTypedOutputs(modelBytes, [...extra.map((x) => [x, ELEM.float]), ...quantizerOutputs]),
+  const theirSession = await ort.InferenceSession.create(withTypedOutputs(reference, [...extra.map((x) => [x, ELEM.float]), ...quantizerOutputs]),
     { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
-  const r = await reference.run(feed);
-  await reference.release?.();
+  const r = await theirSession.run(feed);
+  await theirSession.release?.();
   const names = chains.map((c) => c.activation);
   const theirs = Object.fromEntries(chains.map(({ activation: x, quantized: [q, scale, zp] }) =>
     [x, { x: inputs[x] ?? r[x].data, q: r[q].data, scale: r[scale].data[0], zeroPoint: r[zp].data[0] }]));
