@@ -136,9 +136,11 @@ TEST(Qdq, DynamicQuantizeLinear) {
   const auto pos = run_op("DynamicQuantizeLinear", {Tensor::from_floats({2}, {0.2f, 1})}, {}, 3);
   EXPECT_EQ(ints_of(pos[2]), (std::vector<int64_t>{0}));
   EXPECT_EQ(ints_of(pos[0]), (std::vector<int64_t>{51, 255}));
-  // All zero: scale 0 and zeros, no division by zero.
+  // All zero: scale 1 (onnxruntime-node 1.30 gives 1, zero point 0 and zeros; the specification's
+  // formula would divide by 0), zero point 0 and zeros.
   const auto zero = run_op("DynamicQuantizeLinear", {Tensor::from_floats({2}, {0, 0})}, {}, 3);
-  EXPECT_EQ(zero[1].data<float>()[0], 0.0f);
+  EXPECT_EQ(zero[1].data<float>()[0], 1.0f);
+  EXPECT_EQ(ints_of(zero[2]), (std::vector<int64_t>{0}));
   EXPECT_EQ(ints_of(zero[0]), (std::vector<int64_t>{0, 0}));
   EXPECT_THROW(run_op("DynamicQuantizeLinear", {Tensor::from_floats({1}, {std::nanf("")})}, {}, 3), Error);
 }

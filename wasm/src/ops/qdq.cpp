@@ -160,9 +160,9 @@ void dequantize_linear(KernelContext& ctx) {
   ctx.outputs[0] = out == DType::Float ? y : cast_tensor(y, out);
 }
 
-// DynamicQuantizeLinear: uint8 quantization of x with its own range (widened to include 0):
-// scale = (max - min) / 255, zero_point = saturate(round(-min / scale)), y as QuantizeLinear. An
-// all-zero x gives scale 0, zero point 0 and y 0.
+// DynamicQuantizeLinear: uint8 quantization of x with its own range (widened to include 0), the
+// parameters as quant::dynamic_params gives them (an all-zero x: scale 1, zero point 0, y 0), y as
+// QuantizeLinear.
 void dynamic_quantize_linear(KernelContext& ctx) {
   const Tensor& x = ctx.required(0);
   ctx.check(x.dtype() == DType::Float, "unsupported input dtype " + dtype_name(x.dtype()) + " (float32 only)");
@@ -173,12 +173,11 @@ void dynamic_quantize_linear(KernelContext& ctx) {
     lo = std::min(lo, xs[i]);
     hi = std::max(hi, xs[i]);
   }
-  const float scale = (hi - lo) / 255.0f;
-  const float zp = scale > 0 ? std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f) : 0.0f;
+  const auto [scale, zp] = quant::dynamic_params(lo, hi, 0.0f, 255.0f);
   Tensor y(DType::UInt8, x.shape());
   uint8_t* q = y.mutable_data<uint8_t>();
   for (int64_t i = 0; i < x.numel(); ++i)
-    q[i] = scale > 0 ? quant::to_integer<uint8_t>(quant::quantize_value(xs[i], scale, zp, 0.0f, 255.0f), zp) : 0;
+    q[i] = quant::to_integer<uint8_t>(quant::quantize_value(xs[i], scale, zp, 0.0f, 255.0f), zp);
   ctx.outputs[0] = y;
   if (ctx.has_output(1)) ctx.outputs[1] = Tensor::from_floats({}, {scale});
   if (ctx.has_output(2)) {

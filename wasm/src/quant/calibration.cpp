@@ -441,8 +441,8 @@ void quantize_tensor(const CalibrationSpec& spec, const QType& qtype, const std:
   });
 }
 
-// A dynamic quantizer (CalibrationSpec::dynamic): the parameters from this input's own range. An
-// all-zero input (scale 0) passes through, as DynamicQuantizeLinear gives it back as zeros.
+// A dynamic quantizer (CalibrationSpec::dynamic): the parameters from this input's own range, as
+// DynamicQuantizeLinear computes them (quant::dynamic_params).
 void dynamic_quantize(const CalibrationSpec& spec, const QType& qtype, const Tensor& input, Tensor& out, RoundMode round) {
   const float* x = input.data<float>();
   float* y = out.mutable_data<float>();
@@ -455,12 +455,7 @@ void dynamic_quantize(const CalibrationSpec& spec, const QType& qtype, const Ten
     hi = std::max(hi, x[i]);
   }
   const float qmin = static_cast<float>(qtype.qmin()), qmax = static_cast<float>(qtype.qmax());
-  const float s = (hi - lo) / (qmax - qmin);
-  if (!(s > 0.0f)) {
-    std::copy(x, x + n, y);
-    return;
-  }
-  const float zp = std::min(std::max(std::nearbyint(qmin - lo / s), qmin), qmax);
+  const auto [s, zp] = dynamic_params(lo, hi, qmin, qmax);
   if (round == RoundMode::HalfToEven) quantize_run<RoundMode::HalfToEven>(x, y, n, s, zp, qmin, qmax);
   else quantize_run<RoundMode::HalfAwayFromZero>(x, y, n, s, zp, qmin, qmax);
 }

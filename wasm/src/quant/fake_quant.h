@@ -38,4 +38,17 @@ inline Q to_integer(float q, float zero_point) {
   return static_cast<Q>(std::isnan(q) ? zero_point : q);
 }
 
+// The parameters of dynamic quantization (DynamicQuantizeLinear, and a dynamic quantizer, §1.12) from
+// the range [lo, hi] of the values, already widened to include 0: scale = (hi - lo) / (qmax - qmin),
+// zero point = clamp(qmin - lo / scale rounded half to even, qmin, qmax). An all-zero range has
+// scale 1 (the values all quantize to the zero point), as onnxruntime gives it where the
+// specification's formula divides by 0.
+struct DynamicParams {
+  float scale, zero_point;
+};
+inline DynamicParams dynamic_params(float lo, float hi, float qmin, float qmax) {
+  const float scale = hi > lo ? (hi - lo) / (qmax - qmin) : 1.0f;
+  return {scale, std::min(std::max(std::nearbyint(qmin - lo / scale), qmin), qmax)};
+}
+
 }  // namespace ptq::quant
