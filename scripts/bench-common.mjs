@@ -86,6 +86,14 @@ export function report(name, header, lines) {
   fs.writeFileSync(doc, text.replace(new RegExp(`${begin}[\\s\\S]*${end}`), `${begin}\n${header}\n\n${lines.join('\n')}\n${end}`));
 }
 
+// onnxruntime-web, the baseline of every table, on one thread (its default on a 2-core machine), quiet.
+export async function ortWebOneThread() {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  ort.env.logLevel = 'error';
+  return ort;
+}
+
 export function runMain(main) {
   main().catch((e) => {
     console.error(e?.stack ?? String(e));

@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { machine, median, option, report, runMain, timeAlternating, timeLoop } from './bench-common.mjs';
+import { machine, median, option, report, ortWebOneThread, runMain, timeAlternating, timeLoop } from './bench-common.mjs';
 
 const runs = Number(option('runs', 20));
 // V8 tiers wasm up from Liftoff to TurboFan after a while: generous warm-up for both wasm engines.
@@ -49,9 +49,7 @@ async function ortTime(ort, bytes, sample, options) {
 }
 
 async function main() {
-  const ortWeb = await import('onnxruntime-web');
-  ortWeb.env.wasm.numThreads = 1;
-  ortWeb.env.logLevel = 'error';
+  const ortWeb = await ortWebOneThread();
   const ortNode = await import('onnxruntime-node');
   const ptq = await loadPtqModule();
   const compareFile = option('compare-wasm', null);

@@ -21,7 +21,7 @@ import { decodeNpy, encodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
 import { CHROMIUM_ARGS, PAGE, openPanel } from '../tests/js/e2e/browser.mjs';
-import { calibratedModel, floatFixture, graphFlops, machine, median, option, report, runMain, timeAlternating } from './bench-common.mjs';
+import { calibratedModel, floatFixture, graphFlops, machine, median, option, ortWebOneThread, report, runMain, timeAlternating } from './bench-common.mjs';
 
 const MODEL = option('model', 'yolov8n_like');
 const SAMPLES = option('samples', '10,30,100').split(',').map(Number);
@@ -84,9 +84,7 @@ function sampleFolder(count) {
 
 // --- onnxruntime-web's forward pass ------------------------------------------------------------------
 async function ortForward() {
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
-  ort.env.logLevel = 'error';
+  const ort = await ortWebOneThread();
   const session = await ort.InferenceSession.create(fs.readFileSync(floatFixture(`${MODEL}.onnx`)), { executionProviders: ['wasm'] });
   const [file] = readCalibrationFolder(floatFixture(`${MODEL}_data`));
   const { dims, data } = decodeNpy(file.bytes);

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { calibratedModel, floatFixture, machine, median, option, report, runMain, timeAlternating } from './bench-common.mjs';
+import { calibratedModel, floatFixture, machine, median, option, ortWebOneThread, report, runMain, timeAlternating } from './bench-common.mjs';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, wasmModulePath } from '../web/cli/lib/wasm.mjs';
 import { createPool } from '../web/pipeline/pool.mjs';
@@ -90,9 +90,7 @@ async function around(ours, theirs, profile, pairs) {
 }
 
 async function main() {
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
-  ort.env.logLevel = 'error';
+  const ort = await ortWebOneThread();
   const ptq = await loadPtqModule();
   const rows = [];
   for (const name of models) {
