@@ -37,7 +37,14 @@ function fakePtq(log) {
         if (Array.isArray(req.items) && !req.items.includes(ITEMS[i])) continue;
         indices.push(i);
         log.computed.push(ITEMS[i]);
-        onEvent?.(JSON.stringify({ type: 'item', item: ITEMS[i], done: indices.length, total: req.items?.length ?? ITEMS.length }));
+      }
+      // As a sensitivity sweep over `blocks` sample blocks (one sample each): an event per item and
+      // block counting (item, sample) evaluations, the item named in the last block only.
+      const blocks = req.options.blocks ?? 1;
+      for (let b = 0; b < blocks; b++) {
+        indices.forEach((i, k) => onEvent?.(JSON.stringify({
+          type: 'item', item: b === blocks - 1 ? ITEMS[i] : null, done: b * indices.length + k + 1, total: blocks * indices.length,
+        })));
       }
       return JSON.stringify({ ...sorted(indices), sweep: { items: indices.map((i) => ITEMS[i]), indices, total: ITEMS.length }, cancelled: false });
     }
@@ -223,6 +230,24 @@ describe('worker pool and sweep splitting', () => {
     expect(seen[0][2]).toBe(60);
     expect(seen.at(-1)[2]).toBe(0);
     pool.close();
+  });
+
+  it('progress advances within items when the core reports sample blocks, in one call or split', async () => {
+    const { spawn } = fakeWorkers();
+    for (const [size, chunks] of [[1, undefined], [2, 3]]) {
+      const pool = createPool({ size, spawn });
+      await pool.load(MODEL);
+      const seen = [];
+      await runAnalysis(pool, { ...REQUEST, options: { ...REQUEST.options, blocks: 2 } }, {
+        chunks, onProgress: (done, total) => seen.push([done, total]),
+      });
+      expect(seen).toHaveLength(14); // 7 items × 2 blocks
+      expect(seen.every(([, total]) => total === 7)).toBe(true);
+      expect(seen.every(([d], k) => k === 0 || d > seen[k - 1][0])).toBe(true);
+      expect(seen.at(-1)[0]).toBe(7);
+      if (size === 1) expect(seen.map(([d]) => d)).toEqual(Array.from({ length: 14 }, (_, k) => (k + 1) / 2));
+      pool.close();
+    }
   });
 
   it('cancellation stops scheduling, terminates the busy worker, returns the finished chunks', async () => {

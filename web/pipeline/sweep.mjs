@@ -3,7 +3,8 @@
 // its curves) are split: listItems -> interleaved parts of the item list (item k goes to part
 // k mod parts, so every part gets early items with large downstream cones and late cheap ones),
 // scheduled on whichever worker is free, then merged by the core (mergeResults re-sorts with §3.4,
-// so the result does not depend on the split). Progress counts finished items over all parts, with an ETA.
+// so the result does not depend on the split). Progress counts finished items over all parts (within
+// an item too, where the core reports its steps), with an ETA.
 // The same rule (partOf) cuts a sweep into the CLI's shards (`--shard K/N`: one part per process or
 // machine, merged later by `ptqscope merge`).
 //
@@ -35,16 +36,26 @@ export function partCount(items, workers, cancellable) {
   return Math.min(items, Math.max(1, workers) * (cancellable ? 3 : 1));
 }
 
+// Progress over the calls of a run, in items. Each call's events carry `done` / `total` of that call
+// (its items, or for a sensitivity sweep its (item, sample) evaluations, which advance in every
+// sample block before any row is finished), so a call of `size` items has finished size × done / total
+// of them; the run's progress is their sum (fractional while a call is inside an item).
 function progressTracker(total, onProgress, now) {
   const start = now();
+  const shares = new Map();
   let done = 0;
-  return () => {
-    done++;
+  return (call, size, ev) => {
+    const share = ev.total > 0 ? Math.min(1, ev.done / ev.total) : 1;
+    done = Math.round((done + size * (share - (shares.get(call) ?? 0))) * 1e9) / 1e9;
+    shares.set(call, share);
     const elapsed = now() - start;
     const etaMs = done > 0 ? (elapsed / done) * (total - done) : null;
     onProgress?.(done, total, etaMs);
   };
 }
+
+// The number of items of a part made by partOf (names, or a position range).
+const partSize = (part) => (Array.isArray(part) ? part.length : part.end - part.begin);
 
 // `shard` ({index, count}, 1 ≤ index ≤ count): run only part index − 1 of `count` (partOf) of the
 // sweep, itself split over the pool; the result is that part's document, for mergeResults.
@@ -67,9 +78,10 @@ export async function runAnalysis(pool, request, { onItem, onProgress, signal, c
     const reply = await pool.request({ type: 'analyze', request: whole }, {
       signal,
       onEvent: (ev) => {
-        tick ??= progressTracker(ev.total, onProgress, now);
+        const size = names?.length ?? ev.total;
+        tick ??= progressTracker(size, onProgress, now);
         onItem?.(ev);
-        tick();
+        tick(0, size, ev);
       },
     });
     return JSON.parse(reply.json);
@@ -88,7 +100,7 @@ export async function runAnalysis(pool, request, { onItem, onProgress, signal, c
       try {
         const reply = await pool.request(
           { type: 'analyze', request: { ...request, items: range } },
-          { signal: local.signal, onEvent: (ev) => { onItem?.(ev); tick(); } },
+          { signal: local.signal, onEvent: (ev) => { onItem?.(ev); tick(k, partSize(range), ev); } },
         );
         parts[k] = reply.json;
       } catch (err) {

@@ -119,8 +119,10 @@ TEST(SensitivityAnalysis, RanksNodesWhenNoneAreGiven) {
   EXPECT_EQ(r.messages, (std::vector<std::string>{"Start analyzing node sensitivity...",
                                                   "Unspecified sensitive node, start calculating node sensitivity...",
                                                   "Analyzing nodes that sensitivity less than 2.0."}));
-  // Progress: the ranking sweep (3 nodes), then the analysis (3 nodes).
-  EXPECT_EQ(calls, (std::vector<std::pair<size_t, size_t>>{{1, 3}, {2, 3}, {3, 3}, {1, 3}, {2, 3}, {3, 3}}));
+  // Progress: the ranking sweep (3 nodes, counted in (node, sample) evaluations), then the analysis
+  // (3 nodes).
+  const size_t n = r.samples.size();
+  EXPECT_EQ(calls, (std::vector<std::pair<size_t, size_t>>{{n, 3 * n}, {2 * n, 3 * n}, {3 * n, 3 * n}, {1, 3}, {2, 3}, {3, 3}}));
 
   // A threshold below every cosine picks nothing: the curve is the "none" point alone.
   o.pick_threshold = 0.5;

@@ -229,6 +229,42 @@ TEST(Sensitivity, SampleBlocksGiveTheRowsOfOneBlock) {
   }
 }
 
+// Progress counts (item, sample) evaluations after each item of each sample block, so with blocks of
+// one sample it advances (and a `false` answer cancels) long before the last block finishes any row.
+TEST(Sensitivity, ProgressAdvancesInEverySampleBlock) {
+  exec::Executor ex(model());
+  quant::CalibrationRelations rel(ex.graph());
+  const test::SampleSet set(ex.graph(), spread_samples(3, 4));
+  analysis::SensitivityOptions o;
+  o.data_num = 0;
+  o.sample_block_bytes = 0;  // one sample per block
+  std::vector<std::pair<size_t, size_t>> calls;
+  size_t rows_at_first_call = 0;
+  size_t streamed = 0;
+  o.on_row = [&](const analysis::SensitivityRow&) { ++streamed; };
+  o.progress = [&](size_t done, size_t total) {
+    if (calls.empty()) rows_at_first_call = streamed;
+    calls.emplace_back(done, total);
+    return true;
+  };
+  const auto whole = analysis::get_sensitivity_of_nodes(ex, rel, set.data(), o);
+  const size_t items = whole.rows.size();
+  ASSERT_GT(items, 1u);
+  std::vector<std::pair<size_t, size_t>> expected;
+  for (size_t block = 0; block < 3; ++block)
+    for (size_t k = 1; k <= items; ++k) expected.emplace_back(block * items + k, 3 * items);
+  EXPECT_EQ(calls, expected);
+  EXPECT_EQ(rows_at_first_call, 0u) << "rows are finished in the last block";
+
+  ex.clear_run_cache();
+  streamed = 0;
+  o.progress = [](size_t, size_t) { return false; };
+  const auto cancelled = analysis::get_sensitivity_of_nodes(ex, rel, set.data(), o);
+  EXPECT_TRUE(cancelled.cancelled);
+  EXPECT_TRUE(cancelled.rows.empty()) << "cancelled in the first block, before any row was finished";
+  EXPECT_EQ(streamed, 0u);
+}
+
 // The tensors a sweep holds do not grow with the sample count: with blocks and a run cache of two
 // base runs each, 16 samples hold at most the cache's and one block's base runs at once, where
 // holding every sample's base run would be 16 of them.

@@ -121,16 +121,23 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
   so.leave_one_out = o.candidates == "leave_one_out";
   so.config = base;  // leave-one-out restores each node in this configuration; qtypes as configured
   std::string last_item;
+  size_t ranked = 0;
+  const size_t items = sensitivity_items(ex, rel, so).size();
   if (o.progress || o.cancel) {
     so.on_row = [&](const SensitivityRow& row) { last_item = row.item; };
-    so.progress = [&](size_t done, size_t total) {
-      FixOptions::Event e;
-      e.phase = "rank";
-      e.node = last_item;
-      e.value = std::nanf("");
-      e.done = done;
-      e.total = total;
-      if (o.progress && !o.progress(e)) return false;
+    // The sweep reports each item of each sample block (rows come in the last block): one event per
+    // ranked node, and the cancel question at every report.
+    so.progress = [&](size_t, size_t) {
+      if (o.progress && !last_item.empty()) {
+        FixOptions::Event e;
+        e.phase = "rank";
+        e.node = last_item;
+        e.value = std::nanf("");
+        e.done = ++ranked;
+        e.total = items;
+        last_item.clear();
+        if (!o.progress(e)) return false;
+      }
       return !(o.cancel && o.cancel());
     };
   }

@@ -155,28 +155,29 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
   // Samples go in blocks whose base runs take about o.sample_block_bytes together, so memory does not
   // grow with the sample count; each item's values are gathered over the blocks and its row is finished
   // (and streamed) in the last one. The metric values per item and sample are all that is kept.
+  // Progress counts (item, sample) evaluations, so it advances (and can cancel) in every block.
   std::vector<ItemValues> values(end - begin,
                                  ItemValues(metrics.size(), std::vector<std::vector<float>>(compared.size())));
+  const size_t evaluations = (end - begin) * sample_ids.size();
+  size_t evaluated = 0;
   for (size_t first = 0; first < sample_ids.size() && !result.cancelled;) {
     const SampleBlock block = next_block(ex, data, sample_ids, first, o.sample_block_bytes, base_config,
                                          o.leave_one_out ? &float_config : nullptr, compared);
     first = block.end;
     const std::vector<exec::RunRecord>& refs = o.leave_one_out ? block.references : block.bases;
-    for (size_t k = begin; k < end; ++k) {
+    for (size_t k = begin; k < end && !result.cancelled; ++k) {
       const SensitivityItem& item = items[k];
       // Sensitivity: the float model with the item's set ON (qtypes of the quantized model); leave-one-out:
       // the quantized model with the item's set OFF.
       const exec::QuantConfig config = o.leave_one_out ? blacklist_config(quantized, item.calibrations)
                                                        : whitelist_config(ex, quantized, item.calibrations);
       add_values(ex, block.bases, refs, config, compared, metrics, values[k - begin]);
-      if (first < sample_ids.size()) continue;
-      SensitivityRow row = item_row(ex, rel, o, quantized, item, values[k - begin]);
-      if (o.on_row) o.on_row(row);
-      result.rows.push_back(std::move(row));
-      if (o.progress && !o.progress(k - begin + 1, end - begin)) {
-        result.cancelled = true;
-        break;
+      evaluated += block.bases.size();
+      if (first == sample_ids.size()) {
+        result.rows.push_back(item_row(ex, rel, o, quantized, item, values[k - begin]));
+        if (o.on_row) o.on_row(result.rows.back());
       }
+      if (o.progress && !o.progress(evaluated, evaluations)) result.cancelled = true;
     }
   }
   sort_rows(result.rows, metrics[0]);

@@ -35,9 +35,11 @@ struct SensitivityOptions {
   // Bytes of base runs held at once: the samples go in blocks whose base runs take about this much
   // (at least one sample per block), so that memory does not grow with the sample count.
   size_t sample_block_bytes = exec::Executor::kDefaultRunCacheBudget;
-  // Called after each item with (done, total); return false to cancel.
+  // Called after each item of each sample block with (done, total) counted in (item, sample)
+  // evaluations, total = items × samples; return false to cancel.
   std::function<bool(size_t, size_t)> progress;
-  // Called with each finished row (before `progress`), for per-item events (api/analyze).
+  // Called with each finished row (in the last sample block, before that `progress` call; the
+  // reference stays valid until then), for per-item events (api/analyze).
   std::function<void(const SensitivityRow&)> on_row;
 };
 

@@ -124,15 +124,25 @@ bool run_sensitivity(const Context& c, const Request& r, const Quantized& q, Jso
     run.interested.clear();
     for (size_t i : sweep.indices) run.interested.push_back(o.has_interested ? o.interested[i] : std::vector<std::string>{keys[i]});
   }
+  // One event per item and sample block (done / total in (item, sample) evaluations): the item's row
+  // in the last block, progress only (item null) before it.
   const Events events(fn, section, o.node_type);
-  size_t done = 0;
-  if (events.enabled())
-    run.on_row = [&](const analysis::SensitivityRow& row) {
-      const size_t k = done++;
-      events.emit(row.item, static_cast<int64_t>(sweep.indices.at(k)),
-                  [&](JsonWriter& rw) { schema::write_sensitivity_row(rw, o.node_type, o.metrics, row); }, done,
-                  sweep.indices.size());
+  size_t rows = 0;
+  const analysis::SensitivityRow* finished = nullptr;
+  if (events.enabled()) {
+    run.on_row = [&](const analysis::SensitivityRow& row) { finished = &row; };
+    run.progress = [&](size_t done, size_t total) {
+      if (!finished) {
+        events.emit("", -1, {}, done, total);
+        return true;
+      }
+      const analysis::SensitivityRow& row = *finished;
+      finished = nullptr;
+      events.emit(row.item, static_cast<int64_t>(sweep.indices.at(rows++)),
+                  [&](JsonWriter& rw) { schema::write_sensitivity_row(rw, o.node_type, o.metrics, row); }, done, total);
+      return true;
     };
+  }
   const analysis::SensitivityResult result = analysis::get_sensitivity_of_nodes(c.executor, c.relations, require_data(c), run);
   schema::write_sensitivity_section(w, section, result);
   return result.cancelled;

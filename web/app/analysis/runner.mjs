@@ -196,5 +196,5 @@ export function formatDuration(ms) {
 
 export function progressText({ done, total, etaMs }) {
   const eta = done < total && Number.isFinite(etaMs) ? ` · ETA ${formatDuration(etaMs)}` : '';
-  return `${done} / ${total} items${eta}`;
+  return `${Math.floor(done)} / ${total} items${eta}`; // done is fractional inside an item
 }

@@ -13,7 +13,7 @@ export function formatDuration(ms) {
 export function progressLine(label, done, total, etaMs, width = 24) {
   const filled = total > 0 ? Math.round((done / total) * width) : 0;
   const eta = done < total ? ` ETA ${formatDuration(etaMs)}` : '';
-  return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}${eta}`;
+  return `${label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.floor(done)}/${total}${eta}`; // done is fractional inside an item
 }
 
 export function createProgress({ quiet = false, stream = process.stderr, now = () => Date.now(), interval = 5000 } = {}) {
