@@ -5,6 +5,8 @@
 // --conv accurate|fast|fastest: the convolution mode (ops/conv_winograd.h; default accurate: no
 // Winograd; fast: Winograd F(2x2, 3x3); fastest: F(4x4, 3x3) as well).
 // --profile: also prints, on stderr, the time per op type (and the slowest nodes) summed over the runs.
+// ptq_bench --gemm MxNxK: times the GEMM alone (A packed once like conv weights, B read from a plain
+// row-major matrix like a 1x1 convolution's input), the host's GEMM peak for docs/benchmarks.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include "io/npy.h"
 #include "exec/shape_inference.h"
 #include "ops/conv_winograd.h"
+#include "ops/gemm_kernel.h"
 #include "reader/onnx.h"
 #include "tools/tool_files.h"
 
@@ -98,6 +101,33 @@ int run_sweep(ptq::exec::Executor& executor, const std::string& data_dir, const 
   return 0;
 }
 
+// C[M,N] = A[M,K] B[K,N] with A pre-packed and B row-major: median time and GFLOP/s (2 per multiply-add).
+int run_gemm(const std::string& dims, int warmup, int runs) {
+  int64_t m = 0, n = 0, k = 0;
+  if (std::sscanf(dims.c_str(), "%lldx%lldx%lld", &m, &n, &k) != 3 || m <= 0 || n <= 0 || k <= 0) {
+    std::fprintf(stderr, "ptq_bench: --gemm expects MxNxK, got '%s'\n", dims.c_str());
+    return 2;
+  }
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) - 2.0f;
+  std::vector<float> packed(ptq::ops::gemm_packed_a_size(m, k));
+  ptq::ops::gemm_pack_a(a.data(), k, 1, m, k, packed.data());
+  std::vector<double> times;
+  for (int i = 0; i < warmup + runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ptq::ops::gemm(m, n, k, ptq::ops::GemmOperand::packed(packed.data()), ptq::ops::GemmOperand::strided(b.data(), n, 1),
+                   c.data(), n);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i >= warmup) times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  std::printf("{\"gemm\": \"%s\", \"median_ms\": %.4f, \"gflops\": %.2f, \"runs\": %d}\n", dims.c_str(), median,
+              2.0 * static_cast<double>(m * n * k) / median / 1e6, runs);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,16 +135,18 @@ int main(int argc, char** argv) {
     std::vector<std::string> positional;
     int warmup = 3, runs = 10;
     bool profile = false;
-    std::string sweep;
+    std::string sweep, gemm;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "--warmup" && i + 1 < argc) warmup = std::stoi(argv[++i]);
       else if (a == "--runs" && i + 1 < argc) runs = std::stoi(argv[++i]);
       else if (a == "--profile") profile = true;
       else if (a == "--sweep" && i + 1 < argc) sweep = argv[++i];
+      else if (a == "--gemm" && i + 1 < argc) gemm = argv[++i];
       else if (a == "--conv" && i + 1 < argc) ptq::ops::set_winograd_mode(ptq::ops::parse_winograd_mode(argv[++i]));
       else positional.push_back(a);
     }
+    if (!gemm.empty()) return run_gemm(gemm, warmup, runs);
     if (positional.size() < 2) {
       std::fprintf(stderr, "usage: ptq_bench MODEL INPUT.npy... [--warmup N] [--runs N]\n");
       return 2;
