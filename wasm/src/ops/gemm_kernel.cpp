@@ -35,9 +35,41 @@ struct Tile {
 // of 64-512 channels; tests/cpp/ops/conv_accuracy_test.cpp), for a few percent of the loop's time.
 constexpr int64_t kGemmChunk = 32;
 
+// Where a finished tile goes: c = alpha*acc + bias[r] + (load_c ? c : 0), the valid mr x nr part.
+struct TileOut {
+  float* c;
+  int64_t ldc;
+  float alpha;
+  const float* bias;  // one value per row of the tile, or null
+  bool load_c;
+};
+
+// One row of a full tile, 8 columns: the expression order of the partial tiles' scalar store below.
+inline void store_row(V4 lo, V4 hi, float* row, const TileOut& o, int64_t r) {
+  if (o.alpha != 1.0f) {  // x * 1 is x: skipping it leaves every value unchanged
+    const V4 va = simd::splat(o.alpha);
+    lo *= va;
+    hi *= va;
+  }
+  if (o.bias) {
+    const V4 vb = simd::splat(o.bias[r]);
+    lo += vb;
+    hi += vb;
+  }
+  if (o.load_c) {
+    lo += simd::load(row);
+    hi += simd::load(row + 4);
+  }
+  simd::store(row, lo);
+  simd::store(row + 4, hi);
+}
+
 // The hot loop: acc[4][8] = a(k, 0:4) x b(k, 0:8) summed over kc steps, in chunks of kGemmChunk.
-__attribute__((noinline)) void micro_kernel_impl(int64_t kc, const float* a, const float* b, Tile& t) {
-  for (auto& row : t.v) row[0] = row[1] = V4{};
+// A full tile (full = true) is stored into C from registers here; a partial one goes to `t` for
+// store_partial_tile.
+__attribute__((noinline)) void micro_kernel_impl(int64_t kc, const float* a, const float* b, bool full,
+                                                 const TileOut& out, Tile& t) {
+  V4 t00{}, t01{}, t10{}, t11{}, t20{}, t21{}, t30{}, t31{};
   for (int64_t k0 = 0; k0 < kc; k0 += kGemmChunk) {
     const int64_t k1 = std::min(kc, k0 + kGemmChunk);
     V4 c00{}, c01{}, c10{}, c11{}, c20{}, c21{}, c30{}, c31{};
@@ -55,49 +87,42 @@ __attribute__((noinline)) void micro_kernel_impl(int64_t kc, const float* a, con
       a += MR;
       b += NR;
     }
-    t.v[0][0] += c00; t.v[0][1] += c01;
-    t.v[1][0] += c10; t.v[1][1] += c11;
-    t.v[2][0] += c20; t.v[2][1] += c21;
-    t.v[3][0] += c30; t.v[3][1] += c31;
+    t00 += c00; t01 += c01;
+    t10 += c10; t11 += c11;
+    t20 += c20; t21 += c21;
+    t30 += c30; t31 += c31;
   }
+  if (full) {
+    store_row(t00, t01, out.c, out, 0);
+    store_row(t10, t11, out.c + out.ldc, out, 1);
+    store_row(t20, t21, out.c + 2 * out.ldc, out, 2);
+    store_row(t30, t31, out.c + 3 * out.ldc, out, 3);
+    return;
+  }
+  t.v[0][0] = t00; t.v[0][1] = t01;
+  t.v[1][0] = t10; t.v[1][1] = t11;
+  t.v[2][0] = t20; t.v[2][1] = t21;
+  t.v[3][0] = t30; t.v[3][1] = t31;
 }
 
 // Called through a pointer in (mutable) memory so that neither the compiler nor Binaryen's inliner
 // (which ignores noinline) folds it into a long-running caller: V8 tiers up a wasm function only
 // between calls (no on-stack replacement), so the hot loop must be its own, often-called function.
-using MicroKernelFn = void (*)(int64_t, const float*, const float*, Tile&);
+using MicroKernelFn = void (*)(int64_t, const float*, const float*, bool, const TileOut&, Tile&);
 MicroKernelFn volatile micro_kernel = &micro_kernel_impl;
 
-// Writes a finished tile: c = alpha*acc + bias[r] + (load_c ? c : 0), only the mr x nr valid part.
-void store_tile(const Tile& t, float* c, int64_t ldc, int64_t mr, int64_t nr, float alpha, const float* bias,
-                bool load_c) {
-  const V4 va = simd::splat(alpha);
-  if (mr == MR && nr == NR) {
-    for (int64_t r = 0; r < MR; ++r) {
-      float* row = c + r * ldc;
-      V4 lo = t.v[r][0] * va, hi = t.v[r][1] * va;
-      if (bias) {
-        const V4 vb = simd::splat(bias[r]);
-        lo += vb; hi += vb;
-      }
-      if (load_c) {
-        lo += simd::load(row);
-        hi += simd::load(row + 4);
-      }
-      simd::store(row, lo);
-      simd::store(row + 4, hi);
-    }
-    return;
-  }
+// Writes the valid mr x nr part of a partial tile (the edges of C).
+void store_partial_tile(const Tile& t, int64_t mr, int64_t nr, const TileOut& o) {
+  const V4 va = simd::splat(o.alpha);
   alignas(16) float tmp[MR][NR];
   for (int64_t r = 0; r < MR; ++r) {
     simd::store(&tmp[r][0], t.v[r][0] * va);
     simd::store(&tmp[r][4], t.v[r][1] * va);
   }
   for (int64_t r = 0; r < mr; ++r) {
-    float* row = c + r * ldc;
-    const float b = bias ? bias[r] : 0.0f;
-    for (int64_t j = 0; j < nr; ++j) row[j] = tmp[r][j] + b + (load_c ? row[j] : 0.0f);
+    float* row = o.c + r * o.ldc;
+    const float b = o.bias ? o.bias[r] : 0.0f;
+    for (int64_t j = 0; j < nr; ++j) row[j] = tmp[r][j] + b + (o.load_c ? row[j] : 0.0f);
   }
 }
 
@@ -150,10 +175,12 @@ void macro_kernel(int64_t mc, int64_t nc, int64_t kc, PanelBlock a, PanelBlock b
   for (int64_t i = 0; i < mc; i += MR) {
     const float* ap = a.data + (i / MR) * a.stride;
     const int64_t mr = std::min(MR, mc - i);
-    const float* row_bias = bias ? bias + i : nullptr;
     for (int64_t j = 0; j < nc; j += NR) {
-      micro_kernel(kc, ap, b.data + (j / NR) * b.stride, t);
-      store_tile(t, c + i * ldc + j, ldc, mr, std::min(NR, nc - j), alpha, row_bias, load_c);
+      const TileOut out{c + i * ldc + j, ldc, alpha, bias ? bias + i : nullptr, load_c};
+      const int64_t nr = std::min(NR, nc - j);
+      const bool full = mr == MR && nr == NR;
+      micro_kernel(kc, ap, b.data + (j / NR) * b.stride, full, out, t);
+      if (!full) store_partial_tile(t, mr, nr, out);
     }
   }
 }
