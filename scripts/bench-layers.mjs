@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Where the wasm forward pass spends its time, per layer type, against the host's GEMM peak.
-// Not a test: docs/benchmarks.md quotes its output.
+// Not a test: `--write-docs` rewrites its table in docs/benchmarks.md.
 //
 // The peak: one 1x1 Conv of 256 -> 256 channels on a 32x32 plane (a 256x1024x256 GEMM: one block of
 // depth, L2-resident panels), run through the same executor. Each model: the forward pass's
@@ -8,12 +8,12 @@
 // nodes' wall times (Session.profile, median per node). CPU time rather than wall time: on a shared
 // machine a long layer is preempted more often than a short one, which wall time would charge to it.
 // GFLOP/s count 2 per multiply-add (bench-common nodeFlops).
-// Usage: node scripts/bench-layers.mjs [--runs N] [--models resnet18,mobilenet_v2,yolov8n_like]
+// Usage: node scripts/bench-layers.mjs [--runs N] [--models resnet18,mobilenet_v2,yolov8n_like] [--write-docs]
 import fs from 'node:fs';
 import { loadPtqModule } from '../web/cli/lib/wasm.mjs';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
 import { buildModel } from '../tests/js/onnx_builder.mjs';
-import { floatFixture, machine, median, nodeFlops, option, runMain } from './bench-common.mjs';
+import { floatFixture, machine, median, nodeFlops, option, report, runMain } from './bench-common.mjs';
 
 const runs = Number(option('runs', 15));
 const models = option('models', 'resnet18,mobilenet_v2,yolov8n_like').split(',');
@@ -118,9 +118,11 @@ async function main() {
       lines.push(`| ${name} | ${forwardMs.toFixed(1)} | ${peak.toFixed(1)} | ${t.type} | ${t.nodes} | ${((100 * t.cpuMs) / forwardMs).toFixed(1)} % | ${compute ? rate.toFixed(1) : '–'} | ${compute ? `${((100 * rate) / peak).toFixed(0)} %` : '–'} |`);
     }
   }
-  console.log(`Per layer type, wasm, accurate mode, CPU time (medians of ${runs}); GEMM peak: a 256x1024x256 GEMM through a 1x1 Conv, measured before and after each model; ${machine()}\n`);
-  console.log('| model | forward (ms CPU) | GEMM peak (GFLOP/s) | layer type | nodes | share of the forward pass | GFLOP/s | of the GEMM peak |\n|---|---|---|---|---|---|---|---|');
-  console.log(lines.join('\n'));
+  report('bench-layers', `Time per layer type, wasm, convolution mode accurate, one thread, CPU time (medians of ${runs} runs); GEMM peak: a 256x1024x256 GEMM through a 1x1 Conv, measured before and after each model; ${machine()}`, [
+    '| model | forward (ms CPU) | GEMM peak (GFLOP/s) | layer type | nodes | share of the forward pass | GFLOP/s | of the GEMM peak |',
+    '|---|---|---|---|---|---|---|---|',
+    ...lines,
+  ]);
 }
 
 runMain(main);
