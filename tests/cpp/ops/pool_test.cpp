@@ -173,6 +173,24 @@ TEST(Pool, GlobalAndLpPoolsByHand) {
   expect_tensor_near(run_op("LpPool", {v}, {attr_ints("kernel_shape", {2}), attr_int("p", 1)})[0], {1, 1, 1}, {7});
 }
 
+// The mean of a large plane (an early squeeze-excitation block's 112x112 at 224x224 input) against
+// the mean in double: within one float32 spacing of it (a float running sum is tens of spacings off).
+TEST(Pool, GlobalAveragePoolOfALargePlaneIsWithinOneUlpOfTheExactMean) {
+  constexpr int64_t kSide = 112;
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> dist(1.0f, 2.0f);
+  std::vector<float> xv(2 * kSide * kSide);
+  for (float& v : xv) v = dist(rng);
+  const Tensor y = run_op("GlobalAveragePool", {Tensor::from_floats({1, 2, kSide, kSide}, xv)})[0];
+  for (int64_t c = 0; c < 2; ++c) {
+    double sum = 0;
+    for (int64_t j = 0; j < kSide * kSide; ++j) sum += xv[static_cast<size_t>(c * kSide * kSide + j)];
+    const double exact = sum / static_cast<double>(kSide * kSide);
+    const double spacing = std::ldexp(1.0, std::ilogb(exact) - 23);
+    EXPECT_LE(std::fabs(double(y.data<float>()[c]) - exact), spacing) << "channel " << c;
+  }
+}
+
 TEST(Pool, AutoPadModes) {
   // in 7, kernel 4, stride 2: SAME out = 4, total pad = 3*2 + 4 - 7 = 3 -> UPPER [1, 2], LOWER [2, 1].
   std::mt19937 rng(6);

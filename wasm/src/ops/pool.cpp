@@ -294,13 +294,15 @@ void global_pool(KernelContext& ctx, PoolKind kind) {
       for (int64_t j = 0; j < n; ++j) best = v[j] > best ? v[j] : best;
       yd[i] = best;
     } else if (kind == PoolKind::Average) {
-      float acc = 0.0f;
+      // Summed in double, as the Reduce ops do: a float running sum over a large plane (an early
+      // squeeze-excitation block's 112x112) loses tens of ulps of the mean.
+      double acc = 0.0;
       for (int64_t j = 0; j < n; ++j) acc += v[j];
-      yd[i] = acc / static_cast<float>(n);
+      yd[i] = static_cast<float>(acc / static_cast<double>(n));
     } else {
-      float acc = 0.0f;
+      double acc = 0.0;
       for (int64_t j = 0; j < n; ++j) acc += std::pow(std::fabs(v[j]), p);
-      yd[i] = std::pow(acc, 1.0f / p);
+      yd[i] = static_cast<float>(std::pow(acc, 1.0 / p));
     }
   }
   ctx.outputs[0] = ops::to_dtype(y, x_in.dtype());
