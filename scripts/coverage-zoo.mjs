@@ -73,6 +73,11 @@ const EXPLAINED = {
     + "samples (keypoints 1.1e-5, keypoints_scores 7.2e-5). The scores are heatmap values and carry the heatmaps' noise: "
     + "1.61e-4 from onnxruntime's optimised run, whose own runs differ by 8.9e-5 there. The check compares only with "
     + "onnxruntime's optimised run, so it counts the tie as a failure; boxes, scores and labels pass.",
+  mvit_v1_b: 'the wasm memory budget (3.0 GiB) runs out in two places, each with a clear error (below, the first), not an abort; not '
+    + 'analysed further. `run --quant on` itself completes; its output lies beyond onnxruntime\'s spread, and the rounding-tie '
+    + 'tracer (tests/js/tie_origin.mjs), which adds every quantizer\'s input and output as graph outputs and so keeps them all '
+    + 'alive, stops at blocks.4. The sweep (`get-sensitivity-of-nodes`) stops at /blocks.7/mlp/mlp.1/Mul the same way (3.0 GiB in use). Neither was refused '
+    + 'up front with an estimate.',
   squeezenet1_0: 'one rounding tie decided the other way, by onnxruntime. Traced on sample 0 tensor by tensor (every '
     + 'intermediate tensor of both runs): the first difference after a quantizer is one element of 18816 at the first '
     + "activation quantizer (features.2's MaxPool output, int8, scale 0.058327515), element [34, 3, 6]. Its exact "
