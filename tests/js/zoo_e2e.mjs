@@ -1,7 +1,9 @@
 // One model end to end through the CLI, against onnxruntime-node: the check that the zoo subset test
 // (zoo_models.test.mjs) and the coverage run over the torchvision zoo (scripts/coverage-zoo.mjs) share.
-//   float:     `run --quant off` vs onnxruntime-node on the float model, every output of every sample,
-//              max|a - b| / max|b| <= FLOAT_TOL, or where the two differ by more, ours within FLOAT64_RATIO of
+//   float:     `run --quant off` vs onnxruntime-node on the float model twice, graph optimisations on and off
+//              (two valid float32 evaluations), every output of every sample: max|a - b| / max|b| of ours vs
+//              the nearer of the two runs (worst sample) at most FLOAT_TOL or at most the same error between
+//              the two runs (onnxruntime's own spread), or where it is beyond both, ours within FLOAT64_RATIO of
 //              onnxruntime's error against the exporter's float64 forward; a detector's post-processed outputs are compared as
 //              sets (rows matched by label and box, then every per-detection output compared in that order)
 //   calibrate: `calibrate --qdq`: the calibrated model and its QuantizeLinear/DequantizeLinear twin
@@ -97,22 +99,50 @@ export function alignDetections(ours, theirs) {
   return { data: ours.map((o, i) => (theirs[i].dims[0] === theirs[0].dims[0] ? permuteRows(o, m.perm) : o.data)) };
 }
 
-// Max relative error per output (worst over samples) of ours vs theirs; detections as sets.
-export function compareOutputs(ours, theirs, { detection = false } = {}) {
-  const worst = theirs[0].map((o) => ({ name: o.name, error: 0 }));
+// Per output, the worst over samples of `distance` from ours to the nearer of onnxruntime's two valid
+// evaluations ("deviation"), to the first of them ("first"), and between the two ("spread"): the
+// yardstick of the float and the quant checks alike. Each run: per sample, its outputs' data in the
+// first run's detection order, or null where its detections do not match the first run's (ours: NaN
+// throughout; the second run: only the first run counts, and the spread is NaN).
+function againstTwoRuns(names, ours, first, second, distance) {
+  const rows = names.map((name) => ({ name, deviation: 0, first: 0, spread: 0 }));
+  first.forEach((f, k) => rows.forEach((r, i) => {
+    const toFirst = ours[k] ? distance(ours[k][i], f[i]) : NaN;
+    r.first = Math.max(r.first, toFirst);
+    r.deviation = Math.max(r.deviation, Math.min(toFirst, ours[k] && second[k] ? distance(ours[k][i], second[k][i]) : Infinity));
+    r.spread = Math.max(r.spread, second[k] ? distance(second[k][i], f[i]) : NaN);
+  }));
+  return rows;
+}
+
+const floatDistance = (a, b) => (b.length ? relError(a, b) : 0);
+
+// Ours vs onnxruntime's optimised run `theirs` and its unoptimised run `unoptimised`, max relative error
+// per output (againstTwoRuns: "first" is the optimised run); detections as sets, matched to `theirs`.
+export function compareOutputs(ours, theirs, unoptimised, { detection = false } = {}) {
+  const inOrder = (run, k) => (detection ? alignDetections(run[k], theirs[k]) : { data: run[k].map((o) => o.data) });
+  const mine = [];
   for (let k = 0; k < theirs.length; k++) {
     if (ours[k].length !== theirs[k].length) throw new Error(`sample ${k}: ${ours[k].length} outputs, onnxruntime ${theirs[k].length}`);
     theirs[k].forEach((t, i) => {
       const o = ours[k][i];
       if (o.dims.join('x') !== t.dims.join('x')) throw new Error(`sample ${k} ${t.name}: shape ${o.dims} vs onnxruntime ${t.dims}`);
     });
-    const aligned = detection ? alignDetections(ours[k], theirs[k]) : { data: ours[k].map((o) => o.data) };
-    if (aligned.reason) return { failure: `sample ${k}: ${aligned.reason}`, worst };
-    theirs[k].forEach((t, i) => {
-      worst[i].error = Math.max(worst[i].error, t.data.length ? relError(aligned.data[i], t.data) : 0);
-    });
+    const aligned = inOrder(ours, k);
+    if (aligned.reason) return { failure: `sample ${k}: ${aligned.reason}` };
+    mine.push(aligned.data);
   }
-  return { worst };
+  const second = theirs.map((_, k) => inOrder(unoptimised, k).data ?? null);
+  return { outputs: againstTwoRuns(theirs[0].map((o) => o.name), mine, theirs.map((t) => t.map((o) => o.data)), second, floatDistance) };
+}
+
+// Which rule passes a float output (a row of compareOutputs): within FLOAT_TOL of onnxruntime's optimised
+// run (null), of its unoptimised run ("unopt"), or no further from the nearer run than the two runs are
+// from each other ("spread"); undefined when none does (the float64 judge decides).
+export function floatRule(r) {
+  if (r.first <= FLOAT_TOL) return null;
+  if (r.deviation <= FLOAT_TOL) return 'unopt';
+  return r.deviation <= r.spread ? 'spread' : undefined;
 }
 
 // Per output, the worst over samples of each engine's error against the float64 outputs the exporter
@@ -177,18 +207,21 @@ export async function checkModel(entry, workDir, { sweepNodes = 4, workers = 1 }
       if (!o.data.some((v) => Number(v) !== 0)) throw new Error(`sample ${k}: onnxruntime's ${o.name} is all zero or empty: nothing to compare`);
     }));
     const ours = runOutputs(out);
-    const cmp = compareOutputs(ours, theirs, { detection: entry.detection });
+    const cmp = compareOutputs(ours, theirs, await ortOutputs(entry.model, entry.data, { optimize: false }), { detection: entry.detection });
     if (cmp.failure) throw new Error(cmp.failure);
-    const beyond = cmp.worst.filter((w) => !(w.error <= FLOAT_TOL));
+    for (const r of cmp.outputs) r.rule = floatRule(r);
+    const beyond = cmp.outputs.filter((r) => r.rule === undefined);
     // Two float32 evaluations of a deep network may drift apart beyond FLOAT_TOL; then the exact value
     // decides: an output passes when ours is within FLOAT64_RATIO of onnxruntime's error against float64.
     const exact = beyond.length && entry.float64 ? againstFloat64(ours, theirs, entry.float64) : null;
-    const bad = beyond.filter((w) => !exact || !(exact[w.name].ours <= FLOAT64_RATIO * exact[w.name].onnxruntime));
+    for (const r of beyond) if (exact && exact[r.name].ours <= FLOAT64_RATIO * exact[r.name].onnxruntime) r.rule = 'float64';
+    const bad = beyond.filter((r) => r.rule === undefined);
     if (bad.length) {
-      throw new Error(`outputs beyond ${FLOAT_TOL} of onnxruntime: ${bad.map((w) => `${w.name} ${w.error.toExponential(2)}${exact
-        ? ` (against float64: ours ${exact[w.name].ours.toExponential(2)}, onnxruntime ${exact[w.name].onnxruntime.toExponential(2)})` : ''}`).join(', ')}`);
+      throw new Error(`outputs beyond ${FLOAT_TOL} of onnxruntime and beyond its own spread: ${bad.map((r) => `${r.name} ${r.first.toExponential(2)}`
+        + ` (nearer run ${r.deviation.toExponential(2)}, spread ${r.spread.toExponential(2)}${exact
+          ? `; against float64: ours ${exact[r.name].ours.toExponential(2)}, onnxruntime ${exact[r.name].onnxruntime.toExponential(2)}` : ''})`).join(', ')}`);
     }
-    return { max_rel_error: Math.max(...cmp.worst.map((w) => w.error)), outputs: cmp.worst, ...(exact ? { float64: exact } : {}) };
+    return { max_rel_error: Math.max(...cmp.outputs.map((r) => r.first)), outputs: cmp.outputs, ...(exact ? { float64: exact } : {}) };
   });
   const calOk = await step(result, 'calibrate', async () => {
     fs.rmSync(calibrated, { force: true });
@@ -207,7 +240,6 @@ export async function checkModel(entry, workDir, { sweepNodes = 4, workers = 1 }
       // Per output, worst over samples, as 1 - cosine: ours vs the nearer of onnxruntime's two Q/DQ runs
       // ("deviation"), its fused run vs its unoptimised one ("spread"), and the unoptimised run vs its float
       // run ("quantization").
-      const rows = theirs[0].map((o) => ({ name: o.name, deviation: 0, spread: 0, quantization: 0 }));
       const distance = (a, b) => (a.length === b.length ? (a.length ? 1 - cosine(a, b) : 0) : NaN);
       // Each run's outputs as float64 arrays, a detector's rows in the order of onnxruntime's Q/DQ run
       // (null where the detections differ: another count or label after quantization, not judged).
@@ -216,20 +248,17 @@ export async function checkModel(entry, workDir, { sweepNodes = 4, workers = 1 }
         const a = alignDetections(run[k], theirs[k]);
         return a.reason ? null : a.data.map((d) => Float64Array.from(d, num));
       };
-      theirs.forEach((t, k) => {
-        const [a, f, q] = [asRef(ours, k), asRef(fused, k), floatRef ? asRef(floatRef, k) : null];
-        t.forEach((o, i) => {
-          const b = Float64Array.from(o.data, num);
-          const mine = Float64Array.from(ours[k][i].data, num);
-          if (mine.length === b.length && mine.some((v, j) => !Number.isFinite(v) && Number.isFinite(b[j]))) {
-            throw new Error(`sample ${k} ${o.name}: non-finite values where onnxruntime's are finite`);
-          }
-          // Ours vs the nearer of onnxruntime's two evaluations.
-          rows[i].deviation = Math.max(rows[i].deviation, a ? Math.min(distance(a[i], b), f ? distance(a[i], f[i]) : Infinity) : NaN);
-          rows[i].spread = Math.max(rows[i].spread, f ? distance(f[i], b) : NaN);
-          if (floatRef) rows[i].quantization = Math.max(rows[i].quantization, q ? distance(b, q[i]) : NaN);
-        });
-      });
+      theirs.forEach((t, k) => t.forEach((o, i) => {
+        const b = o.data;
+        const mine = ours[k][i].data;
+        if (mine.length === b.length && mine.some((v, j) => !Number.isFinite(num(v)) && Number.isFinite(num(b[j])))) {
+          throw new Error(`sample ${k} ${o.name}: non-finite values where onnxruntime's are finite`);
+        }
+      }));
+      const [a, b, f, q] = [ours, theirs, fused, floatRef].map((run) => run && theirs.map((_, k) => asRef(run, k)));
+      const rows = againstTwoRuns(theirs[0].map((o) => o.name), a, b, f, distance).map(({ name, deviation, spread }, i) => ({
+        name, deviation, spread, quantization: q ? Math.max(0, ...b.map((t, k) => (q[k] ? distance(t[i], q[k][i]) : NaN))) : 0,
+      }));
       const bad = rows.filter((r) => {
         const allowed = [r.spread, FLIP_SHARE * r.quantization].filter(Number.isFinite);
         return Number.isFinite(r.deviation) && allowed.length && r.deviation > Math.max(...allowed);

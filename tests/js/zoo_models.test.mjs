@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadManifest } from './helpers.mjs';
-import { checkModel, matchDetections } from './zoo_e2e.mjs';
+import { checkModel, compareOutputs, floatRule, matchDetections } from './zoo_e2e.mjs';
 
 const entries = loadManifest().filter((m) => m.kind === 'zoo');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-zoo-'));
@@ -32,6 +32,35 @@ describe('zoo fixtures', () => {
     expect(matchDetections(ours.map((o, i) => (i === 2 ? { ...o, data: BigInt64Array.from([2n, 2n, 2n]) } : o)), theirs).reason)
       .toBe('detection 0 (label 1) has no match');
     expect(matchDetections(t([0, 0, 1, 1], [0.5], [1]), theirs).reason).toBe('1 detections, onnxruntime 3');
+  });
+});
+
+describe("float outputs against onnxruntime's two runs", () => {
+  const run = (...data) => [[{ name: 'y', dims: [data.length], data: Float64Array.from(data) }]];
+  const optimised = run(1, 0);
+  const unoptimised = run(1, 1e-3); // the two runs 1e-3 apart
+  const rule = (...ours) => {
+    const [row] = compareOutputs(run(...ours), optimised, unoptimised).outputs;
+    return [row.first, row.deviation, row.spread, floatRule(row)];
+  };
+
+  it('pass within 1e-4 of either run, then within their spread of the nearer one', () => {
+    expect(rule(1, 5e-5)).toEqual([5e-5, 5e-5, 1e-3, null]);
+    expect(rule(1, 9.5e-4).map((v, i) => (i < 3 ? Number(v.toPrecision(6)) : v))).toEqual([9.5e-4, 5e-5, 1e-3, 'unopt']);
+    expect(rule(1, 5e-4)).toEqual([5e-4, 5e-4, 1e-3, 'spread']);
+    expect(rule(1, 3e-3).map((v, i) => (i < 3 ? Number(v.toPrecision(6)) : v))).toEqual([3e-3, 2e-3, 1e-3, undefined]);
+  });
+
+  it("match the unoptimised run's detections to the optimised run's as sets", () => {
+    const t = (boxes, scores, labels) => [[{ name: 'boxes', dims: [labels.length, 4], data: Float64Array.from(boxes) },
+      { name: 'scores', dims: [labels.length], data: Float64Array.from(scores) },
+      { name: 'labels', dims: [labels.length], data: BigInt64Array.from(labels.map(BigInt)) }]];
+    const theirs = t([0, 0, 10, 10, 5, 5, 20, 20], [0.9, 0.8], [1, 2]);
+    const swapped = t([5, 5, 20, 20, 0, 0, 10, 10], [0.8, 0.9], [2, 1]);
+    const { outputs } = compareOutputs(theirs, theirs, swapped, { detection: true });
+    expect(outputs.map((r) => [r.first, r.deviation, r.spread])).toEqual([[0, 0, 0], [0, 0, 0], [0, 0, 0]]);
+    const other = compareOutputs(theirs, theirs, t([0, 0, 1, 1], [0.5], [1]), { detection: true }).outputs;
+    expect(other.map((r) => [r.first, r.deviation, r.spread])).toEqual([[0, 0, NaN], [0, 0, NaN], [0, 0, NaN]]);
   });
 });
 
