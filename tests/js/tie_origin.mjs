@@ -133,35 +133,61 @@ export function feedsOf(dataDir) {
   })));
 }
 
+// The bytes of the tensors traced at once: each traced tensor is a graph output, alive until the run ends.
+export const TRACE_BYTES = 512 << 20;
+
+// `quantizers` in graph order, cut into runs of consecutive ones whose input and output tensors together
+// take at most `bytes` (from the graph's shapes; an unknown dimension counts as 1), at least one each.
+export function traceChunks(quantizers, values, bytes = TRACE_BYTES) {
+  const size = (name) => 4 * (values[name]?.dims ?? []).reduce((n, d) => n * (Number.isInteger(d) && d > 0 ? d : 1), 1);
+  const chunks = [];
+  let used = 0;
+  for (const q of quantizers) {
+    const b = size(q.input) + size(q.output);
+    if (!chunks.length || used + b > bytes) {
+      chunks.push([]);
+      used = 0;
+    }
+    chunks[chunks.length - 1].push(q);
+    used += b;
+  }
+  return chunks;
+}
+
 // Ours (the calibrated model, calibration nodes as stored) against onnxruntime-node on its Q/DQ twin
 // (optimisations off), on the first `count` samples of dataDir: the first divergence of each sample.
-export async function divergences(calibratedBytes, qdqBytes, dataDir, count = Infinity) {
+// Traced in chunks of quantizers (traceChunks, at most `bytes` each), both models run again per chunk with that chunk's tensors
+// as outputs, so memory stays bounded; a sample is settled at the first chunk where a quantizer differs.
+export async function divergences(calibratedBytes, qdqBytes, dataDir, count = Infinity, bytes = TRACE_BYTES) {
   const ptq = await loadPtqModule();
   const session = new ptq.Session();
   try {
     session.loadModel(calibratedBytes);
     const graph = JSON.parse(session.graphJson());
-    const quantizers = activationQuantizers(graph);
     const outputs = new Set(graph.outputs.map((o) => o.name));
-    const extra = tensorsOf(quantizers).filter((t) => !outputs.has(t));
-    session.loadModel(withExtraOutputs(calibratedBytes, extra));
-    session.loadCalibrationData(readCalibrationFolder(dataDir));
-    const reference = await ort.InferenceSession.create(withExtraOutputs(qdqBytes, extra),
-      { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
     const feeds = feedsOf(dataDir).slice(0, count);
-    const found = [];
-    for (let k = 0; k < feeds.length; k++) {
-      session.run(k, 'stored');
-      const ours = {};
-      for (let i = 0; i < session.outputCount(); i++) {
-        const o = session.output(i);
-        ours[o.name] = o.data.slice();
+    const found = feeds.map(() => null);
+    const open = new Set(feeds.keys());
+    for (const chunk of traceChunks(activationQuantizers(graph), graph.values, bytes)) {
+      if (!open.size) break;
+      const extra = tensorsOf(chunk).filter((t) => !outputs.has(t));
+      session.loadModel(withExtraOutputs(calibratedBytes, extra));
+      session.loadCalibrationData(readCalibrationFolder(dataDir));
+      const reference = await ort.InferenceSession.create(withExtraOutputs(qdqBytes, extra),
+        { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+      for (const k of open) {
+        session.run(k, 'stored');
+        const ours = {};
+        for (let i = 0; i < session.outputCount(); i++) {
+          const o = session.output(i);
+          ours[o.name] = o.data.slice();
+        }
+        const r = await reference.run(feeds[k]);
+        found[k] = firstDivergence(chunk, ours, Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data])));
+        if (found[k]) open.delete(k);
       }
-      const r = await reference.run(feeds[k]);
-      const theirs = Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data]));
-      found.push(firstDivergence(quantizers, ours, theirs));
+      await reference.release?.();
     }
-    await reference.release?.();
     return found;
   } finally {
     session.delete?.();

@@ -1,7 +1,7 @@
 // tie_origin.mjs's judgement on hand-made tensors: a quantizer with scale 0.5 (levels ..., 1.0, 1.5,
 // ...; the boundary between 1.0 and 1.5 is 1.25), its input `x` and output `q`.
 import { describe, expect, it } from 'vitest';
-import { dynamicQuantizeLinear, firstDivergence, firstDynamicDivergence } from './tie_origin.mjs';
+import { dynamicQuantizeLinear, firstDivergence, firstDynamicDivergence, traceChunks } from './tie_origin.mjs';
 
 const quantizers = [{ name: 'a_cal', input: 'x', output: 'q', scales: [0.5] }, { name: 'b_cal', input: 'y', output: 'r', scales: [1] }];
 const f = (...v) => Float32Array.from(v);
@@ -35,6 +35,23 @@ describe('firstDivergence', () => {
     const d = firstDivergence(quantizers, run([1, 3], [1, 3], f(7), f(7)), run([1, 3], [1, 3], f(7), f(6)));
     expect(d.quantizer).toBe('b_cal');
     expect(d.tie).toBe(false);
+  });
+});
+
+describe('traceChunks', () => {
+  // Four quantizers in graph order, input and output float32 tensors of 800, 80, 80 and 24 bytes (the last
+  // with an unknown dimension, counted as 1).
+  const values = { x: { dims: [1, 100] }, q: { dims: [1, 100] }, y: { dims: [10] }, r: { dims: [10] },
+    z: { dims: [2, 5] }, s: { dims: [2, 5] }, d: { dims: [-1, 3] }, e: { dims: ['n', 3] } };
+  const qs = [['a', 'x', 'q'], ['b', 'y', 'r'], ['c', 'z', 's'], ['dyn', 'd', 'e']].map(([name, input, output]) => ({ name, input, output }));
+  const names = (bytes) => traceChunks(qs, values, bytes).map((c) => c.map((q) => q.name));
+  it('cuts the quantizers, in order, into runs whose tensors fit the bytes, at least one quantizer each', () => {
+    expect(names(Infinity)).toEqual([['a', 'b', 'c', 'dyn']]);
+    expect(names(984)).toEqual([['a', 'b', 'c', 'dyn']]);
+    expect(names(983)).toEqual([['a', 'b', 'c'], ['dyn']]);
+    expect(names(880)).toEqual([['a', 'b'], ['c', 'dyn']]);
+    expect(names(104)).toEqual([['a'], ['b'], ['c', 'dyn']]);
+    expect(names(103)).toEqual([['a'], ['b'], ['c'], ['dyn']]);
   });
 });
 
