@@ -12,6 +12,7 @@ import { openSession } from '../helpers.mjs';
 import { findPath, pathSeries } from '../../../web/app/whatif/path.mjs';
 import { stepLabel } from '../../../web/charts/fix_path.mjs';
 import { ellipsize } from '../../../web/charts/format.mjs';
+import { exportFormat } from '../../../web/pipeline/catalog.mjs';
 
 const MEAN = 'mean over outputs';
 
@@ -35,13 +36,16 @@ async function download(page, click) {
 }
 
 /**
- * runLoop(page, {scope, show, entry, samples, waitRun})
+ * runLoop(page, {scope, show, entry, sweepDone, exportAs, cancelFix})
  * scope: a locator of the panels' container (the page's body, the plugin's dock); show(id): make the
  * panel 'analyses' | 'whatif' | 'fix' | 'compare' visible (the page's dock tabs; the plugin shows all);
- * entry: the fixture (model, data); waitRun(): waits until the analyses panel's run has finished.
+ * entry: the fixture (model, data); sweepDone(): waits until the analyses panel's run has finished;
+ * exportAs: the toolchain format exported after the fix (default horizon-yaml; qdq-onnx for a Q/DQ
+ * or QOperator model, whose own model is its natural target); cancelFix: cancel a first fix search
+ * (default true).
  * Returns what it saw, for the caller's own checks.
  */
-export async function runLoop(page, { scope, show, entry, sweepDone }) {
+export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 'horizon-yaml', cancelFix = true }) {
   const { session } = await openSession(entry);
   try {
     const analyze = (request) => JSON.parse(session.analyze(JSON.stringify(request)));
@@ -118,15 +122,18 @@ export async function runLoop(page, { scope, show, entry, sweepDone }) {
     await fix.locator('input[name="bound"]').fill(String(target));
     // Cancel while the search runs: it stops, says so, and offers nothing to apply or export; the next
     // search runs to the end. (Not after its first step: the candidate ranking takes most of a search,
-    // and on ppocr_cls the steps after the first follow within the click's latency.)
-    await fix.locator('.ptq-fix-run').click();
-    await fix.locator('.ptq-fix-cancel').click();
-    await scope.locator('.ptq-fix[data-state="cancelled"]').waitFor({ timeout: 60_000 });
-    await expect.poll(() => fix.locator('.ptq-fix-progress-text').textContent()).toBe('Fix: cancelled');
-    expect(await fix.locator('.ptq-fix-summary').count()).toBe(0);
-    expect(await fix.locator('.ptq-fix-chart svg').count()).toBe(0);
-    expect(await fix.locator('.ptq-fix-apply').isDisabled()).toBe(true);
-    expect(await fix.locator('.ptq-fix-cancel').isDisabled()).toBe(true);
+    // and on ppocr_cls the steps after the first follow within the click's latency. A tiny model's
+    // whole search can end within it: cancelFix false.)
+    if (cancelFix) {
+      await fix.locator('.ptq-fix-run').click();
+      await fix.locator('.ptq-fix-cancel').click();
+      await scope.locator('.ptq-fix[data-state="cancelled"]').waitFor({ timeout: 60_000 });
+      await expect.poll(() => fix.locator('.ptq-fix-progress-text').textContent()).toBe('Fix: cancelled');
+      expect(await fix.locator('.ptq-fix-summary').count()).toBe(0);
+      expect(await fix.locator('.ptq-fix-chart svg').count()).toBe(0);
+      expect(await fix.locator('.ptq-fix-apply').isDisabled()).toBe(true);
+      expect(await fix.locator('.ptq-fix-cancel').isDisabled()).toBe(true);
+    }
 
     await fix.locator('.ptq-fix-run').click();
     await scope.locator('.ptq-fix:is([data-state="reached"], [data-state="not-reached"], [data-state="error"])').waitFor({ timeout: 300_000 });
@@ -162,10 +169,11 @@ export async function runLoop(page, { scope, show, entry, sweepDone }) {
     // 6. Export for the toolchain: the core's bytes for the configuration the page holds.
     const fixConfig = JSON.parse((await download(page, () => whatif.locator('.ptq-whatif-save').click())).bytes.toString('utf8'));
     expect(fixConfig.provenance).toMatchObject({ analysis: 'fix' });
-    await whatif.locator('.ptq-config-format').selectOption('horizon-yaml');
-    const yaml = await download(page, () => whatif.locator('.ptq-config-export').click());
-    expect(yaml.name).toMatch(/\.horizon\.yaml$/);
-    expect(yaml.bytes.toString('utf8')).toBe(session.exportConfig(JSON.stringify(fixConfig), 'horizon-yaml'));
+    await whatif.locator('.ptq-config-format').selectOption(exportAs);
+    const exported = await download(page, () => whatif.locator('.ptq-config-export').click());
+    expect(exported.name.endsWith(exportFormat(exportAs).suffix), exported.name).toBe(true);
+    const expectedBytes = Buffer.from(session.exportConfig(JSON.stringify(fixConfig), exportAs));
+    expect(exported.bytes.equals(expectedBytes), `${exportAs}: the page's bytes are the core's`).toBe(true);
 
     // 7. Errors after the fix as B: the table of changed nodes, the unmatched lists, both curves.
     await whatif.locator('.ptq-node-errors-run').click();
