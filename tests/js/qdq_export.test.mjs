@@ -13,7 +13,8 @@
 //  - the onnxruntime quantizer arguments (ort-json) name nodes and tensors of the model;
 //  - the CLI writes the export; a calibrated (HzCalibration) model is refused with a message;
 //  - Model Explorer node data keys every value by an ONNX node name of the file (its ONNX adapter's
-//    node id), a quantizer's value on its own QuantizeLinear / DequantizeLinear nodes.
+//    node id), a quantizer's value on its own QuantizeLinear / DequantizeLinear nodes; for a QOperator
+//    model, on the file's QLinear* nodes (none of the nodes its load made is written).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -187,6 +188,43 @@ describe('Model Explorer node data of a Q/DQ model', () => {
       expect(data.results['/q_in/DequantizeLinear'].value).toBe(value);
       expect(data.results['/c1/Conv']).toBeDefined();
       expect('input' in data.results).toBe(false); // the calibration node made at load is not a node of the file
+    } finally {
+      s.delete();
+    }
+  });
+});
+
+describe('Model Explorer node data of a QOperator model', () => {
+  it('keys values by the file\'s nodes: a QLinear* node gets the values of the quantizers it reads and writes', async () => {
+    const entry = fixture('qop_cnn');
+    const ptq = await loadPtqModule();
+    const s = new ptq.Session();
+    try {
+      s.loadModel(fs.readFileSync(entry.model));
+      s.loadCalibrationData(readCalibrationFolder(entry.data));
+      const graph = JSON.parse(s.graphJson());
+      const file = readModel(fs.readFileSync(entry.model)).nodes;
+      const fileNodes = new Set(file.map((n) => n.name));
+      // §1.12: a quantizer is named after the float tensor, the file's integer tensor without `_quantized`.
+      const quantizerOf = (tensor) => tensor.replace(/_quantized$/, '');
+      const sweep = (nodeType) => JSON.parse(s.analyze(JSON.stringify({ analysis: 'sensitivity', options: { node_type: nodeType, metrics: ['cosine-similarity'], data_num: 1 } }))).sensitivity[nodeType];
+      const cos = (rows, name) => Number(rows[name]['cosine-similarity']);
+
+      const activations = sweep('activation');
+      const data = modelExplorerNodeData({ sensitivity: { activation: activations } }, graph, { view: 'activation', metric: 'cosine-similarity' });
+      for (const key of Object.keys(data.results)) expect(fileNodes.has(key), key).toBe(true);
+      // The QLinearAdd reads pool1_out and conv2b_out and writes add2_out: the worst of the three.
+      const add = file.find((n) => n.name === 'add2');
+      const tensors = [add.inputs[0], add.inputs[3], add.outputs[0]].map(quantizerOf);
+      expect(tensors).toEqual(['pool1_out', 'conv2b_out', 'add2_out']);
+      expect(data.results.add2.value).toBe(Math.min(...tensors.map((t) => cos(activations, t))));
+      // The file's own QuantizeLinear (the model input's quantizer) keeps its name.
+      expect(data.results.input_QuantizeLinear.value).toBe(cos(activations, 'input'));
+
+      const weights = sweep('weight');
+      const w = modelExplorerNodeData({ sensitivity: { weight: weights } }, graph, { view: 'weight', metric: 'cosine-similarity' });
+      for (const key of Object.keys(w.results)) expect(fileNodes.has(key), key).toBe(true);
+      for (const conv of file.filter((n) => n.op === 'QLinearConv')) expect(w.results[conv.name].value, conv.name).toBe(cos(weights, conv.inputs[3]));
     } finally {
       s.delete();
     }

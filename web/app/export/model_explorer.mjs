@@ -11,8 +11,11 @@
 // tensor (as the heatmap colours them) and on the quantizer's own nodes: the HzCalibration node of a
 // calibrated model, the QuantizeLinear / DequantizeLinear nodes of a Q/DQ model (§1.11:
 // `calibration.qdq_nodes`), which the adapter draws. The calibration node made at load, named after
-// the tensor, is not a node of the file and is not written. Non-finite values are left out (the
-// format takes numbers; a string would switch the whole file to categorical colouring).
+// the tensor, is not a node of the file and is not written. A QOperator model (§1.12) is drawn there
+// as the file holds it: a node the load made of a file node (its float operator, a Relu, the Q/DQ
+// nodes of its quantizers: `file_nodes[].became`) is written as that file node (a QLinearAdd gets
+// its output quantizer's value and those of the quantizers it reads). Non-finite values are left out
+// (the format takes numbers; a string would switch the whole file to categorical colouring).
 import { nodeIndex, nodeValues, worseIsLower } from '../heatmap/mapping.mjs';
 
 // Cold → hot; stop 0 is the minimum value, so similarity metrics (worse when low) run reversed.
@@ -25,15 +28,25 @@ export function fileNodeNames(node, name) {
   return qdq?.length ? qdq : [name];
 }
 
+// A QOperator model's loaded node name -> the names of the file's nodes it was made of.
+function madeFrom(graph) {
+  const map = new Map();
+  for (const f of graph?.file_nodes ?? []) {
+    for (const n of f.became) map.set(n, [...(map.get(n) ?? []), f.name]);
+  }
+  return map;
+}
+
 export function modelExplorerNodeData(result, graph, { view = 'node', metric, looType } = {}) {
   const m = metric ?? firstMetric(result, view);
   const values = nodeValues(result, graph, { view, metric: m, looType });
   const idx = nodeIndex(graph);
+  const made = madeFrom(graph);
   const results = {};
   const worse = worseIsLower(m) ? (a, b) => a < b : (a, b) => a > b;
   for (const [name, { value }] of values) {
     if (!Number.isFinite(value)) continue;
-    for (const key of fileNodeNames(idx.get(name), name)) {
+    for (const key of fileNodeNames(idx.get(name), name).flatMap((k) => made.get(k) ?? [k])) {
       // Two items on one node (a node's several quantizers): the worse value, as the heatmap shows.
       if (!(key in results) || worse(value, results[key].value)) results[key] = { value };
     }
