@@ -20,8 +20,9 @@ import { createReportController } from '../web/app/reports/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { loadGraphInWorker } from './graph_loader.mjs';
 import { limitedModelText } from '../web/pipeline/catalog.mjs';
+import { modelScopedState } from '../web/app/state.mjs';
 
-const RESET_ON_OPEN = { graph: null, summary: null, results: null, heat: null, selection: null, picked: new Set(), error: null, externalFiles: [] };
+const resetOnOpen = () => ({ graph: null, summary: null, error: null, externalFiles: [], ...modelScopedState() });
 
 /**
  * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
@@ -60,7 +61,7 @@ export function installPlugin(win, deps) {
   const stopCapture = captureModelFiles(win, async ({ name, file, onnx, others = [] }) => {
     const ticket = ++openCount;
     runner.cancel();
-    state.setMany({ ...RESET_ON_OPEN, modelName: name, modelBytes: null });
+    state.setMany({ ...resetOnOpen(), modelName: name, modelBytes: null });
     if (!onnx) {
       state.set('status', `${name} is not an ONNX model: PTQ analyses need a calibrated .onnx.`);
       return;

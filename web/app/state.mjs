@@ -78,6 +78,11 @@ export const DEFAULTS = Object.freeze({
   status: null,
 });
 
+// What belongs to the model shown and is dropped when another is opened (the page's opener, the
+// plugin's capture of Netron's model): its results, the comparison drawn on its graph and the heat made
+// of them, the selection and the picked nodes. A new object (a new Set) on every call.
+export const modelScopedState = () => ({ selection: null, picked: new Set(), heat: null, results: null, compare: null });
+
 // The app-wide store (main.mjs and every panel share it).
 export const state = createStore({ ...DEFAULTS, picked: new Set() });
 export default state;

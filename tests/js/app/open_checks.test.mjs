@@ -88,6 +88,16 @@ describe('opener with the wasm core', () => {
     expect(s.get('calibrationFiles')[0].path).toBe('input/0.npy');
   });
 
+  it('a new model drops what belonged to the previous one: results, the comparison drawn on it, heat, selection', async () => {
+    const s = createStore();
+    const opener = createOpener(s, engine);
+    await opener.openFiles([modelFile()]);
+    s.setMany({ results: { schema: 'ptqscope.result' }, compare: { nameA: 'A', nameB: 'B' }, heat: { values: new Map() }, selection: 'Conv_0', picked: new Set(['Conv_0']) });
+    expect(await opener.openFiles([modelFile()])).toBe(true);
+    for (const key of ['results', 'compare', 'heat', 'selection']) expect(s.get(key), key).toBeNull();
+    expect(s.get('picked').size).toBe(0);
+  });
+
   it('reports a broken model in state "error" naming the file, and keeps the previous model', async () => {
     const s = createStore();
     const opener = createOpener(s, engine);

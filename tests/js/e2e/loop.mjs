@@ -7,14 +7,18 @@
 // real Netron. Every number the page shows is checked against the wasm core run in Node on the same
 // files with the same configuration document (saved from the page).
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'vitest';
 import { openSession } from '../helpers.mjs';
+import { cli } from '../cli_fixture.mjs';
 import { findPath, pathSeries } from '../../../web/app/whatif/path.mjs';
 import { stepLabel } from '../../../web/charts/fix_path.mjs';
 import { ellipsize } from '../../../web/charts/format.mjs';
 import { exportFormat } from '../../../web/pipeline/catalog.mjs';
 
 const MEAN = 'mean over outputs';
+const RUNALL_SECTIONS = ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis'];
 
 // The page's before / after table of one output: {metric: {before, after}} (texts).
 async function numbers(scope, output = MEAN) {
@@ -191,5 +195,48 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     return { items, config, fixConfig, target };
   } finally {
     session.delete();
+  }
+}
+
+// The results the CLI's `runall` writes (results.json) for the fixture, with its defaults.
+export async function cliRunall(entry) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-runall-'));
+  try {
+    const r = await cli(['runall', entry.model, entry.data, '-s', out, '--workers', '1', '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/**
+ * runAll(page, {scope, show, entry, runDone}): Run all in the analyses panel with its defaults; every
+ * chart type drawn, and the results the Export panel saves hold every entry of the CLI's `runall`
+ * results.json on the same files, equal (the document may also hold earlier runs). Locators only,
+ * as runLoop.
+ */
+export async function runAll(page, { scope, show, entry, runDone }) {
+  await show('analyses');
+  await scope.locator('.ptq-analysis-tabs button[data-analysis="runall"]').click();
+  await scope.locator('.ptq-run').click();
+  await runDone();
+  expect(await scope.locator('.ptq-analysis-output').textContent()).toMatch(/sensitivity, distribution, channelwise, acc_error, sensitivity_analysis/);
+  const marks = async (tab, selector) => {
+    await scope.locator(`.ptq-analysis-tabs button[data-analysis="${tab}"]`).click();
+    return scope.locator(`.ptq-analysis-output ${selector}`).count();
+  };
+  expect(await marks('sensitivity', 'table.sensitivity-table')).toBeGreaterThan(0);
+  expect(await marks('distribution', 'svg path.bars')).toBeGreaterThan(0);
+  expect(await marks('channelwise', 'svg path.boxes')).toBeGreaterThan(0);
+  expect(await marks('acc_error', 'svg path.curve')).toBeGreaterThan(0);
+  expect(await marks('sensitivity_analysis', 'svg path.cumulative, svg path.cumulative-isolated')).toBeGreaterThan(0);
+  await show('export');
+  const saved = await download(page, () => scope.locator('.ptq-export button[data-export="json"]').click());
+  const ours = JSON.parse(saved.bytes.toString('utf8'));
+  const theirs = await cliRunall(entry);
+  for (const section of RUNALL_SECTIONS) {
+    expect(theirs[section], section).toBeDefined();
+    expect(ours[section], section).toMatchObject(theirs[section]);
   }
 }

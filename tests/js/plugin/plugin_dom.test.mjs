@@ -292,11 +292,17 @@ describe('plugin on the recorded Netron page', () => {
     await page.view.toggle('names');
   });
 
-  it('a new model through Netron clears the old results and colours', async () => {
+  it('a new model through Netron clears the old results, comparison and colours', async () => {
+    // A comparison of two results drawn as the heat (the compare panel's state 'compare').
+    const comparison = { source: 'sensitivity:node', metric: 'cosine-similarity', better: 'higher', rows: [{ name: '/backbone/conv1/Conv', a: 1, b: 0.99, delta: -0.01 }], onlyA: [], onlyB: [] };
+    state.setMany({ compare: { nameA: 'A', nameB: 'B', source: comparison.source, metric: comparison.metric, comparison }, heatSettings: { view: 'compare', metric: 'cosine-similarity' } });
+    await settle();
+    expect(coloredCount(page.document)).toBe(1);
     await openModelThroughNetron(page.window, page.view);
     await until(state, 'graph');
     await settle();
     expect(state.get('results')).toBeNull();
+    expect(state.get('compare')).toBeNull();
     expect(coloredCount(page.document)).toBe(0);
   });
 });

@@ -6,8 +6,9 @@
 // /usr/bin/chromium. Netron replaces window.eval (page.evaluate fails), so the page is read through
 // locators, DOM attributes and CDP Runtime.evaluate; a consent cookie skips Netron's banner.
 // Checks: the dock beside Netron's graph (resize by dragging, collapse), then the whole
-// diagnosis-to-fix loop (tests/js/e2e/loop.mjs) on the calibrated PP-OCR classifier and the YOLO-like
-// detector opened through Netron's own file dialog.
+// diagnosis-to-fix loop (tests/js/e2e/loop.mjs) on the calibrated PP-OCR classifier, the YOLO-like
+// detector, a torch Q/DQ model and a QOperator model (docs/behaviour.md §1.11, §1.12) opened through
+// Netron's own file dialog; Run all in the dock on the last two, its results those of the CLI's runall.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,11 +17,19 @@ import { build } from 'vite';
 import { chromium } from 'playwright-core';
 import { install } from '../../../scripts/plugin-install.mjs';
 import { REPO_ROOT, fixture } from '../helpers.mjs';
-import { runLoop } from '../e2e/loop.mjs';
+import { runAll, runLoop } from '../e2e/loop.mjs';
 import { NETRON_AVAILABLE as AVAILABLE, NETRON_MISSING, consentCookie, extractNetron, serveFolder as serve } from './netron_site.mjs';
 
 const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1' : `plugin in the real Netron 9.2.1 — skipped: ${NETRON_MISSING}`;
-const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
+// [fixture, runLoop options]: the calibrated PP-OCR classifier and YOLO-like detector, a torch Q/DQ
+// model and a QOperator model (exported as their own model with the fix applied, qdq-onnx; the search
+// on these small models ends within a click's latency, so it is not cancelled first).
+const FIXTURES = [
+  ['ppocr_cls_calibrated', {}],
+  ['yolov8n_like_calibrated', {}],
+  ['qdq_resnet_tiny', { exportAs: 'qdq-onnx', cancelFix: false }],
+  ['qop_mixed', { exportAs: 'qdq-onnx', cancelFix: false }],
+];
 
 let tmp;
 let server;
@@ -77,7 +86,7 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
   it('starts after Netron (no banner) and docks beside the graph: drag to resize, collapse, expand', async () => {
     expect(await page.locator('#ptqscope-banner').count()).toBe(0);
     expect(await read('typeof window.__ptqscope__.state')).toBe('object');
-    const entry = fixture(FIXTURES[0]);
+    const entry = fixture(FIXTURES[0][0]);
     await page.setInputFiles('#open-file-dialog', entry.model);
     await page.locator('body.default #nodes > g.node').first().waitFor();
     await page.locator('#ptqscope-panel[data-graph="loaded"]').waitFor();
@@ -104,8 +113,8 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     expect(problems).toEqual([]);
   });
 
-  it.each(FIXTURES)('%s: sweep, what-if, node errors, fix (cancelled, then run), export, compare in the dock', async (name) => {
-    const entry = fixture(name);
+  // Opens the fixture's model through Netron's file dialog (unless shown) and its data in the dock.
+  async function open(entry) {
     const modelName = path.basename(entry.model);
     if (!await page.locator('#ptqscope-panel .ptq-model', { hasText: modelName }).count()) {
       await page.setInputFiles('#open-file-dialog', entry.model);
@@ -117,6 +126,11 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     const inputs = fs.readdirSync(entry.data);
     const count = inputs.reduce((n, d) => n + fs.readdirSync(path.join(entry.data, d)).length, 0);
     await page.locator('#ptqscope-panel .ptq-data-status', { hasText: `${count} files (${inputs.join(', ')})` }).waitFor();
+  }
+
+  it.each(FIXTURES)('%s: sweep, what-if, node errors, fix, export, compare in the dock', async (name, options) => {
+    const entry = fixture(name);
+    await open(entry);
     const scope = page.locator('#ptqscope-panel');
     await runLoop(page, {
       scope,
@@ -125,6 +139,7 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
       sweepDone: async () => {
         await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Sensitivity: done in' }).waitFor({ timeout: 300_000 });
       },
+      ...options,
     });
     // Netron's nodes are coloured by the comparison's change (the heat view follows it).
     expect(await read("window.__ptqscope__.state.get('heat')?.legend?.view")).toBe('compare');
@@ -132,6 +147,25 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     // Long node names in the dock's tables wrap instead of overflowing the dock.
     const overflow = await read("(() => { const td = document.querySelector('#ptqscope-panel .ptq-compare-rows td.ptq-name'); return td.scrollWidth - td.clientWidth; })()");
     expect(overflow).toBeLessThanOrEqual(1);
+    expect(await page.locator('#ptqscope-panel .ptq-error:not([hidden])').count()).toBe(0);
+    expect(problems).toEqual([]);
+  }, 900_000);
+
+  it.each(['qdq_resnet_tiny', 'qop_mixed'])('%s: Run all in the dock, as the CLI computes it', async (name) => {
+    const entry = fixture(name);
+    await open(entry);
+    await runAll(page, {
+      scope: page.locator('#ptqscope-panel'),
+      entry,
+      show: async () => {},
+      runDone: async () => {
+        await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Run all: done in' }).waitFor({ timeout: 300_000 });
+      },
+    });
+    // Netron's nodes are coloured by Run all's sweep (the heat is applied after the run's last event),
+    // not by the comparison drawn on the model opened before.
+    await page.locator('#nodes > g.node[data-ptq-heat]').first().waitFor();
+    expect(await read("window.__ptqscope__.state.get('heat')?.legend?.view")).not.toBe('compare');
     expect(await page.locator('#ptqscope-panel .ptq-error:not([hidden])').count()).toBe(0);
     expect(problems).toEqual([]);
   }, 900_000);

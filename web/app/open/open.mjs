@@ -7,6 +7,7 @@ import { detectFormat } from '../../pipeline/reports/index.mjs';
 import { textOf } from '../../pipeline/reports/common.mjs';
 import { openReport } from '../reports/controller.mjs';
 import { limitedModelText } from '../../pipeline/catalog.mjs';
+import { modelScopedState } from '../state.mjs';
 
 export function createOpener(state, engine) {
   const fail = (message) => {
@@ -34,7 +35,7 @@ export function createOpener(state, engine) {
       modelName: path, modelBytes: bytes, externalFiles: candidates.filter((c) => used.has(c.path)),
       summary: loaded.summary, calibrationFiles: null, samples: null,
       memory: { load: loaded.memory?.heapBytes ?? null, analysis: null },
-      selection: null, picked: new Set(), heat: null, results: null,
+      ...modelScopedState(),
     });
     state.set('graph', loaded.graph);
     if (loaded.graphError) fail(`${path}: the graph cannot be shown: ${loaded.graphError}`);
