@@ -1,5 +1,6 @@
 // Q/DQ models (§1.11) against onnxruntime-node, on the qdq/ fixtures (scripts/fixtures/qdq_models.py:
-// torch fake-quant exports and an onnxruntime-layout variant with integer weights) and the blocked/
+// torch fake-quant exports, onnxruntime-layout variants with integer weights, one of them with uint16 /
+// int16 com.microsoft quantizers) and the blocked/
 // one (scripts/fixtures/blocked_models.py: opset 21, blocked int4/uint4 weights):
 //  - every quantizer is recognised, named after its quantized tensor, without warnings, and the
 //    page's viewer draws each as a badge;
@@ -28,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, openSession, readCalibrationFolder, relError, runCopy } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
 import { buildModel } from './onnx_builder.mjs';
+import { onnxNodes } from './onnx_nodes.mjs';
 import { itemAllowance, offAgainstSpread, offFraction, oracleItem, ortRun, quantizerKinds } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 import { buildViewModel, viewNodeFor } from '../../web/app/graph/model.mjs';
@@ -162,6 +164,23 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
       }
     });
   }
+});
+
+describe('qdq_detector_16bit: 16-bit types in the com.microsoft domain', () => {
+  it('every Q/DQ node of the file is com.microsoft; activations are read as uint16, weights as int16', async () => {
+    const entry = entries.find((e) => e.name === 'qdq_detector_16bit');
+    const qdq = onnxNodes(entry.model).filter((n) => n.op_type === 'QuantizeLinear' || (n.op_type === 'DequantizeLinear' && !n.inputs[0].includes('bias')));
+    expect(qdq.length).toBeGreaterThan(0);
+    for (const n of qdq) expect(n.domain, n.name).toBe('com.microsoft');
+    const { session, summary } = await openSession(entry);
+    try {
+      const qtypes = (kind) => [...new Set(summary.calibrations.filter((c) => c.kind === kind).map((c) => c.qtype))];
+      expect(qtypes('feature')).toEqual(['uint16']); // the summary's kind of an activation quantizer
+      expect(qtypes('weight')).toEqual(['int16']);
+    } finally {
+      session.delete();
+    }
+  });
 });
 
 describe('a blocked scale that does not fit its input', () => {
