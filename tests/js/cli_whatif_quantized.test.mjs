@@ -1,0 +1,55 @@
+// The what-if from the command line (any analysis under `--config`, docs/fix-workflow.md) on a torch
+// Q/DQ model (§1.11), against onnxruntime: a configuration that switches one activation quantizer OFF
+// is the model with every quantizer but that one, which the fixture generator writes on its own
+// (`without__<k>`). `ptqscope node-errors --config` gives, at the node that writes the model output,
+// the accumulated cosine of the configured model against the float one over every sample;
+// onnxruntime-node runs the generator's model and the float model (graph optimisation off: the
+// expectation; at 'basic': its own spread), the cosine computed here (§4: per sample, then the mean).
+// (The QOperator fixtures' outputs are written by an output quantizer or a bias Add, nodes that
+// node-errors does not list; their configurations are run by `fix` in qoperator_import.test.mjs.)
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, fixture, openSession } from './helpers.mjs';
+import { cli } from './cli_fixture.mjs';
+import { itemAllowance, oracleItem } from './quant_oracle.mjs';
+import { feedsOf } from './tie_origin.mjs';
+
+const open = (level) => (file) => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+
+let tmp;
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-cli-whatif-'));
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+describe.each(['qdq_resnet_tiny'])('%s', (name) => {
+  it('node-errors --config with one activation quantizer OFF equals onnxruntime on the model without it', async () => {
+    const entry = fixture(name);
+    const o = entry.oracle.find((q) => q.kind === 'activation' && q.quantizer !== 'input');
+    const config = path.join(tmp, `${name}.config.json`);
+    fs.writeFileSync(config, JSON.stringify({ schema: 'ptqscope.config', version: 1, calibrations: { [o.quantizer]: { on: false } } }));
+    const out = path.join(tmp, `${name}.json`);
+    const r = await cli(['node-errors', entry.model, entry.data, '--config', config, '-d', '0', '--json', out, '--quiet', '--workers', '1']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(fs.readFileSync(out, 'utf8'));
+    expect(doc.node_errors.samples).toHaveLength(fs.readdirSync(path.join(entry.data, entry.inputs[0].name)).length);
+
+    // The node writing the (only) model output.
+    const { session } = await openSession(entry);
+    const graph = JSON.parse(session.graphJson());
+    session.delete();
+    expect(graph.outputs).toHaveLength(1);
+    const writer = graph.nodes.find((n) => n.outputs.includes(graph.outputs[0].name));
+    const ours = Number(doc.node_errors.nodes[writer.name]?.accumulated);
+    expect(Number.isFinite(ours), `${writer.name} in node_errors`).toBe(true);
+
+    const expected = await oracleItem([open('disabled'), open('basic')], o.without, feedsOf(entry.data), entry.float_model);
+    expect(expected.cos).toBeLessThan(1); // the quantizers left change the output
+    if (process.env.PTQ_REPORT) console.log(`${name} without ${o.quantizer}: ours ${ours}, onnxruntime ${expected.cos} (spread ${expected.spreadCos})`);
+    expect(Math.abs(ours - expected.cos)).toBeLessThanOrEqual(itemAllowance(expected, 4).cos);
+  }, 300_000);
+});
