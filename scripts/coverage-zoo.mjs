@@ -55,11 +55,16 @@ const EXPLAINED = {
     + "resampled differently. Both of onnxruntime's runs truncate that edge to 122, so ours is as far from the nearer run, "
     + "beyond the runs' spread; the other detections' masks are within 6.6e-4 of onnxruntime on sample 1. Which side of "
     + '123 the exact box lies on is not measured: detectors have no float64 judge (their outputs are compared as sets).',
-  mvit_v1_b: 'the wasm memory budget (3.0 GiB) runs out in two places, each with a clear error (below, the first), not an abort; not '
-    + 'analysed further. `run --quant on` itself completes; its output lies beyond onnxruntime\'s spread, and the rounding-tie '
-    + 'tracer (tests/js/tie_origin.mjs), which adds every quantizer\'s input and output as graph outputs and so keeps them all '
-    + 'alive, stops at blocks.4. The sweep (`get-sensitivity-of-nodes`) stops at /blocks.7/mlp/mlp.1/Mul the same way (3.0 GiB in use). Neither was refused '
-    + 'up front with an estimate.',
+  mvit_v1_b: 'the sweep (`get-sensitivity-of-nodes`) runs out of the wasm memory budget (3.0 GiB) with a clear error, not an '
+    + 'abort, though a plain run fits: `run --quant off --memory` on the calibrated model counts at most 629 MB against the '
+    + 'budget. The sweep\'s base run keeps the tensors that fit in half of the free budget and a variant recomputes the others '
+    + 'it needs (docs/behaviour.md §1.8). The sensitivity item of /blocks.10/attn/project/project.0/MatMul_output_0_HzCalibration '
+    + 'alone fails the same way at /blocks.7/mlp/mlp.1/Mul, a node before it, while the item of input_HzCalibration alone '
+    + 'completes with the same base run (the float model on sample 1): so it fails while recomputing base tensors. In the code, the incremental run (exec::Executor::incremental, recompute_base) '
+    + 'holds every base tensor it recomputes until the variant ends, so a long recomputed stretch takes as much memory as '
+    + 'keeping it; not confirmed by instrumenting. Not refused up front with an estimate. `run --quant on` lies beyond '
+    + "onnxruntime's spread, explained by rounding ties: on both samples the first quantizer where ours parts from "
+    + 'onnxruntime, /Transpose_output_0_HzCalibration, differs in 8 / 17 of 2408448 elements, every one a tie.',
   mvit_v2_s: 'not a check of ptqscope: the export (scripts/fixtures/zoo_models.py: torch\'s ONNX export, then its float64 '
     + 'reference forward at 16 × 224×224) grew to 24 GB resident and the kernel\'s out-of-memory killer stopped it on the '
     + '23 GB machine, so no model was made; counted as not exported.',
