@@ -7,7 +7,7 @@ const readonly = (names) => Object.fromEntries(names.map((n) => [n, 'readonly'])
 const GLOBALS = {
   ...readonly(Object.getOwnPropertyNames(globalThis)),
   ...readonly(['window', 'document', 'self', 'navigator', 'location', 'HTMLElement', 'Element', 'Node',
-    'Event', 'CustomEvent', 'KeyboardEvent', 'MouseEvent', 'DragEvent', 'File', 'FileReader', 'FileList',
+    'Event', 'CustomEvent', 'KeyboardEvent', 'MouseEvent', 'DragEvent', 'File', 'FileReader', 'FileReaderSync', 'FileList',
     'DataTransfer', 'Worker', 'Image', 'Path2D', 'ResizeObserver', 'MutationObserver', 'IntersectionObserver',
     'requestAnimationFrame', 'cancelAnimationFrame', 'getComputedStyle', 'OffscreenCanvas', 'XMLSerializer',
     'DOMParser', 'SVGElement', 'HTMLCanvasElement', 'HTMLInputElement', 'ImageData', 'createImageBitmap',

@@ -1,6 +1,7 @@
 // Node's side of the worker pool: this file is both the worker_threads entry (it loads the wasm core
 // and forwards messages to worker_core.handleMessage) and, imported from the main thread, the
 // `spawn` adapter giving pool.mjs a browser-Worker-like object.
+import fs from 'node:fs';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { handleMessage } from './worker_core.mjs';
@@ -29,5 +30,7 @@ export function spawnNodeWorker(wasmPath) {
 if (!isMainThread && workerData?.wasmPath) {
   const { default: createPtqModule } = await import(pathToFileURL(workerData.wasmPath).href);
   const ptq = await createPtqModule();
-  parentPort.on('message', (msg) => handleMessage(ptq, msg, (reply) => parentPort.postMessage(reply)));
+  // A calibration file given by reference is a path, read whenever its sample is used.
+  const readFile = (file) => fs.readFileSync(file);
+  parentPort.on('message', (msg) => handleMessage(ptq, msg, (reply) => parentPort.postMessage(reply), { readFile }));
 }

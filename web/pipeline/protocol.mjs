@@ -48,7 +48,8 @@ export function transferredCopies() {
     transfer.push(c.buffer);
     return c;
   };
-  return { copy, copyFiles: (files) => files?.map((f) => ({ ...f, bytes: copy(f.bytes) })), transfer };
+  // A file given by reference ({path, file}) goes as it is: its worker reads it.
+  return { copy, copyFiles: (files) => files?.map((f) => (f.bytes ? { ...f, bytes: copy(f.bytes) } : f)), transfer };
 }
 
 // The receiving side: once a request's bytes are in the wasm heap, the worker frees its own copies

@@ -2,12 +2,15 @@
 // and the browser worker (web/app/analysis/worker.mjs) both forward their messages to
 // handleMessage(ptq, msg, post) with their loaded wasm module. Message shapes, ids, events,
 // cancellation and errors are protocol.mjs's; the requests and their results:
-//   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes}], modelName?, dataName?, convolution?}
+//   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes} | {path, file}], modelName?, dataName?, convolution?}
 //                             -> {summary, data: {sampleCount, sampleNames} | null, memory}
 //                             convolution: the module's convolution kernels (setConvolutionMode,
 //                             describe().convolution_modes: 'accurate' when absent, 'fast',
 //                             'fastest'); externalFiles: the model's external-data files
-//                             (Session.loadModel(bytes, files), docs/wasm-api.md)
+//                             (Session.loadModel(bytes, files), docs/wasm-api.md); files: the
+//                             calibration files, each with its bytes or with `file`, what the
+//                             worker's readFile reads whenever the core decodes that sample (a
+//                             File in the browser, a path in Node), so that they are not all held
 //   listItems {request}       -> {items: [names]}
 //   analyze {request}         -> an event per finished item, then {json}
 //   merge {parts: [json strings]} -> {json}
@@ -46,14 +49,15 @@ function inFile(name, fn) {
 }
 
 const HANDLERS = {
-  load(ptq, s, msg) {
+  load(ptq, s, msg, ctx, { readFile }) {
     s.session?.delete();
     s.session = null;
     ptq.setConvolutionMode(msg.convolution ?? 'accurate');
     const session = new ptq.Session();
     try {
       const summary = inFile(msg.modelName, () => session.loadModel(msg.model, msg.externalFiles ?? []));
-      const data = msg.files ? inFile(msg.dataName, () => session.loadCalibrationData(msg.files)) : null;
+      const files = msg.files?.map((f) => (f.bytes ? f : { path: f.path, bytes: () => readFile(f.file) }));
+      const data = files ? inFile(msg.dataName, () => session.loadCalibrationData(files)) : null;
       s.session = session;
       s.modelName = msg.modelName ?? '';
       s.dataName = msg.dataName ?? '';
@@ -62,7 +66,9 @@ const HANDLERS = {
       session.delete();
       throw err;
     } finally {
-      releaseBytes(msg.model, msg.externalFiles, msg.files); // this worker's copies (pool.mjs sends them)
+      // This worker's copies (pool.mjs sends them); the calibration files' bytes stay with the session,
+      // which reads them again as samples are used.
+      releaseBytes(msg.model, msg.externalFiles);
     }
   },
   listItems(ptq, s, msg) {
@@ -91,12 +97,19 @@ const HANDLERS = {
 
 const servers = new WeakMap(); // ptq module -> protocol.serve's onMessage
 
+const noFileReader = () => {
+  throw new Error('this worker cannot read calibration files by reference (no readFile)');
+};
+
 // Handles one protocol message with the worker's wasm module; replies through `post(msg)`.
-export function handleMessage(ptq, msg, post) {
+// `readFile(file)` -> Uint8Array: the environment's synchronous read of a calibration file given by
+// reference (load's `files[i].file`).
+export function handleMessage(ptq, msg, post, { readFile = noFileReader } = {}) {
   let server = servers.get(ptq);
   if (!server) {
     const s = stateOf(ptq);
-    const handlers = Object.fromEntries(Object.entries(HANDLERS).map(([type, fn]) => [type, (m, ctx) => fn(ptq, s, m, ctx)]));
+    const env = { readFile };
+    const handlers = Object.fromEntries(Object.entries(HANDLERS).map(([type, fn]) => [type, (m, ctx) => fn(ptq, s, m, ctx, env)]));
     server = { post, onMessage: serve(handlers, (reply, transfer) => server.post(reply, transfer)) };
     servers.set(ptq, server);
   }

@@ -68,8 +68,8 @@ struct Fixture {
     }
     std::vector<std::vector<float>> per_output(3);
     for (size_t s = 0; s < 2; ++s) {
-      const auto ref = ex.outputs(ex.run(samples.data().samples()[s], ex.uniform_config(false)));
-      const auto got = ex.outputs(ex.run(samples.data().samples()[s], c));
+      const auto ref = ex.outputs(ex.run(samples.data().sample(s), ex.uniform_config(false)));
+      const auto got = ex.outputs(ex.run(samples.data().sample(s), c));
       for (size_t o = 0; o < 3; ++o)
         per_output[o].push_back(analysis::compute_metric(m, ref[o].data<float>(), got[o].data<float>(), 8));
     }

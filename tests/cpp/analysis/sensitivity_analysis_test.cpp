@@ -38,8 +38,8 @@ struct Fixture {
   float cosine(const exec::QuantConfig& c, const std::vector<size_t>& sample_ids) {
     std::vector<std::vector<float>> per_output(2);
     for (size_t s : sample_ids) {
-      const auto ref = ex.outputs(ex.run(samples.data().samples()[s], ex.uniform_config(false)));
-      const auto got = ex.outputs(ex.run(samples.data().samples()[s], c));
+      const auto ref = ex.outputs(ex.run(samples.data().sample(s), ex.uniform_config(false)));
+      const auto got = ex.outputs(ex.run(samples.data().sample(s), c));
       for (size_t o = 0; o < 2; ++o)
         per_output[o].push_back(analysis::compute_metric(analysis::Metric::Cosine, ref[o].data<float>(), got[o].data<float>(), 4));
     }

@@ -46,8 +46,8 @@ float brute_force(exec::Executor& ex, const data::CalibrationData& d, const std:
   for (size_t s : samples) {
     exec::QuantConfig c = ex.uniform_config(leave_one_out);
     for (int i : toggled) c.on[static_cast<size_t>(i)] = leave_one_out ? 0 : 1;
-    auto ref = ex.outputs(ex.run(d.samples()[s], ex.uniform_config(false)));
-    auto got = ex.outputs(ex.run(d.samples()[s], c));
+    auto ref = ex.outputs(ex.run(d.sample(s), ex.uniform_config(false)));
+    auto got = ex.outputs(ex.run(d.sample(s), c));
     for (size_t o = 0; o < ref.size(); ++o)
       per_output[o].push_back(analysis::compute_metric(m, ref[o].data<float>(), got[o].data<float>(), ref[o].numel()));
   }
@@ -191,7 +191,7 @@ std::vector<std::vector<Tensor>> spread_samples(size_t count, int64_t width) {
 // The bytes one sample's base run (keep-all, float model) holds against the memory budget.
 size_t base_run_bytes(exec::Executor& ex, const data::CalibrationData& d) {
   const uint64_t before = memory_in_use();
-  const exec::RunRecord base = ex.run(d.samples()[0], ex.uniform_config(false), {}, true);
+  const exec::RunRecord base = ex.run(d.sample(0), ex.uniform_config(false), {}, true);
   return static_cast<size_t>(memory_in_use() - before);
 }
 

@@ -33,8 +33,8 @@ struct Fixture {
     for (size_t s : ids) {
       std::vector<int> keep;
       for (const auto& n : names) keep.push_back(value(n));
-      const auto ref = ex.run(samples.data().samples()[s], ex.uniform_config(false), keep);
-      const auto got = ex.run(samples.data().samples()[s], config, keep);
+      const auto ref = ex.run(samples.data().sample(s), ex.uniform_config(false), keep);
+      const auto got = ex.run(samples.data().sample(s), config, keep);
       for (size_t t = 0; t < names.size(); ++t) {
         const Tensor& a = ref.values[static_cast<size_t>(keep[t])];
         const Tensor& b = got.values[static_cast<size_t>(keep[t])];

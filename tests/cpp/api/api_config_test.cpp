@@ -69,8 +69,8 @@ TEST(ApiConfig, LeaveOneOutAndSensitivityUseTheConfiguration) {
   auto cosine = [&](const exec::QuantConfig& q) {
     std::vector<std::vector<float>> per_output(2);
     for (size_t s = 0; s < 2; ++s) {
-      const auto ref = f.ex.outputs(f.ex.run(f.samples.data().samples()[s], f.ex.uniform_config(false)));
-      const auto got = f.ex.outputs(f.ex.run(f.samples.data().samples()[s], q));
+      const auto ref = f.ex.outputs(f.ex.run(f.samples.data().sample(s), f.ex.uniform_config(false)));
+      const auto got = f.ex.outputs(f.ex.run(f.samples.data().sample(s), q));
       for (size_t o = 0; o < 2; ++o)
         per_output[o].push_back(analysis::compute_metric(analysis::Metric::Cosine, ref[o].data<float>(), got[o].data<float>(), 4));
     }

@@ -57,7 +57,7 @@ TEST(UnsupportedOp, ExecutorRefusesByDefaultAndLoadsLimitedOnRequest) {
   EXPECT_EQ(l.ex.unsupported_nodes()[0].domain, "com.example");
   EXPECT_EQ(l.ex.unsupported_message(), kUnsupported);
   EXPECT_EQ(l.ex.calibrations().size(), 2u);
-  const std::vector<Tensor> inputs = l.samples.data().samples()[0];
+  const std::vector<Tensor> inputs = l.samples.data().sample(0);
   test::expect_error([&] { l.ex.run(inputs, l.ex.stored_config()); }, std::string("cannot run: ") + kUnsupported);
   test::expect_error([&] { l.ex.cached_keep_all_run(inputs, l.ex.uniform_config(false)); },
                      std::string("cannot run: ") + kUnsupported);

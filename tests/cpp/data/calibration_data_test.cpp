@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -96,7 +98,7 @@ TEST(CalibrationData, LoadsInLexicographicOrder) {
   ASSERT_EQ(d.sample_count(), 4u);
   EXPECT_EQ(d.sample_names(), (std::vector<std::string>{"0.npy", "1.npy", "10.npy", "2.npy"}));
   std::vector<float> firsts;
-  for (const auto& s : d.samples()) firsts.push_back(s[0].data<float>()[0]);
+  for (const auto& s : d.all_samples()) firsts.push_back(s[0].data<float>()[0]);
   EXPECT_EQ(firsts, (std::vector<float>{0, 1, 10, 2}));
 }
 
@@ -107,7 +109,7 @@ TEST(CalibrationData, SelectsLastFirstOrAll) {
   ASSERT_EQ(d.sample_count(), 50u);
   // Sorted: 0, 1, 10..19, 2, 20..29, ..., 49, 5, 6, 7, 8, 9 — so the last one is "9.npy" (§2.3).
   EXPECT_EQ(names_of(d, d.select(1)), (std::vector<std::string>{"9.npy"}));
-  EXPECT_EQ(d.samples()[d.select(1)[0]][0].data<float>()[0], 9.0f);
+  EXPECT_EQ(d.sample(d.select(1)[0])[0].data<float>()[0], 9.0f);
   EXPECT_EQ(names_of(d, d.select(3)), (std::vector<std::string>{"7.npy", "8.npy", "9.npy"}));
   EXPECT_EQ(names_of(d, d.select(2, SampleSelection::First)), (std::vector<std::string>{"0.npy", "1.npy"}));
   EXPECT_EQ(d.select(0).size(), 50u);
@@ -135,10 +137,10 @@ TEST(CalibrationData, MultipleInputsInGraphOrder) {
   const auto d = CalibrationData::from_files(g, f.files);
   ASSERT_EQ(d.sample_count(), 3u);
   for (size_t k = 0; k < 3; ++k) {
-    ASSERT_EQ(d.samples()[k].size(), 2u);
-    EXPECT_EQ(d.samples()[k][0].shape(), (Shape{1, 3, 4 + static_cast<int64_t>(k), 5}));
-    EXPECT_EQ(d.samples()[k][0].data<float>()[0], static_cast<float>(k));
-    EXPECT_EQ(d.samples()[k][1].data<int64_t>()[1], -static_cast<int64_t>(k));
+    ASSERT_EQ(d.sample(k).size(), 2u);
+    EXPECT_EQ(d.sample(k)[0].shape(), (Shape{1, 3, 4 + static_cast<int64_t>(k), 5}));
+    EXPECT_EQ(d.sample(k)[0].data<float>()[0], static_cast<float>(k));
+    EXPECT_EQ(d.sample(k)[1].data<int64_t>()[1], -static_cast<int64_t>(k));
   }
 }
 
@@ -261,4 +263,49 @@ TEST(CalibrationData, CorruptNpyNamesTheFile) {
   } catch (const FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("images/1.npy"), std::string::npos) << e.what();
   }
+}
+
+// Samples are streamed (§2.5): the folder is read once to check it, then each sample's files again
+// whenever it is used; nothing of a sample is kept (a changed file is checked again, an unreadable
+// one is an error naming it).
+TEST(CalibrationData, ReadsASampleEachTimeItIsUsed) {
+  Folder f;
+  for (int n = 0; n < 3; ++n) f.add("images/" + std::to_string(n) + ".npy", image(static_cast<float>(n)));
+  std::map<std::string, std::vector<uint8_t>> disk;
+  for (const auto& e : f.files) disk[e.path].assign(e.data, e.data + e.size);
+  std::map<std::string, int> reads;
+  const data::FileReader read = [&](const std::string& path, const std::function<void(const uint8_t*, size_t)>& use) {
+    ++reads[path];
+    auto it = disk.find(path);
+    if (it == disk.end()) fail(path + ": gone");
+    use(it->second.data(), it->second.size());
+  };
+  std::vector<std::string> paths;
+  for (const auto& e : f.files) paths.push_back(e.path);
+  const CalibrationData d = CalibrationData::from_files(single_input_graph(), paths, read);
+  ASSERT_EQ(d.sample_count(), 3u);
+  const int after_load = reads["images/1.npy"];
+  EXPECT_GE(after_load, 1);
+  EXPECT_EQ(d.sample(1)[0].data<float>()[0], 1.0f);
+  EXPECT_EQ(d.sample(1)[0].data<float>()[0], 1.0f);
+  EXPECT_EQ(reads["images/1.npy"], after_load + 2);
+  EXPECT_EQ(reads["images/0.npy"], after_load);
+
+  disk["images/1.npy"] = io::write_npy(image(7.0f));
+  EXPECT_EQ(d.sample(1)[0].data<float>()[0], 7.0f);
+  disk["images/1.npy"] = io::write_npy(Tensor(DType::Float, {1, 3, 2, 5}));
+  try {
+    d.sample(1);
+    FAIL() << "a file of another shape was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("images/1.npy: shape [1, 3, 2, 5] does not match"), std::string::npos) << e.what();
+  }
+  disk.erase("images/2.npy");
+  try {
+    d.sample(2);
+    FAIL() << "a missing file was not reported";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "images/2.npy: gone");
+  }
+  EXPECT_EQ(d.sample(0)[0].data<float>()[0], 0.0f);
 }

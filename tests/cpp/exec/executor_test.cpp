@@ -96,12 +96,16 @@ TEST(Executor, PropagationStopsAtBitIdenticalTensors) {
   EXPECT_EQ(stats.nodes_executed, 1);  // only the calibration node itself
 }
 
-// The run cache: the same inputs (tensor identity) and config give the cached record; another
-// config, other tensors, a full budget or a cleared cache run again.
+// The run cache: the same inputs (the same tensors, or equal ones: calibration samples are decoded
+// anew each time) and config give the cached record; another config, other values, a full budget or
+// a cleared cache run again.
 TEST(Executor, RunCacheServesTheSameKeepAllRunAgain) {
   exec::Executor ex(two_calibration_model());
   const Tensor x = Tensor::from_floats({1, 4}, kInput);
   const Tensor same_values = Tensor::from_floats({1, 4}, kInput);
+  std::vector<float> changed = kInput;
+  changed.back() += 1.0f;
+  const Tensor other_values = Tensor::from_floats({1, 4}, changed);
   const exec::QuantConfig off = ex.uniform_config(false), on = ex.stored_config();
   const exec::RunRecord first = ex.cached_keep_all_run({x}, off);
   const exec::RunRecord full = ex.run({x}, off, {}, true);
@@ -114,25 +118,29 @@ TEST(Executor, RunCacheServesTheSameKeepAllRunAgain) {
   EXPECT_EQ(ex.run_cache_hits(), 1u);
   EXPECT_EQ(again.values.back().raw(), first.values.back().raw());  // the same tensors, not a re-run
   ex.cached_keep_all_run({x}, on);
-  ex.cached_keep_all_run({same_values}, off);
   EXPECT_EQ(ex.run_cache_hits(), 1u);
+  const exec::RunRecord equal = ex.cached_keep_all_run({same_values}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 2u);
+  EXPECT_EQ(equal.values.back().raw(), first.values.back().raw());
+  ex.cached_keep_all_run({other_values}, off);
+  EXPECT_EQ(ex.run_cache_hits(), 2u);
   ex.cached_keep_all_run({x}, on);
-  EXPECT_EQ(ex.run_cache_hits(), 2u);  // several records are held
+  EXPECT_EQ(ex.run_cache_hits(), 3u);  // several records are held
   ex.clear_run_cache();
   ex.cached_keep_all_run({x}, off);
-  EXPECT_EQ(ex.run_cache_hits(), 2u);
+  EXPECT_EQ(ex.run_cache_hits(), 3u);
   ex.set_run_cache_budget(0);  // drops what is held, keeps nothing new
   ex.cached_keep_all_run({x}, off);
   ex.cached_keep_all_run({x}, off);
-  EXPECT_EQ(ex.run_cache_hits(), 2u);
+  EXPECT_EQ(ex.run_cache_hits(), 3u);
   // A budget for about one record: the older is dropped for the newer.
   ex.set_run_cache_budget(full.values.size() * 4 * sizeof(float) + 8);
   ex.cached_keep_all_run({x}, off);
   ex.cached_keep_all_run({x}, on);
   ex.cached_keep_all_run({x}, on);
-  EXPECT_EQ(ex.run_cache_hits(), 3u);
+  EXPECT_EQ(ex.run_cache_hits(), 4u);
   ex.cached_keep_all_run({x}, off);
-  EXPECT_EQ(ex.run_cache_hits(), 3u);
+  EXPECT_EQ(ex.run_cache_hits(), 4u);
 }
 
 TEST(Executor, ReportsAllUnsupportedOpsAtLoad) {

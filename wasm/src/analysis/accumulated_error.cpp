@@ -212,7 +212,7 @@ AccErrorResult plot_acc_error(exec::Executor& ex, const quant::CalibrationRelati
   const size_t total = static_cast<size_t>(std::count(selected.begin(), selected.end(), 1));
   if (total == 0) return result;
 
-  const exec::RunRecord base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
+  const exec::RunRecord base = ex.run(data.sample(sample), ex.uniform_config(false), {}, true);
   std::map<std::string, std::vector<float>> memo;  // the calibrated model appears in several figures
   bool shape_note = false;
   auto curve_values = [&](const exec::QuantConfig& config) -> const std::vector<float>& {

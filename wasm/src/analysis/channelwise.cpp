@@ -208,7 +208,7 @@ ChannelwiseResult get_channelwise_data_distribution(exec::Executor& ex, const qu
   result.sample = data.sample_names()[sample];
   std::vector<Tensor> observed;
   if (!activations.empty())
-    observed = observe_calibration_inputs(ex, data.samples()[sample], quantized_config(ex, o.config), activations);
+    observed = observe_calibration_inputs(ex, data.sample(sample), quantized_config(ex, o.config), activations);
   size_t next_activation = 0;
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {

@@ -171,11 +171,11 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
   exec::RunRecord base, calibrated;
   if (!keep.empty()) {
-    base = ex.run(data.samples()[sample], ex.uniform_config(false), {}, true);
+    base = ex.run(data.sample(sample), ex.uniform_config(false), {}, true);
     calibrated = ex.run_incremental(base, quantized, keep);
   }
   std::vector<Tensor> observed;
-  if (!activations.empty()) observed = observe_calibration_inputs(ex, data.samples()[sample], quantized, activations);
+  if (!activations.empty()) observed = observe_calibration_inputs(ex, data.sample(sample), quantized, activations);
   size_t next_activation = 0;
 
   for (size_t k = 0; k < o.nodes.size(); ++k) {

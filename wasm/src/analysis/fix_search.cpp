@@ -255,7 +255,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   if (r.cancelled) return r;
 
   Evaluator eval(ex, compared, o.target.metric);
-  for (size_t s : sample_ids) eval.add_sample(data.samples()[s], r.config);
+  for (size_t s : sample_ids) eval.add_sample(data.sample(s), r.config);
   r.start = r.final_value = eval.current_score();
   const std::string target = o.target.text();
   if (o.target.holds(r.start)) {

@@ -26,8 +26,8 @@ NodeErrorsResult node_errors(exec::Executor& ex, const quant::CalibrationRelatio
   std::vector<std::vector<float>> accumulated(result.nodes.size());
   for (size_t s : samples) {
     result.samples.push_back(data.sample_names()[s]);
-    references.push_back(ex.cached_keep_all_run_nearest(data.samples()[s], float_config));
-    const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.samples()[s], quantized);
+    references.push_back(ex.cached_keep_all_run_nearest(data.sample(s), float_config));
+    const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.sample(s), quantized);
     const std::vector<float> values = node_output_metrics(ex, rel, references.back(), run, metric);
     for (size_t n = 0; n < values.size(); ++n) accumulated[n].push_back(values[n]);
   }

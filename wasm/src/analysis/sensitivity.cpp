@@ -72,7 +72,7 @@ SampleBlock next_block(exec::Executor& ex, const data::CalibrationData& data, co
   const uint64_t before = memory_in_use();
   for (block.end = first; block.end < sample_ids.size(); ++block.end) {
     if (!block.bases.empty() && memory_in_use() >= before + budget) break;
-    const std::vector<Tensor>& inputs = data.samples()[sample_ids[block.end]];
+    const std::vector<Tensor> inputs = data.sample(sample_ids[block.end]);
     block.bases.push_back(ex.cached_keep_all_run(inputs, base_config));
     if (reference_config) block.references.push_back(ex.run(inputs, *reference_config, compared));
   }

@@ -81,8 +81,8 @@ SensitivityAnalysisResult sensitivity_analysis(exec::Executor& ex, const quant::
   for (size_t s : data.select(o.data_num, o.selection)) {
     result.samples.push_back(data.sample_names()[s]);
     SampleBases b;
-    b.float_run = ex.run(data.samples()[s], ex.uniform_config(false), {}, true);
-    b.calibrated_run = ex.run(data.samples()[s], quantized, {}, true);
+    b.float_run = ex.run(data.sample(s), ex.uniform_config(false), {}, true);
+    b.calibrated_run = ex.run(data.sample(s), quantized, {}, true);
     bases.push_back(std::move(b));
   }
   auto from_float = [](const SampleBases& b) -> const exec::RunRecord& { return b.float_run; };

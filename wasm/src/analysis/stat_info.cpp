@@ -126,7 +126,7 @@ StatInfoResult get_calibration_nodes_stat_info(exec::Executor& ex, const quant::
   for (size_t k = 0; k < samples.size(); ++k) {
     result.samples.push_back(data.sample_names()[samples[k]]);
     const std::vector<Tensor> observed =
-        observe_calibration_inputs(ex, data.samples()[samples[k]], float_config, observed_ids);
+        observe_calibration_inputs(ex, data.sample(samples[k]), float_config, observed_ids);
     for (size_t f = 0; f < features.size(); ++f) {
       const Tensor& t = observed[f];
       if (!t.defined()) continue;  // inside a branch this sample does not take

@@ -52,8 +52,8 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
     const size_t s = samples[k];
     result.samples.push_back(data.sample_names()[s]);
     exec::RunStats stats;
-    const exec::RunRecord reference = ex.cached_keep_all_run_nearest(data.samples()[s], float_config, &stats);
-    const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.samples()[s], quantized, &stats);
+    const exec::RunRecord reference = ex.cached_keep_all_run_nearest(data.sample(s), float_config, &stats);
+    const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.sample(s), quantized, &stats);
     result.nodes_executed += stats.nodes_executed + stats.nodes_recomputed;
     for (size_t m = 0; m < metric_count; ++m)
       for (size_t t = 0; t < compared.size(); ++t)

@@ -370,7 +370,7 @@ void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
     for (size_t k = 0; k < c.data->sample_count(); ++k)
       for (const exec::QuantConfig& config : {c.executor.uniform_config(false), c.executor.stored_config()}) {
         try {
-          c.executor.run(c.data->samples()[k], config);
+          c.executor.run(c.data->sample(k), config);
         } catch (const Error& again) {
           if (message == again.what()) throw Error(message + " (calibration sample " + c.data->sample_files(k) + ")");
         }

@@ -14,6 +14,7 @@
 #include <emscripten/val.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -60,6 +61,19 @@ EM_JS(int, ptq_ask_cancel, (emscripten::EM_VAL fn, emscripten::EM_VAL* error), {
   } catch (e) {
     HEAPU32[error >> 2] = Emval.toHandle(e);
     return 1;
+  }
+});
+
+// The bytes of a calibration file {path, bytes}: `bytes` itself, or what it returns when it is a
+// function (a file read when its sample is used). A JS exception is caught: its message is returned
+// instead, with *failed set.
+EM_JS(emscripten::EM_VAL, ptq_file_bytes, (emscripten::EM_VAL file, int* failed), {
+  try {
+    const bytes = Emval.toValue(file).bytes;
+    return Emval.toHandle(typeof bytes === "function" ? bytes() : bytes);
+  } catch (e) {
+    HEAP32[failed >> 2] = 1;
+    return Emval.toHandle(String(e && e.message ? e.message : e));
   }
 });
 
@@ -164,6 +178,39 @@ JsFiles js_files(const val& files, const std::string& what) {
     e.size = out.buffers.back().size;
     out.entries.push_back(std::move(e));
   }
+  return out;
+}
+
+// The calibration files `[{path, bytes}]` as the data set reads them: their paths, and a reader that
+// copies one file's bytes into the heap while it is decoded (`bytes` a Uint8Array, or a function
+// returning one). The JS objects stay alive with the reader; their bytes stay outside the wasm heap.
+struct JsFileReader {
+  std::vector<std::string> paths;
+  data::FileReader read;
+};
+
+JsFileReader js_file_reader(const val& files, const std::string& what) {
+  check(files.isArray(), what + ": expected an array of {path, bytes}");
+  auto by_path = std::make_shared<std::map<std::string, val>>();
+  JsFileReader out;
+  for (size_t i = 0, n = files["length"].as<size_t>(); i < n; ++i) {
+    const std::string label = what + ": files[" + std::to_string(i) + "]";
+    val f = files[i];
+    check(f.typeOf().as<std::string>() == "object" && !f.isNull(), label + " must be an object {path, bytes}");
+    const std::string path = js_string(f["path"], label + ".path");
+    const std::string type = f["bytes"].typeOf().as<std::string>();
+    check(type == "function" || f["bytes"].instanceof(val::global("Uint8Array")),
+          label + ".bytes (" + path + ") must be a Uint8Array or a function returning one");
+    out.paths.push_back(path);
+    by_path->emplace(path, f);  // a path listed twice is the data set's error
+  }
+  out.read = [by_path, what](const std::string& path, const std::function<void(const uint8_t*, size_t)>& use) {
+    int failed = 0;
+    const val bytes = val::take_ownership(ptq_file_bytes(by_path->at(path).as_handle(), &failed));
+    if (failed) fail(path + ": could not be read: " + bytes.as<std::string>());
+    const Buffer b = copy_from_js(bytes, what + ": the bytes of " + path);
+    use(b.data.get(), b.size);
+  };
   return out;
 }
 
@@ -304,7 +351,7 @@ val calibrate(val model_bytes, val files, val options) {
       }
       if (val q = options["qdq"]; !q.isUndefined()) want_qdq = q.isTrue();
     }
-    const ir::Model calibrated = quant::calibrate(float_model, data.samples(), co);
+    const ir::Model calibrated = quant::calibrate(float_model, data.all_samples(), co);
     const quant::CalibrationCounts counts = quant::count_calibration_nodes(calibrated.graph);
     val o = val::object();
     o.set("model", bytes_to_js(reader::write_onnx(calibrated)));
@@ -448,10 +495,10 @@ class Session {
       data_.reset();
       outputs_.clear();
       executor_->clear_run_cache();  // its records hold the previous samples alive
-      // The file bytes only need to live during parsing: the data set owns its tensors.
-      const JsFiles files_in = js_files(files, "loadCalibrationData");
-      const auto& entries = files_in.entries;
-      auto loaded = std::make_unique<data::CalibrationData>(data::CalibrationData::from_files(executor_->graph(), entries));
+      // The data set reads each file again whenever its sample is used (data/calibration_data.h).
+      JsFileReader files_in = js_file_reader(files, "loadCalibrationData");
+      auto loaded = std::make_unique<data::CalibrationData>(
+          data::CalibrationData::from_files(executor_->graph(), files_in.paths, std::move(files_in.read)));
       val o = val::object();
       o.set("sampleCount", val(static_cast<double>(loaded->sample_count())));
       o.set("sampleNames", string_array(loaded->sample_names()));
@@ -461,18 +508,18 @@ class Session {
   }
 
   // The inputs of calibration sample `sample`, checked (`what` names the calling method).
-  const std::vector<Tensor>& sample_inputs(int sample, const std::string& what) {
+  std::vector<Tensor> sample_inputs(int sample, const std::string& what) {
     require_model();
     check(data_ != nullptr, what + ": no calibration data loaded (call loadCalibrationData first)");
     check(sample >= 0 && static_cast<size_t>(sample) < data_->sample_count(),
           what + ": sample index " + std::to_string(sample) + " out of range (the data has " +
               std::to_string(data_->sample_count()) + " samples)");
-    return data_->samples()[static_cast<size_t>(sample)];
+    return data_->sample(static_cast<size_t>(sample));
   }
 
   val run(int sample, val config) {
     return guarded([&] {
-      const std::vector<Tensor>& inputs = sample_inputs(sample, "run");
+      const std::vector<Tensor> inputs = sample_inputs(sample, "run");
       exec::QuantConfig qc = parse_config(config);
       outputs_.clear();  // release the previous run's tensors before computing the next
       exec::RunStats stats;
@@ -494,7 +541,7 @@ class Session {
   // One forward pass with each node's wall time, {node name: ms} (benchmarks: scripts/bench-sweep's floor).
   val profile(int sample, val config) {
     return guarded([&] {
-      const std::vector<Tensor>& inputs = sample_inputs(sample, "profile");
+      const std::vector<Tensor> inputs = sample_inputs(sample, "profile");
       const exec::QuantConfig qc = parse_config(config);
       const ir::Graph& g = executor_->graph();
       std::vector<double> ms(g.nodes.size(), -1.0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include "core/error.h"
@@ -62,21 +63,23 @@ void check_sample(const ir::ValueInfo& info, const Tensor& t, const std::string&
 
 }  // namespace
 
-CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::vector<FileEntry>& files) {
-  if (files.empty()) fail("There is no calibration_data.");
+CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::vector<std::string>& paths,
+                                            FileReader read) {
+  if (paths.empty()) fail("There is no calibration_data.");
   // std::map keeps folders and (below) file names in byte order, i.e. Python's sorted() on str.
-  std::map<std::string, std::map<std::string, const FileEntry*>> tree;
-  for (const FileEntry& f : files) {
-    const size_t slash = f.path.find('/');
-    if (slash == std::string::npos) fail(f.path + " is not a directory.");
-    const std::string folder = f.path.substr(0, slash), name = f.path.substr(slash + 1);
+  std::map<std::string, std::map<std::string, std::string>> tree;
+  for (const std::string& path : paths) {
+    const size_t slash = path.find('/');
+    if (slash == std::string::npos) fail(path + " is not a directory.");
+    const std::string folder = path.substr(0, slash), name = path.substr(slash + 1);
     auto& entries = tree[folder];
     if (name.empty()) continue;  // a bare "<folder>/" entry: an (empty) directory
     if (const size_t sub = name.find('/'); sub != std::string::npos)
-      fail(f.path.substr(0, slash + 1 + sub) + " is a directory; calibration folders must hold only .npy files.");
-    if (!entries.emplace(name, &f).second) fail(f.path + " is listed twice.");
+      fail(path.substr(0, slash + 1 + sub) + " is a directory; calibration folders must hold only .npy files.");
+    if (!entries.emplace(name, path).second) fail(path + " is listed twice.");
   }
 
+  CalibrationData out;
   std::vector<std::string> input_names;
   for (int id : graph.inputs) {
     const ir::Value& v = graph.value(id);
@@ -85,6 +88,8 @@ CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::v
       fail("Model input '" + v.name + "' is a " + value_kind_name(v.info.kind) +
            ", not a tensor: calibration data (.npy files) can only feed tensor inputs, so this model cannot be run.");
     input_names.push_back(v.name);
+    out.inputs_.push_back(v.info);
+    out.inputs_.back().name = v.name;
   }
   for (const auto& entry : tree) {
     const std::string& folder = entry.first;
@@ -98,39 +103,75 @@ CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::v
            "' in calibration_data (model inputs: " + join(input_names) + ").");
   }
 
-  // Load every file, input by input, in sorted file order (as np.load over sorted(os.listdir)).
-  std::vector<std::vector<Tensor>> per_input;
+  // Every file is read once here, input by input in sorted file order (as np.load over
+  // sorted(os.listdir)), so that a file that is not a valid .npy fails the load.
+  std::vector<size_t> counts;
   for (const std::string& name : input_names) {
-    std::vector<Tensor> loaded;
-    for (const auto& [file, entry] : tree[name]) loaded.push_back(io::read_npy(entry->data, entry->size, entry->path));
-    per_input.push_back(std::move(loaded));
+    for (const auto& [file, path] : tree[name])
+      read(path, [&path = path](const uint8_t* data, size_t size) { io::read_npy(data, size, path); });
+    counts.push_back(tree[name].size());
   }
 
   // Sample counts: the first non-zero count is the reference, like the original's Dataset.
   size_t count = 0;
-  for (const auto& loaded : per_input)
-    if (count == 0) count = loaded.size();
-  for (size_t i = 0; i < per_input.size(); ++i) {
-    if (per_input[i].size() != count)
+  for (size_t c : counts)
+    if (count == 0) count = c;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] != count)
       fail("Input " + input_names[i] + " received wrong num of data\nPrevious num of sample: " + std::to_string(count) +
-           ", Input " + input_names[i] + "'s num of sample: " + std::to_string(per_input[i].size()));
+           ", Input " + input_names[i] + "'s num of sample: " + std::to_string(counts[i]));
   }
 
-  CalibrationData out;
-  out.samples_.assign(count, std::vector<Tensor>(input_names.size()));
+  out.read_ = std::move(read);
+  out.paths_.assign(count, std::vector<std::string>(input_names.size()));
   out.sample_files_.assign(count, "");
   for (size_t i = 0; i < input_names.size(); ++i) {
-    const ir::ValueInfo& info = graph.value(graph.inputs[i]).info;
     size_t k = 0;
-    for (const auto& [file, entry] : tree[input_names[i]]) {
-      check_sample(info, per_input[i][k], entry->path);
-      out.samples_[k][i] = per_input[i][k];
+    for (const auto& [file, path] : tree[input_names[i]]) {
+      out.paths_[k][i] = path;
       if (i == 0) out.sample_names_.push_back(file);
-      out.sample_files_[k] += (i ? ", " : "") + entry->path;
+      out.sample_files_[k] += (i ? ", " : "") + path;
       ++k;
     }
   }
+  // The checks against the model, in the order the original loads the samples.
+  for (size_t i = 0; i < input_names.size(); ++i)
+    for (size_t k = 0; k < count; ++k) out.decode(k, i);
   return out;
+}
+
+CalibrationData CalibrationData::from_files(const ir::Graph& graph, const std::vector<FileEntry>& files) {
+  auto bytes = std::make_shared<std::map<std::string, std::vector<uint8_t>>>();
+  std::vector<std::string> paths;
+  for (const FileEntry& f : files) {
+    paths.push_back(f.path);
+    (*bytes)[f.path].assign(f.data, f.data + f.size);
+  }
+  return from_files(graph, paths, [bytes](const std::string& path, const std::function<void(const uint8_t*, size_t)>& use) {
+    const std::vector<uint8_t>& b = bytes->at(path);
+    use(b.data(), b.size());
+  });
+}
+
+Tensor CalibrationData::decode(size_t k, size_t input) const {
+  const std::string& path = paths_[k][input];
+  Tensor t;
+  read_(path, [&](const uint8_t* data, size_t size) { t = io::read_npy(data, size, path); });
+  check_sample(inputs_[input], t, path);
+  return t;
+}
+
+std::vector<Tensor> CalibrationData::sample(size_t k) const {
+  check(k < paths_.size(), "calibration sample " + std::to_string(k) + " out of range");
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < paths_[k].size(); ++i) inputs.push_back(decode(k, i));
+  return inputs;
+}
+
+std::vector<std::vector<Tensor>> CalibrationData::all_samples() const {
+  std::vector<std::vector<Tensor>> all;
+  for (size_t k = 0; k < sample_count(); ++k) all.push_back(sample(k));
+  return all;
 }
 
 std::string CalibrationData::sample_files(size_t k) const {
@@ -139,7 +180,7 @@ std::string CalibrationData::sample_files(size_t k) const {
 }
 
 std::vector<size_t> CalibrationData::select(size_t data_num, SampleSelection mode) const {
-  const size_t total = samples_.size();
+  const size_t total = sample_count();
   // All ignores data_num: it is the mode for functions that always use every sample.
   if (mode != SampleSelection::All && data_num > total)
     fail("There are only " + std::to_string(total) + " data, but data_num is set to " + std::to_string(data_num) + "!");

@@ -17,8 +17,8 @@ class RunCache {
   explicit RunCache(size_t budget) : budget_(budget) {}
 
   // The record of a run of `inputs` under `config`, or nullptr; a hit becomes the most recently used.
-  // The key is the inputs' tensor identity (the cache keeps them alive, so an address cannot be
-  // reused) and the configuration.
+  // The key is the inputs (the same tensors, or equal ones: same dtype, shape and bytes; the cache
+  // keeps them alive) and the configuration.
   const RunRecord* find(const std::vector<Tensor>& inputs, const QuantConfig& config);
   // The record of `inputs` whose configuration has the smallest `distance`, or nullptr.
   const RunRecord* nearest(const std::vector<Tensor>& inputs,

@@ -77,7 +77,7 @@ int run_sweep(ptq::exec::Executor& executor, const std::string& data_dir, const 
   std::optional<ptq::exec::Executor::ScopedNodeTimer> sweep_timer;
   if (profile) {
     // Each node's time in a plain forward pass (after a warm-up), then the sweep's per-node totals.
-    const auto& sample = data.samples().back();
+    const auto sample = data.sample(data.sample_count() - 1);
     executor.run(sample, executor.uniform_config(false));
     {
       ptq::exec::Executor::ScopedNodeTimer timer(executor, [&](int node, double ms) { forward_ms[static_cast<size_t>(node)] += ms; });

@@ -140,7 +140,7 @@ int run(const Args& a) {
   const tools::LoadedFiles files = tools::read_calibration_folder(a.data_dir);
   const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files.entries);
 
-  const ir::Model calibrated = quant::calibrate(float_model, data.samples(), a.options);
+  const ir::Model calibrated = quant::calibrate(float_model, data.all_samples(), a.options);
   write_file(a.out, reader::write_onnx(calibrated));
   const quant::CalibrationCounts counts = quant::count_calibration_nodes(calibrated.graph);
   std::printf("%s: %zu activation and %zu weight calibration nodes from %zu sample(s)\n", a.out.c_str(),

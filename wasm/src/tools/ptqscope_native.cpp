@@ -113,7 +113,7 @@ int run_command(const std::vector<std::string>& argv) {
       args.quant == "on" ? executor.stored_config() : executor.uniform_config(false);
   fs::create_directories(args.out);
   for (size_t k = 0; k < data.sample_count(); ++k) {
-    const auto record = executor.run(data.samples()[k], config);
+    const auto record = executor.run(data.sample(k), config);
     const auto outputs = executor.tensor_outputs(record);
     const fs::path dir = fs::path(args.out) / ("sample_" + std::to_string(k));
     fs::create_directories(dir);

@@ -8,6 +8,8 @@ import { handleMessage } from '../../pipeline/worker_core.mjs';
 import { failure } from '../../pipeline/protocol.mjs';
 
 const post = (msg, transfer) => self.postMessage(msg, transfer ?? []);
+// A calibration file given by reference is a File (or Blob), read whenever its sample is used.
+const readFile = (file) => new Uint8Array(new FileReaderSync().readAsArrayBuffer(file));
 const wasm = wasmFromFirstMessage();
 failOnUnreadableMessages(self);
 
@@ -16,7 +18,7 @@ failOnUnreadableMessages(self);
 self.onmessage = (event) => {
   if (wasm.take(event.data)) return;
   wasm.ready.then(
-    (ptq) => handleMessage(ptq, event.data, post),
+    (ptq) => handleMessage(ptq, event.data, post, { readFile }),
     (err) => {
       // worker_core reports request errors itself; this is a failure to start the module.
       if (event.data?.type !== 'cancel') post(failure(event.data?.id, { name: err?.name, message: `analysis worker: ${err?.message ?? err}` }));
