@@ -3,7 +3,7 @@
 //   modelBytes       Uint8Array of the loaded .onnx
 //   modelName        its file name
 //   externalFiles    [{path, bytes}] the model's external-data files (paths as the model names them), or []
-//   calibrationFiles [{path: '<input>/<file>.npy', bytes}] of the calibration_data folder, or null
+//   calibrationFiles [{path: '<input>/<file>.npy', bytes, file?}] of the calibration_data folder (file: the File read), or null
 //   selection        node name | null (the sidebar shows it)
 //   picked           Set of node names (multi-select; replace the Set, do not mutate it in place)
 //   heat             { values: Map<nodeName, {value, color, label}>, legend: {title, direction, domain} } | null

@@ -7,10 +7,13 @@ import { calibrationSetResolver } from '../../pipeline/relations.mjs';
 
 export { runAnalysis };
 
+// `files`: the calibration files [{path, bytes, file?}]; one opened from disk goes to the workers as
+// its File, which they read whenever a sample is used, so that no worker holds the whole folder.
 export async function createPool({ size, spawn, model, externalFiles, files, modelName, convolution }) {
   const pool = makePool({ size, spawn });
+  const sent = files?.map((f) => (f.file ? { path: f.path, file: f.file } : { path: f.path, bytes: f.bytes }));
   try {
-    await pool.load({ model, externalFiles, files, modelName, dataName: 'calibration_data', convolution });
+    await pool.load({ model, externalFiles, files: sent, modelName, dataName: 'calibration_data', convolution });
   } catch (err) {
     pool.close();
     throw err;

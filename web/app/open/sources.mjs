@@ -1,5 +1,7 @@
 // Turns what the browser hands over (a drop, a file picker, a folder picker, a .zip) into
-// [{path, bytes}] with '/'-separated paths. Folders keep their own name as the first path part.
+// [{path, bytes, file?}] with '/'-separated paths. Folders keep their own name as the first path part.
+// `file` is the File the bytes were read from (none for a .zip's entries): the analysis workers read
+// calibration samples from it again as they use them (web/pipeline/worker_core.mjs).
 import { unzipSync } from 'fflate';
 import { isZip } from './checks.mjs';
 
@@ -10,7 +12,7 @@ async function readEntry(entry, prefix, out) {
   const path = prefix ? `${prefix}/${entry.name}` : entry.name;
   if (entry.isFile) {
     const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
-    out.push({ path, bytes: await readBytes(file) });
+    out.push({ path, bytes: await readBytes(file), file });
     return;
   }
   const reader = entry.createReader();
@@ -52,7 +54,7 @@ export async function filesFromDataTransfer(dt) {
     for (const e of entries) await readEntry(e, '', out);
   } else {
     // Synthetic drops (tests) and browsers without entries: the File objects themselves.
-    for (const file of dt.files ?? []) out.push({ path: file.webkitRelativePath || file.name, bytes: await readBytes(file) });
+    for (const file of dt.files ?? []) out.push({ path: file.webkitRelativePath || file.name, bytes: await readBytes(file), file });
   }
   return expandZips(out);
 }
@@ -60,6 +62,6 @@ export async function filesFromDataTransfer(dt) {
 // A FileList from <input type=file> (with or without webkitdirectory).
 export async function filesFromFileList(list) {
   const out = [];
-  for (const file of list) out.push({ path: file.webkitRelativePath || file.name, bytes: await readBytes(file) });
+  for (const file of list) out.push({ path: file.webkitRelativePath || file.name, bytes: await readBytes(file), file });
   return expandZips(out);
 }

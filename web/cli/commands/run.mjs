@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { parseArgs } from '../lib/args.mjs';
 import { withContext } from '../lib/errors.mjs';
-import { readCalibrationFolder, readExternalData, readModelFile } from '../lib/files.mjs';
+import { calibrationFilesOnDemand, readExternalData, readModelFile } from '../lib/files.mjs';
 import { encodeNpy } from '../lib/npy.mjs';
 import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { reportMemory } from '../lib/memory.mjs';
@@ -38,7 +38,7 @@ export async function main(argv, { log = console.log } = {}) {
   const [modelPath, dataDir] = positionals;
   checkOutputs([{ path: options.out, kind: 'dir', option: '--out' }]);
   const modelBytes = readModelFile(modelPath);
-  const files = readCalibrationFolder(dataDir);
+  const files = calibrationFilesOnDemand(dataDir);
 
   const ptq = await loadPtqModule();
   withContext('--conv', () => ptq.setConvolutionMode(options.conv ?? CONVOLUTION_MODES[0].name));

@@ -11,7 +11,7 @@ import { isSplittable, runAnalysis } from '../../pipeline/sweep.mjs';
 import { withoutNone } from '../../pipeline/runall.mjs';
 import { parseClick, parseClickInt } from './click.mjs';
 import { UsageError, SetupError } from './errors.mjs';
-import { readCalibrationFolder, readExternalData, readModelFile, readTextInput } from './files.mjs';
+import { listCalibrationFolder, readExternalData, readModelFile, readTextInput } from './files.mjs';
 import { keepListFormat } from './keep_list.mjs';
 import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
@@ -76,7 +76,8 @@ export const listOption = (name, flags, help, extra = {}) => ({ name, flags, typ
 export async function openAnalysis(modelPath, dataDir, options) {
   const model = readModelFile(modelPath);
   const externalFiles = readExternalData(await loadPtqModule(), modelPath, model);
-  const files = readCalibrationFolder(dataDir);
+  // Listed, not read: each worker reads a sample's files when the core uses that sample.
+  const files = listCalibrationFolder(dataDir);
   const wasmPath = wasmModulePath();
   if (!fs.existsSync(wasmPath)) {
     throw new SetupError(`${wasmPath} not found: build it first with \`npm run build\` (or scripts/build.sh wasm)`);

@@ -44,6 +44,18 @@ const describe = (st) => (st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket'
   : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'not a regular file');
 
 // `shown`: the name in messages (`file` may be a Buffer path).
+// What readBytes would say of `file` without reading it: a calibration folder is listed when it is
+// opened and its files are read as their samples are used.
+function checkReadable(file, what, shown) {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    if (fs.statSync(file).size >= 2 ** 31) throw new UsageError(`${what} ${shown}: larger than 2 GiB`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`cannot read ${what} ${shown}: ${reasonOf(err)}`);
+  }
+}
+
 function readBytes(file, what, shown = file) {
   try {
     return fs.readFileSync(file);
@@ -119,10 +131,10 @@ function isBrokenLink(file) {
   }
 }
 
-// Every regular file under a calibration_data folder as {path, bytes}, `path` relative to the
-// folder with '/' separators; hidden files (.DS_Store, ...) are skipped. Symbolic links to files and
+// Every regular file under a calibration_data folder as {path, file}, `path` relative to the
+// folder with '/' separators and `file` the file to read (checked readable, not read); hidden files (.DS_Store, ...) are skipped. Symbolic links to files and
 // folders are followed (a link back to a folder being read is an error). The core checks the layout.
-export function readCalibrationFolder(dir) {
+export function listCalibrationFolder(dir) {
   let st;
   try {
     st = fs.statSync(dir);
@@ -175,11 +187,23 @@ export function readCalibrationFolder(dir) {
         if (ancestors.includes(real)) throw new UsageError(`${path.join(dir, child)} is a symbolic link loop (it leads back to ${real})`);
         walk(child, full, [...ancestors, real]);
       } else {
-        files.push({ path: child, bytes: readBytes(full, 'calibration file', path.join(dir, child)) });
+        checkReadable(full, 'calibration file', path.join(dir, child));
+        files.push({ path: child, file: path.join(dir, child) });
       }
     }
   };
   walk('', root, [fs.realpathSync(dir)]);
   if (files.length === 0) throw new UsageError(`${dir} contains no files`);
   return files;
+}
+
+// The files of a calibration folder with their bytes, [{path, bytes}].
+export function readCalibrationFolder(dir) {
+  return listCalibrationFolder(dir).map((f) => ({ path: f.path, bytes: readBytes(f.file, 'calibration file', f.file) }));
+}
+
+// The same for a Session in this thread (Session.loadCalibrationData, docs/wasm-api.md): each file
+// read whenever the core uses its sample, [{path, bytes: () => Uint8Array}].
+export function calibrationFilesOnDemand(dir) {
+  return listCalibrationFolder(dir).map((f) => ({ path: f.path, bytes: () => fs.readFileSync(f.file) }));
 }

@@ -9,6 +9,7 @@
 //     "options": {<the command's options, without --json/--quiet/--workers/--shard/--config/--memory>},
 //     "inputs": {"model_sha256", "data_sha256"}, "result": <the core's result document of the shard's items> }
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { UsageError } from './errors.mjs';
 
 export const SHARD_SCHEMA = 'ptqscope.shard';
@@ -36,9 +37,10 @@ export const SHARD_OPTION = {
 const NOT_RECORDED = new Set(['json', 'quiet', 'workers', 'shard', 'config', 'memory']);
 const recordedOptions = (o) => Object.fromEntries(Object.entries(o).filter(([k]) => !NOT_RECORDED.has(k)));
 
+// chunks: [{path, bytes}] or [{path, file}] (read here one at a time).
 function digest(chunks) {
   const h = crypto.createHash('sha256');
-  for (const { path, bytes } of chunks) {
+  for (const { path, file, bytes = fs.readFileSync(file) } of chunks) {
     h.update(`${path}\0${bytes.length}\0`);
     h.update(bytes);
   }
