@@ -173,13 +173,15 @@ async function main() {
   const calibrations = graph.nodes.filter((n) => n.op_type === 'HzCalibration').length;
   console.error(`${MODEL}: ${graph.nodes.length} nodes, ${calibrations} calibration nodes, ${(flops / 1e9).toFixed(2)} GFLOP per forward pass`);
   const forward = await ortForward();
-  const context = ENGINES.includes('page') ? await openPage() : null;
+  // Chromium is started for the first page run (dist/ may still be building while the CLI runs).
+  let context = null;
   const rows = [];
   try {
     for (const samples of SAMPLES) {
       const data = sampleFolder(samples);
       for (const engine of ENGINES) {
         const before = await forward();
+        if (engine === 'page') context ??= await openPage();
         const r = engine === 'cli' ? await runCli(model, data, samples) : await runPage(context, model, data, samples);
         const after = await forward();
         const row = { engine, samples, ...r, ortMs: median([...before, ...after]), load: os.loadavg()[0] };
