@@ -208,7 +208,7 @@ function measuredRow(spec, r) {
   const row = `| ${spec.name} | ${spec.family} | ${inputText(spec, r)} | ${r.export?.megabytes ?? ''} | ${r.float?.error ? 'fail' : floatText(r.float)} | ${ok('calibrate')} | ${quant} | ${ok('sweep')} | ${Math.round(r.wall_seconds)} | ${r.pass ? 'pass' : `**fail** (${f?.step ?? '?'})`} |`;
   if (r.pass) return { row, entry: null };
   const g = f || { step: '?', error: 'no step recorded an error' };
-  return { row, entry: [`- **${spec.name}** (${g.step}): ${EXPLAINED[spec.name] ?? 'not analysed yet.'}`, '', '  ```', ...g.error.split('\n').map((l) => `  ${l}`), '  ```'] };
+  return { row, entry: [`- **${spec.name}** (${g.step}): ${EXPLAINED[spec.name] ?? 'not analysed yet.'}`, '', '  ```text', ...g.error.split('\n').map((l) => `  ${l}`), '  ```'] };
 }
 
 // A Failures entry kept from the page, its explanation (the lines up to the recorded error) taken from

@@ -172,4 +172,17 @@ describe('command extraction', () => {
       'c F D --out o --method max --qdq q.onnx', 'c F D --out o --method kl --qdq q.onnx']);
     expect(expand('run M D --quant on|off --out DIR')).toEqual(['run M D --quant on --out DIR', 'run M D --quant off --out DIR']);
   });
+
+  it('takes commands from code blocks but not from ```text blocks, which show output', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-docs-extract-'));
+    fs.mkdirSync(path.join(root, 'docs'));
+    fs.writeFileSync(path.join(root, 'docs/page.md'), [
+      '```sh', 'ptqscope run M D', '```', '', '  ```text', '  ptqscope run exited 2: error', '  ```', '',
+      '```', 'ptqscope fix M D', '```', ''].join('\n'));
+    try {
+      expect(documentedCommands(root).map((c) => `${c.line}: ${c.args.join(' ')}`)).toEqual(['2: run M D', '10: fix M D']);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

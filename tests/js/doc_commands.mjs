@@ -2,7 +2,7 @@
 // argument lists (tests/js/cli_docs.test.mjs runs each one against the example model).
 //
 // What counts as a command: a line in a fenced code block that starts with `ptqscope`, `npx ptqscope`
-// or `node web/cli/ptqscope.mjs` (after an optional `$ ` prompt); a trailing `\` continues it on the
+// or `node web/cli/ptqscope.mjs`, except in a ```text block, which shows a program's output (after an optional `$ ` prompt); a trailing `\` continues it on the
 // next line. Words are split as a POSIX shell does (quotes removed, `#` starts a comment). A comment
 // `# exit N` says the command is shown failing on purpose with exit code N (default 0).
 // Synopsis notation is expanded: `...` / `…` are dropped, an optional `[--option VALUE]` group is
@@ -160,15 +160,16 @@ export function documentedCommands(root) {
   for (const file of docFiles(root)) {
     const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n');
     let fence = null;
+    let output = false;
     for (let n = 0; n < lines.length; n++) {
       const trimmed = lines[n].trim();
-      const m = /^(`{3,}|~{3,})/.exec(trimmed);
+      const m = /^(`{3,}|~{3,})\s*(\S*)/.exec(trimmed);
       if (m) {
-        if (!fence) fence = m[1];
+        if (!fence) { fence = m[1]; output = m[2] === 'text'; }
         else if (trimmed.startsWith(fence)) fence = null;
         continue;
       }
-      if (!fence) continue;
+      if (!fence || output) continue;
       let text = trimmed.replace(/^\$\s+/, '');
       if (!PREFIXES.some((p) => text === p.join(' ') || text.startsWith(`${p.join(' ')} `))) continue;
       const first = n + 1;
