@@ -5,19 +5,21 @@
 // the accumulated cosine of the configured model against the float one over every sample;
 // onnxruntime-node runs the generator's model and the float model (graph optimisation off: the
 // expectation; at 'basic': its own spread), the cosine computed here (§4: per sample, then the mean).
-// (The QOperator fixtures' outputs are written by an output quantizer or a bias Add, nodes that
-// node-errors does not list; their configurations are run by `fix` in qoperator_import.test.mjs.)
+// The QOperator fixtures' outputs are written by an output quantizer or a bias Add, nodes that
+// node-errors does not list: there, and on the Q/DQ model too, `ptqscope run --config` writes the
+// configured model's outputs, compared element by element with onnxruntime on the generator's model
+// without that quantizer (graph optimisation off: the expectation; 'basic': its own spread).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, fixture, openSession } from './helpers.mjs';
+import { FIXTURES, decodeNpy, fixture, openSession } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { itemAllowance, oracleItem } from './quant_oracle.mjs';
+import { itemAllowance, offAgainstSpread, oracleItem, ortRun } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 
-const open = (level) => (file) => ort.InferenceSession.create(path.join(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
+const open = (level) => (file) => ort.InferenceSession.create(path.resolve(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
 
 let tmp;
 beforeAll(() => {
@@ -52,4 +54,53 @@ describe.each(['qdq_resnet_tiny'])('%s', (name) => {
     if (process.env.PTQ_REPORT) console.log(`${name} without ${o.quantizer}: ours ${ours}, onnxruntime ${expected.cos} (spread ${expected.spreadCos})`);
     expect(Math.abs(ours - expected.cos)).toBeLessThanOrEqual(itemAllowance(expected, 4).cos);
   }, 300_000);
+});
+
+describe.each(['qop_mixed', 'qdq_resnet_tiny'])('%s', (name) => {
+  it('run --config with one activation quantizer OFF writes the outputs onnxruntime gives without it', async () => {
+    const entry = fixture(name);
+    const o = entry.oracle.find((q) => q.kind === 'activation' && q.quantizer !== 'input');
+    const config = path.join(tmp, `${name}.run.config.json`);
+    fs.writeFileSync(config, JSON.stringify({ schema: 'ptqscope.config', version: 1, calibrations: { [o.quantizer]: { on: false } } }));
+    const out = path.join(tmp, `${name}.run`);
+    const r = await cli(['run', entry.model, entry.data, '--config', config, '--out', out]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+
+    const feeds = feedsOf(entry.data);
+    const [expectation, other] = await Promise.all([open('disabled')(o.without), open('basic')(o.without)]);
+    const stored = await open('disabled')(entry.model);
+    try {
+      for (let k = 0; k < feeds.length; k++) {
+        const a = await ortRun(expectation, feeds[k]);
+        const b = await ortRun(other, feeds[k]);
+        const ours = a.map((_, i) => ({ name: `sample ${k} output ${i}`, data: decodeNpy(fs.readFileSync(path.join(out, `sample_${k}`, `${i}.npy`))).data }));
+        // onnxruntime at 'basic' fuses Q/DQ pairs into its integer kernels, so its spread is wide; the
+        // configuration is also told from the model as stored: ours is nearer the model without the quantizer.
+        const s = await ortRun(stored, feeds[k]);
+        const asStored = offAgainstSpread(ours, s, [s]);
+        offAgainstSpread(ours, a, [b]).forEach((row, i) => {
+          if (process.env.PTQ_REPORT) console.log(`${name} without ${o.quantizer}, ${row.name}: ${row.off} off (spread ${row.spread}; ${asStored[i].off} off the model as stored)`);
+          expect(row.off, row.name).toBeLessThanOrEqual(row.spread);
+          expect(row.off, row.name).toBeLessThan(asStored[i].off);
+        });
+      }
+    } finally {
+      await Promise.all([expectation.release(), other.release(), stored.release()]);
+    }
+  }, 300_000);
+
+  it('run refuses --config together with --quant, and a configuration naming no calibration node of the model', async () => {
+    const entry = fixture(name);
+    const both = await cli(['run', entry.model, entry.data, '--quant', 'on', '--config', 'x.json', '--out', path.join(tmp, 'both')]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--quant.*--config/);
+    const config = path.join(tmp, `${name}.bad.config.json`);
+    fs.writeFileSync(config, JSON.stringify({ schema: 'ptqscope.config', version: 1, calibrations: { no_such_quantizer: { on: false } } }));
+    const bad = await cli(['run', entry.model, entry.data, '--config', config, '--out', path.join(tmp, 'bad')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(config);
+    expect(bad.stderr).toContain('no_such_quantizer');
+    expect(fs.existsSync(path.join(tmp, 'bad'))).toBe(false);
+  });
 });

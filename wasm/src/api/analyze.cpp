@@ -448,6 +448,11 @@ std::string resolve_config(const Context& c, const std::string& config_json) {
   return quant::config_document_json(c.executor, quant::apply_config(c.executor, c.relations, doc));
 }
 
+exec::QuantConfig quant_config_of(const Context& c, const std::string& config_json) {
+  const quant::ConfigDocument doc = quant::parse_config_document_text(config_json, "config");
+  return quant::apply_config(c.executor, c.relations, doc).config;
+}
+
 std::string list_items(const Context& c, const std::string& request_json) {
   const Request r = parse_request(request_json);
   JsonWriter w;

@@ -33,6 +33,9 @@ std::string list_items(const Context& context, const std::string& request_json);
 // its intents and every calibration node's state. Errors name the field ("config.intents[0].node: ...").
 std::string resolve_config(const Context& context, const std::string& config_json);
 
+// The executor configuration a configuration document sets (what `run` executes under it).
+exec::QuantConfig quant_config_of(const Context& context, const std::string& config_json);
+
 // Merges partial result documents of one request (a JSON array of documents) into one.
 std::string merge_results(const std::string& results_json_array);
 

@@ -668,8 +668,9 @@ class Session {
 
   api::Context context() { return {*executor_, *relations_, data_.get()}; }
 
-  // "stored" | "on" | "off", or {on: Uint8Array|Array, qtype?: string[], round?: string}.
-  exec::QuantConfig parse_config(const val& config) const {
+  // "stored" | "on" | "off", {on: Uint8Array|Array, qtype?: string[], round?: string}, or a
+  // configuration document (an object with `schema`, docs/config-schema.md).
+  exec::QuantConfig parse_config(const val& config) {
     if (config.isString()) {
       const std::string mode = config.as<std::string>();
       if (mode == "stored") return executor_->stored_config();
@@ -678,7 +679,10 @@ class Session {
       fail("run: unknown quant mode '" + mode + "' (expected 'stored', 'on' or 'off')");
     }
     check(config.typeOf().as<std::string>() == "object" && !config.isNull(),
-          "run: config must be 'stored', 'on', 'off' or an object {on, qtype?, round?}");
+          "run: config must be 'stored', 'on', 'off', an object {on, qtype?, round?} or a configuration document");
+    if (!config["schema"].isUndefined()) {
+      return api::quant_config_of(context(), val::global("JSON").call<std::string>("stringify", config));
+    }
     const size_t n = executor_->calibrations().size();
     exec::QuantConfig qc = executor_->stored_config();
     qc.on.resize(n);
