@@ -1,16 +1,23 @@
 // Where a quantized run of ours first parts from onnxruntime's, and whether that is a rounding tie.
 // Two valid float32 evaluations of a quantized network round the same value differently only where it
-// lies within float noise of a rounding boundary; from there the one-step difference propagates and
-// can grow without bound in a random-weight network. So a difference in the outputs is legitimate when,
-// on every sample, the first activation quantizer whose outputs differ (graph order; every earlier
-// quantizer output identical, so both engines quantized the same function of the same inputs) differs
-// only in elements whose two inputs lie on either side of (or on) the rounding boundary between the two
-// outputs, no further apart than float noise. Anything else (a difference of more than one step, inputs
-// far apart, the same input quantized differently, outputs differing with no quantizer differing) is not
+// lies within their float noise of a rounding boundary; from there the one-step difference propagates
+// and can grow without bound in a random-weight network. So a difference in the outputs is legitimate
+// when, on every sample, the first activation quantizer whose outputs differ (graph order; every
+// earlier quantizer output identical, so both engines quantized the same function of the same inputs)
+// differs only at ties. A tie: outputs one quantization level apart, inputs that are distinct values on
+// either side of (or on) the rounding boundary between the two levels, and no further apart, and no
+// further from the boundary, than onnxruntime's own float spread at that quantizer's input: the largest
+// difference, over the tensor, between onnxruntime's reference evaluation and another valid one (other
+// kernels, another summation order) that has every earlier quantizer output identical to the
+// reference's, so that its difference is float rounding alone. Where no such evaluation is left (each
+// parted from the reference at an earlier quantizer) the spread is not measured and nothing is a tie.
+// Anything else (a difference of more than one level, inputs further apart than onnxruntime's runs
+// are, the same input quantized differently, outputs differing with no quantizer differing) is not
 // explained by rounding.
 import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
+import * as ortWeb from 'onnxruntime-web';
 import { decodeNpy, loadPtqModule, readCalibrationFolder } from './helpers.mjs';
 // ---- protobuf: add graph outputs to a ModelProto without a protobuf library -------------------
 function readVarint(buf, pos) {
@@ -42,33 +49,55 @@ function typedOutput(name, elemType) {
   const tensorType = Buffer.concat([varint(1 * 8 + 0), varint(elemType)]);
   return field(12, Buffer.concat([field(1, Buffer.from(name, 'utf8')), field(2, field(1, tensorType))]));
 }
+// The fields of a protobuf message in buf[pos, end): {number, wire, from, start, end} (from: the tag's
+// first byte; start, end: the value's bytes).
+function* fieldsOf(buf, pos, end) {
+  while (pos < end) {
+    const [tag, p1] = readVarint(buf, pos);
+    const wire = tag % 8;
+    let start = p1;
+    let stop;
+    if (wire === 0) stop = readVarint(buf, p1)[1];
+    else if (wire === 1) stop = p1 + 8;
+    else if (wire === 5) stop = p1 + 4;
+    else if (wire === 2) {
+      const [len, p2] = readVarint(buf, p1);
+      start = p2;
+      stop = p2 + len;
+    } else throw new Error(`unexpected wire type ${wire}`);
+    yield { number: Math.floor(tag / 8), wire, from: pos, start, end: stop };
+    pos = stop;
+  }
+}
 // Rewrites ModelProto.graph (field 7) with extra GraphProto.output (field 12) entries appended:
 // outputs [[name, elemType]].
 export function withTypedOutputs(model, outputs) {
   const parts = [];
-  let pos = 0;
-  while (pos < model.length) {
-    const start = pos;
-    const [tag, p1] = readVarint(model, pos);
-    const wire = tag % 8;
-    let end;
-    if (wire === 0) end = readVarint(model, p1)[1];
-    else if (wire === 1) end = p1 + 8;
-    else if (wire === 5) end = p1 + 4;
-    else if (wire === 2) {
-      const [len, p2] = readVarint(model, p1);
-      end = p2 + len;
-      if (Math.floor(tag / 8) === 7) {
-        const graph = Buffer.concat([model.subarray(p2, end), ...outputs.map(([name, type]) => typedOutput(name, type))]);
-        parts.push(field(7, graph));
-        pos = end;
-        continue;
-      }
-    } else throw new Error(`unexpected wire type ${wire} in ModelProto`);
-    parts.push(model.subarray(start, end));
-    pos = end;
+  for (const f of fieldsOf(model, 0, model.length)) {
+    if (f.number === 7 && f.wire === 2) {
+      parts.push(field(7, Buffer.concat([model.subarray(f.start, f.end), ...outputs.map(([name, type]) => typedOutput(name, type))])));
+    } else parts.push(model.subarray(f.from, f.end));
   }
   return Buffer.concat(parts);
+}
+// A copy of a ModelProto whose float32 initializer `name` (TensorProto raw_data) is changed by
+// edit(values), in place: an error injected into a model for the tracer's negative cases.
+export function withInitializerEdited(model, name, edit) {
+  const out = Buffer.from(model);
+  for (const graph of fieldsOf(out, 0, out.length)) {
+    if (graph.number !== 7) continue;
+    for (const init of fieldsOf(out, graph.start, graph.end)) {
+      if (init.number !== 5) continue;
+      const f = Object.fromEntries([...fieldsOf(out, init.start, init.end)].map((x) => [x.number, x]));
+      if (!f[8] || out.toString('utf8', f[8].start, f[8].end) !== name) continue;
+      if (!f[9] || readVarint(out, f[2].start)[0] !== ELEM.float) throw new Error(`initializer ${name}: not float32 raw_data`);
+      const values = new Float32Array(out.buffer.slice(out.byteOffset + f[9].start, out.byteOffset + f[9].end));
+      edit(values);
+      Buffer.from(values.buffer).copy(out, f[9].start);
+      return out;
+    }
+  }
+  throw new Error(`no initializer ${name}`);
 }
 // Extra float outputs.
 export const withExtraOutputs = (model, names) => withTypedOutputs(model, names.map((n) => [n, ELEM.float]));
@@ -80,15 +109,33 @@ export function activationQuantizers(graph) {
     .map((n) => ({ name: n.name, input: n.inputs[0], output: n.outputs[0], scales: n.calibration.scales }));
 }
 
-// Float noise between two evaluations of one tensor: relative to its largest magnitude.
-export const TIE_NOISE = 1e-5;
+const maxAbsDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
 
-const maxAbs = (a) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+// onnxruntime's float spread, as firstDivergence's `spreadAt`: at quantizer q's input, the largest
+// |other - reference| over the tensor, over the other evaluations still identical to the reference at
+// every quantizer before q; null when there is none. others: [{values, parted}] (values: tensor name ->
+// data, like `theirs`; parted: false, or the quantizer where that evaluation first differed from the
+// reference, kept across calls as the quantizers are traced in order). Each call marks the evaluations
+// whose output of q differs as parted, so q must be every quantizer in graph order.
+export function onnxruntimeSpread(theirs, others) {
+  return (q) => {
+    const live = others.filter((o) => !o.parted);
+    const spread = live.length ? Math.max(...live.map((o) => maxAbsDiff(o.values[q.input], theirs[q.input]))) : null;
+    for (const o of live) if (maxAbsDiff(o.values[q.output], theirs[q.output]) !== 0) o.parted = q.name;
+    return spread;
+  };
+}
 
-// One sample: ours / theirs map every quantizer's input and output tensor name to its values.
-// -> null when no quantizer output differs, else {quantizer, differing, size, tie, why}.
-export function firstDivergence(quantizers, ours, theirs) {
+// The quantization level a dequantized value stands for at step s (levels are integers apart).
+const levelOf = (v, s) => Math.round(v / s);
+
+// One sample: ours / theirs map every quantizer's input and output tensor name to its values;
+// spreadAt(q): the float spread two valid evaluations show at q's input (called on every quantizer in
+// order), or null where it is not measured. -> null when no quantizer output differs, else {quantizer,
+// differing, size, gap (the largest input difference among the differing elements), spread, tie, why}.
+export function firstDivergence(quantizers, ours, theirs, spreadAt) {
   for (const q of quantizers) {
+    const spread = spreadAt(q);
     const a = ours[q.output];
     const b = theirs[q.output];
     const differing = [];
@@ -96,26 +143,29 @@ export function firstDivergence(quantizers, ours, theirs) {
     if (!differing.length) continue;
     const xa = ours[q.input];
     const xb = theirs[q.input];
-    const noise = TIE_NOISE * Math.max(maxAbs(xa), maxAbs(xb), 1e-30);
     // One level: the step of a per-tensor quantizer; a per-channel one's differs by channel, so there a
-    // difference is only checked to be a step of one of its channels.
+    // difference is only checked to be one level at the step of one of its channels.
     const steps = q.scales?.length ? q.scales : [];
-    const oneLevel = (d) => steps.some((s) => Math.abs(d - s) <= 1e-5 * s);
+    const oneLevel = (u, v) => steps.some((s) => Math.abs(levelOf(u, s) - levelOf(v, s)) === 1);
     const why = [];
-    for (const i of differing) {
+    if (spread === null) {
+      why.push('no float spread measured at its input (every other evaluation parted from the reference at an earlier quantizer)');
+    }
+    for (const i of spread === null ? [] : differing) {
       const boundary = (a[i] + b[i]) / 2; // dequantization is affine: the boundary between two neighbouring levels
       const [lo, hi] = xa[i] <= xb[i] ? [xa[i], xb[i]] : [xb[i], xa[i]];
-      const neighbours = oneLevel(Math.abs(a[i] - b[i]));
-      if (!neighbours) why.push(`element ${i}: outputs ${a[i]} / ${b[i]} are not one level apart`);
+      if (!oneLevel(a[i], b[i])) why.push(`element ${i}: outputs ${a[i]} / ${b[i]} are not one level apart`);
       // The same input quantized two ways is a rounding rule apart, not float noise.
       else if (xa[i] === xb[i]) why.push(`element ${i}: the same input ${xa[i]} quantized to ${a[i]} / ${b[i]}`);
-      else if (hi - lo > noise) why.push(`element ${i}: inputs ${xa[i]} / ${xb[i]} differ by more than float noise (${noise.toExponential(2)})`);
-      else if (!(lo <= boundary && boundary <= hi) && Math.min(Math.abs(lo - boundary), Math.abs(hi - boundary)) > noise) {
-        why.push(`element ${i}: inputs ${xa[i]} / ${xb[i]} are not near the rounding boundary ${boundary}`);
+      else if (hi - lo > spread) why.push(`element ${i}: inputs ${xa[i]} / ${xb[i]} differ by more than onnxruntime's float spread (${spread.toExponential(2)})`);
+      else if (!(lo <= boundary && boundary <= hi) && Math.min(Math.abs(lo - boundary), Math.abs(hi - boundary)) > spread) {
+        why.push(`element ${i}: inputs ${xa[i]} / ${xb[i]} are not within onnxruntime's float spread of the rounding boundary ${boundary}`);
       }
       if (why.length >= 3) break;
     }
-    return { quantizer: q.name, differing: differing.length, size: b.length, tie: !why.length, why };
+    // The largest distance between the two runs' inputs among the differing elements.
+    const gap = differing.reduce((m, i) => Math.max(m, Math.abs(xa[i] - xb[i])), 0);
+    return { quantizer: q.name, differing: differing.length, size: b.length, gap, spread, tie: !why.length, why };
   }
   return null;
 }
@@ -154,11 +204,35 @@ export function traceChunks(quantizers, values, bytes = TRACE_BYTES) {
   return chunks;
 }
 
+// onnxruntime's valid evaluations of a Q/DQ model beside the reference (onnxruntime-node, optimisations
+// off), the ones divergences() measures onnxruntime's float spread with by default, each opened as
+// bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, release}: onnxruntime-node at level
+// 'basic' and at 'all' with its QDQ fusions off (the quantizers stay as they are; its convolutions run by
+// other kernels, in another summation order), onnxruntime-web (wasm backend, other kernels again) with
+// optimisations off and at 'basic'. Levels with the QDQ fusions on compute in integers with another
+// requantisation, not the model's ONNX semantics.
+const asData = (r) => Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data]));
+const nodeAt = (level, extra) => async (bytes) => {
+  const s = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3, ...(extra ? { extra } : {}) });
+  return { run: async (feeds) => asData(await s.run(feeds)), release: () => s.release() };
+};
+const webAt = (level) => async (bytes) => {
+  ortWeb.env.wasm.numThreads = 1;
+  ortWeb.env.logLevel = 'error';
+  const s = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: level });
+  const toWeb = (feeds) => Object.fromEntries(Object.entries(feeds).map(([n, t]) => [n, new ortWeb.Tensor(t.type, t.data, t.dims)]));
+  return { run: async (feeds) => asData(await s.run(toWeb(feeds))), release: () => s.release() };
+};
+export const ONNXRUNTIME_EVALUATIONS = [nodeAt('basic'), nodeAt('all', { session: { disable_quant_qdq: '1' } }), webAt('disabled'), webAt('basic')];
+
 // Ours (the calibrated model, calibration nodes as stored) against onnxruntime-node on its Q/DQ twin
-// (optimisations off), on the first `count` samples of dataDir: the first divergence of each sample.
-// Traced in chunks of quantizers (traceChunks, at most `bytes` each), both models run again per chunk with that chunk's tensors
+// (optimisations off), on the first `count` samples of dataDir: the first divergence of each sample,
+// judged by onnxruntime's float spread between that reference and the evaluations `others` makes
+// (each: Q/DQ model bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, release}).
+// oursData: the calibration_data folder ours reads instead of dataDir (an error injected into our run).
+// Traced in chunks of quantizers (traceChunks, at most `bytes` each), every model run again per chunk with that chunk's tensors
 // as outputs, so memory stays bounded; a sample is settled at the first chunk where a quantizer differs.
-export async function divergences(calibratedBytes, qdqBytes, dataDir, count = Infinity, bytes = TRACE_BYTES) {
+export async function divergences(calibratedBytes, qdqBytes, dataDir, { count = Infinity, bytes = TRACE_BYTES, others = ONNXRUNTIME_EVALUATIONS, oursData = dataDir } = {}) {
   const ptq = await loadPtqModule();
   const session = new ptq.Session();
   try {
@@ -167,26 +241,37 @@ export async function divergences(calibratedBytes, qdqBytes, dataDir, count = In
     const outputs = new Set(graph.outputs.map((o) => o.name));
     const feeds = feedsOf(dataDir).slice(0, count);
     const found = feeds.map(() => null);
+    // Per sample, per other evaluation: where it parted from the reference (onnxruntimeSpread).
+    const parted = feeds.map(() => others.map(() => ({ parted: false })));
     const open = new Set(feeds.keys());
     for (const chunk of traceChunks(activationQuantizers(graph), graph.values, bytes)) {
       if (!open.size) break;
       const extra = tensorsOf(chunk).filter((t) => !outputs.has(t));
       session.loadModel(withExtraOutputs(calibratedBytes, extra));
-      session.loadCalibrationData(readCalibrationFolder(dataDir));
-      const reference = await ort.InferenceSession.create(withExtraOutputs(qdqBytes, extra),
-        { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
-      for (const k of open) {
-        session.run(k, 'stored');
-        const ours = {};
-        for (let i = 0; i < session.outputCount(); i++) {
-          const o = session.output(i);
-          ours[o.name] = o.data.slice();
+      session.loadCalibrationData(readCalibrationFolder(oursData));
+      const qdq = withExtraOutputs(qdqBytes, extra);
+      const reference = await ort.InferenceSession.create(qdq, { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+      const evaluations = [];
+      try {
+        for (const make of others) evaluations.push(await make(qdq));
+        for (const k of open) {
+          session.run(k, 'stored');
+          const ours = {};
+          for (let i = 0; i < session.outputCount(); i++) {
+            const o = session.output(i);
+            ours[o.name] = o.data.slice();
+          }
+          const r = await reference.run(feeds[k]);
+          const theirs = Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data]));
+          for (let j = 0; j < evaluations.length; j++) parted[k][j].values = await evaluations[j].run(feeds[k]);
+          found[k] = firstDivergence(chunk, ours, theirs, onnxruntimeSpread(theirs, parted[k]));
+          for (const p of parted[k]) delete p.values; // only this chunk's tensors
+          if (found[k]) open.delete(k);
         }
-        const r = await reference.run(feeds[k]);
-        found[k] = firstDivergence(chunk, ours, Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data])));
-        if (found[k]) open.delete(k);
+      } finally {
+        await reference.release?.();
+        for (const e of evaluations) await e.release?.();
       }
-      await reference.release?.();
     }
     return found;
   } finally {
@@ -218,6 +303,12 @@ export function dynamicQuantizeLinear(x) {
 
 const dequantized = ({ q, scale, zeroPoint }) => Float32Array.from(q, (v) => (v - zeroPoint) * scale);
 
+// The float noise a dynamic quantizer's tie is judged by: 1e-5 of the input's largest magnitude, a fixed
+// bound (onnxruntime's own spread is not measured on this path: one forward of the model it serves
+// takes tens of seconds).
+const DYNAMIC_TIE_NOISE = 1e-5;
+const maxAbs = (a) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+
 // One sample's first dynamic quantizer (graph order) where ours and onnxruntime part. ours[name]: the
 // quantizer's input in our run (our quantizer's output is not a tensor of the file: the formula above
 // stands for it); theirs[name]: {x, q, scale, zeroPoint}, onnxruntime's DynamicQuantizeLinear input and
@@ -233,7 +324,7 @@ export function firstDynamicDivergence(names, ours, theirs) {
         why: [`scale / zero point ours ${a.scale} / ${a.zeroPoint}, onnxruntime ${b.scale} / ${b.zeroPoint}`] };
     }
     const d = firstDivergence([{ name, input: 'x', output: 'y', scales: [a.scale] }], { x: ours[name], y: dequantized(a) },
-      { x: b.x, y: dequantized(b) });
+      { x: b.x, y: dequantized(b) }, () => DYNAMIC_TIE_NOISE * Math.max(maxAbs(ours[name]), maxAbs(b.x), 1e-30));
     if (d) return d;
   }
   return null;

@@ -15,8 +15,9 @@
 //              between them, or below FLIP_SHARE of what quantization itself changes (1 - cosine of
 //              onnxruntime's unoptimised Q/DQ run vs its float run), or else explained by a rounding tie: on
 //              every sample the first quantizer where ours parts from onnxruntime rounds, in the elements
-//              that differ, inputs within float noise of each other on either side of a boundary
-//              (tie_origin.mjs). The outputs must be finite where onnxruntime's are; outputs whose size changes
+//              that differ, inputs on either side of a boundary no further apart than onnxruntime's own
+//              float spread there (the largest difference at that input between its unoptimised run and
+//              its other valid evaluations, tie_origin.mjs's ONNXRUNTIME_EVALUATIONS). The outputs must be finite where onnxruntime's are; outputs whose size changes
 //              (detections) are recorded as NaN and not judged
 //   sweep:     `get-sensitivity-of-nodes -n activation` on a few activation calibration nodes, one sample:
 //              every requested node has a row (a detector whose detection count changes has NaN metrics)
