@@ -99,6 +99,45 @@ export function withInitializerEdited(model, name, edit) {
   }
   throw new Error(`no initializer ${name}`);
 }
+// A copy of a Q/DQ ModelProto with its QuantizeLinear -> DequantizeLinear pairs removed except those whose
+// DequantizeLinear output is in `keep`: each removed pair becomes Identity(pair input) -> pair output, so the
+// consumers read the pair's input unchanged and every tensor name stays (tie tracing names them). A pair:
+// a DequantizeLinear whose first input is a QuantizeLinear's output. Edited on the wire format (GraphProto
+// node 1; NodeProto input 1, output 2, name 3, op_type 4), independently of the core's reader and export.
+export function withQdqPairsKept(model, keep) {
+  const text = (buf, f) => buf.toString('utf8', f.start, f.end);
+  const out = [];
+  for (const g of fieldsOf(model, 0, model.length)) {
+    if (g.number !== 7 || g.wire !== 2) {
+      out.push(model.subarray(g.from, g.end));
+      continue;
+    }
+    const nodes = [];
+    for (const f of fieldsOf(model, g.start, g.end)) {
+      if (f.number !== 1 || f.wire !== 2) continue;
+      const parts = [...fieldsOf(model, f.start, f.end)];
+      const strings = (n) => parts.filter((p) => p.number === n && p.wire === 2).map((p) => text(model, p));
+      nodes.push({ from: f.from, op: strings(4)[0], name: strings(3)[0] ?? '', inputs: strings(1), outputs: strings(2) });
+    }
+    const quantize = new Map(nodes.filter((n) => n.op === 'QuantizeLinear').map((n) => [n.outputs[0], n]));
+    const drop = new Set();
+    const identities = new Map(); // DequantizeLinear node start -> its Identity replacement
+    for (const n of nodes) {
+      const q = n.op === 'DequantizeLinear' ? quantize.get(n.inputs[0]) : undefined;
+      if (!q || keep.has(n.outputs[0])) continue;
+      drop.add(q.from);
+      identities.set(n.from, Buffer.concat([field(1, Buffer.from(q.inputs[0], 'utf8')), field(2, Buffer.from(n.outputs[0], 'utf8')),
+        field(3, Buffer.from(`${n.name}_removed`, 'utf8')), field(4, Buffer.from('Identity', 'utf8'))]));
+    }
+    const graph = [];
+    for (const f of fieldsOf(model, g.start, g.end)) {
+      if (f.number === 1 && f.wire === 2 && drop.has(f.from)) continue;
+      graph.push(identities.has(f.from) ? field(1, identities.get(f.from)) : model.subarray(f.from, f.end));
+    }
+    out.push(field(7, Buffer.concat(graph)));
+  }
+  return Buffer.concat(out);
+}
 // Extra float outputs.
 export const withExtraOutputs = (model, names) => withTypedOutputs(model, names.map((n) => [n, ELEM.float]));
 
@@ -219,7 +258,7 @@ const nodeAt = (level, extra) => async (bytes) => {
 const webAt = (level) => async (bytes) => {
   ortWeb.env.wasm.numThreads = 1;
   ortWeb.env.logLevel = 'error';
-  const s = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: level });
+  const s = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: level, logSeverityLevel: 3 });
   const toWeb = (feeds) => Object.fromEntries(Object.entries(feeds).map(([n, t]) => [n, new ortWeb.Tensor(t.type, t.data, t.dims)]));
   return { run: async (feeds) => asData(await s.run(toWeb(feeds))), release: () => s.release() };
 };
@@ -230,9 +269,12 @@ export const ONNXRUNTIME_EVALUATIONS = [nodeAt('basic'), nodeAt('all', { session
 // judged by onnxruntime's float spread between that reference and the evaluations `others` makes
 // (each: Q/DQ model bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, release}).
 // oursData: the calibration_data folder ours reads instead of dataDir (an error injected into our run).
+// config: our run's configuration (Session.run's second argument); traced: the names of the quantizers
+// traced (null: every activation quantizer), those ON in both runs when the others are switched off
+// (an OFF quantizer's output is its input: float noise there is no rounding decision).
 // Traced in chunks of quantizers (traceChunks, at most `bytes` each), every model run again per chunk with that chunk's tensors
 // as outputs, so memory stays bounded; a sample is settled at the first chunk where a quantizer differs.
-export async function divergences(calibratedBytes, qdqBytes, dataDir, { count = Infinity, bytes = TRACE_BYTES, others = ONNXRUNTIME_EVALUATIONS, oursData = dataDir } = {}) {
+export async function divergences(calibratedBytes, qdqBytes, dataDir, { count = Infinity, bytes = TRACE_BYTES, others = ONNXRUNTIME_EVALUATIONS, oursData = dataDir, config = 'stored', traced = null } = {}) {
   const ptq = await loadPtqModule();
   const session = new ptq.Session();
   try {
@@ -244,7 +286,8 @@ export async function divergences(calibratedBytes, qdqBytes, dataDir, { count = 
     // Per sample, per other evaluation: where it parted from the reference (onnxruntimeSpread).
     const parted = feeds.map(() => others.map(() => ({ parted: false })));
     const open = new Set(feeds.keys());
-    for (const chunk of traceChunks(activationQuantizers(graph), graph.values, bytes)) {
+    const quantizers = activationQuantizers(graph).filter((q) => !traced || traced.includes(q.name));
+    for (const chunk of traceChunks(quantizers, graph.values, bytes)) {
       if (!open.size) break;
       const extra = tensorsOf(chunk).filter((t) => !outputs.has(t));
       session.loadModel(withExtraOutputs(calibratedBytes, extra));
@@ -255,7 +298,7 @@ export async function divergences(calibratedBytes, qdqBytes, dataDir, { count = 
       try {
         for (const make of others) evaluations.push(await make(qdq));
         for (const k of open) {
-          session.run(k, 'stored');
+          session.run(k, config);
           const ours = {};
           for (let i = 0; i < session.outputCount(); i++) {
             const o = session.output(i);

@@ -1,0 +1,232 @@
+// Activation sensitivity on the calibrated fixtures (HzCalibration nodes, made by ptq_calibrate) against
+// onnxruntime (issue 17): item X (§3.2: X ON, every other quantizer OFF, weights included) is, for
+// onnxruntime, the fixture's Q/DQ rewrite (the manifest's `qdq_model`) with only X's
+// QuantizeLinear -> DequantizeLinear pair kept, every other pair removed by a graph edit made here
+// (tie_origin.mjs withQdqPairsKept: the consumers read the pair's input), and the float reference that
+// model with every pair removed. The §4 metrics (mse, cosine) of item against reference are computed here
+// in float64 (quant_oracle.mjs) and aggregated as §3.3 (mean over samples per output, then over
+// outputs). Each of onnxruntime's valid evaluations computes both runs with its own kernels:
+// onnxruntime-node and onnxruntime-web (wasm backend), graph optimisations off and at 'basic', and
+// onnxruntime-node at 'all' with its QDQ fusions off (as fake_quant_conformance.test.mjs). The first
+// (node, off) is the expectation; onnxruntime's spread for the item is the largest distance of the
+// others' metric from it.
+// Ours, in two steps, neither with an allowance:
+//  - our executor's runs of the item and of the float model (Session.run with the item's configuration,
+//    every quantizer OFF) give, by the same float64 formulas, metrics within that spread of the
+//    expectation. An item beyond it is traced (tie_origin.mjs divergences, our run configured as the
+//    item, only its quantizer traced), per sample: where the item's quantizer differs from
+//    onnxruntime's, only in elements one level apart whose inputs lie within onnxruntime's own float
+//    spread of the rounding boundary (a tie; first check); where it is identical, the difference is
+//    float rounding of the unquantized rest alone, and that sample's metrics must be within the
+//    spread of that sample's (second check);
+//  - the analysis (session.analyze, same samples) reports for the item exactly §4's float32 metric of
+//    those outputs (float32 arithmetic, numpy's pairwise sums, computed here: metric32), bit for bit.
+// The reported metric is a float32 (§4, as numpy computes it): near 1 a cosine resolves only 2^-24
+// (6e-8), while onnxruntime's evaluations of an item differ by ~1e-10 in float64. Comparing the reported
+// value with the float64 expectation would need an allowance for that rounding; the two steps need none.
+// Items: every one on fixtures with at most MAX_ITEMS; on larger ones (yolov8n_like: 204) a fixed
+// subset, the first, the last and every k-th in graph order (itemSubset). Samples: the first SAMPLES.
+// PTQ_REPORT=1 prints, per fixture, onnxruntime's largest spread and our largest distance.
+import fs from 'node:fs';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import * as ortWeb from 'onnxruntime-web';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, runCopy } from './helpers.mjs';
+import { aggregate, cosine, mse, ortRun } from './quant_oracle.mjs';
+import { divergences, feedsOf, withQdqPairsKept } from './tie_origin.mjs';
+
+const SAMPLES = 1;
+const MAX_ITEMS = 8;
+
+ortWeb.env.wasm.numThreads = 1;
+ortWeb.env.logLevel = 'error';
+
+// onnxruntime's valid evaluations, the reference first: bytes -> session.
+const ENGINES = {
+  'node off': (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 }),
+  'node basic': (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, graphOptimizationLevel: 'basic', logSeverityLevel: 3 }),
+  // Fully optimised with its QDQ fusions off: the quantizers stay, its convolutions run by its NCHWc
+  // kernels (another summation order); with the fusions on it computes in integers, not ONNX semantics.
+  'node all': (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, graphOptimizationLevel: 'all', logSeverityLevel: 3,
+    extra: { session: { disable_quant_qdq: '1' } } }),
+  'web off': (b) => ortWeb.InferenceSession.create(b, { executionProviders: ['wasm'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 }),
+  'web basic': (b) => ortWeb.InferenceSession.create(b, { executionProviders: ['wasm'], graphOptimizationLevel: 'basic', logSeverityLevel: 3 }),
+};
+const libOf = (engine) => (engine.startsWith('web') ? ortWeb : ort);
+
+// At most MAX_ITEMS of `names` (graph order): all of them, or the first, the last and every k-th between.
+function itemSubset(names) {
+  if (names.length <= MAX_ITEMS) return names;
+  const k = Math.ceil((names.length - 1) / (MAX_ITEMS - 1));
+  return names.filter((_, i) => i % k === 0 || i === names.length - 1);
+}
+
+const entries = loadManifest().filter((m) => m.kind === 'calibrated' && m.qdq_model);
+
+describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
+  let ptq;
+  let session;
+  let calibrations; // the calibrated model's quantizers, in the order a run configuration lists them
+  let items; // [{name, output}]: the activation quantizers compared
+  let feeds;
+  let count;
+  let qdqBytes;
+  beforeAll(async () => {
+    ptq = await loadPtqModule();
+    session = new ptq.Session();
+    calibrations = session.loadModel(fs.readFileSync(entry.model)).calibrations;
+    const samples = session.loadCalibrationData(readCalibrationFolder(entry.data)).sampleCount;
+    const graph = JSON.parse(session.graphJson());
+    const features = graph.nodes.filter((n) => n.calibration?.kind === 'feature').map((n) => ({ name: n.name, output: n.outputs[0] }));
+    items = itemSubset(features.map((f) => f.name)).map((n) => features.find((f) => f.name === n));
+    count = Math.min(SAMPLES, samples);
+    feeds = feedsOf(entry.data).slice(0, count);
+    qdqBytes = fs.readFileSync(path.join(FIXTURES, entry.qdq_model));
+  });
+  afterAll(() => session?.delete());
+  // §3.2: the item's quantizer ON (as stored), every other one OFF.
+  const configOf = (item) => ({ on: calibrations.map((c) => (c.name === item ? 1 : 0)), qtype: calibrations.map(() => '') });
+
+  // Both checks below judge one comparison, made once.
+  let compared;
+  const comparison = () => (compared ??= compare());
+  async function compare() {
+    const t0 = performance.now();
+    const request = { analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['mse', 'cosine-similarity'], data_num: count,
+      sample_selection: 'first', interested_nodes: items.map((i) => i.name) } };
+    const ours = JSON.parse(session.analyze(JSON.stringify(request))).sensitivity.activation;
+    // The float reference of every evaluation, run by that evaluation.
+    const floatBytes = withQdqPairsKept(qdqBytes, new Set());
+    const floats = {};
+    for (const [engine, open] of Object.entries(ENGINES)) {
+      const s = await open(floatBytes);
+      floats[engine] = [];
+      for (const f of feeds) floats[engine].push(await ortRun(s, asFeeds(f, libOf(engine))));
+      await s.release?.();
+    }
+    const allOff = { on: calibrations.map(() => 0), qtype: calibrations.map(() => '') };
+    const ourFloat = feeds.map((_, k) => runCopy(session, k, allOff).map((o) => o.data));
+    const rows = [];
+    for (const item of items) {
+      const kept = withQdqPairsKept(qdqBytes, new Set([item.output]));
+      const metrics = [];
+      for (const [engine, open] of Object.entries(ENGINES)) {
+        const s = await open(kept);
+        const pairs = [];
+        for (let k = 0; k < feeds.length; k++) {
+          const v = await ortRun(s, asFeeds(feeds[k], libOf(engine)));
+          pairs.push(floats[engine][k].map((x, i) => [x, v[i]]));
+        }
+        await s.release?.();
+        metrics.push({ mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine), samples: pairs.map((p) => ({ mse: aggregate([p], mse), cos: aggregate([p], cosine) })) });
+      }
+      const [expected, ...others] = metrics;
+      const row = ours[item.name];
+      expect(row, `${name} ${item.name}: no sensitivity item`).toBeDefined();
+      // Our executor's item and float runs on the same samples.
+      const runs = feeds.map((_, k) => runCopy(session, k, configOf(item.name)).map((o, i) => [ourFloat[k][i], o.data]));
+      const mine = { mse: aggregate(runs, mse), cos: aggregate(runs, cosine), samples: runs.map((p) => ({ mse: aggregate([p], mse), cos: aggregate([p], cosine) })) };
+      expect(Math.fround(row.mse), `${name} ${item.name}: reported mse vs §4 in float32 of our outputs`).toBe(aggregate32(runs, mse32));
+      expect(Math.fround(row['cosine-similarity']), `${name} ${item.name}: reported cosine vs §4 in float32 of our outputs`).toBe(aggregate32(runs, cosine32));
+      rows.push({
+        item,
+        expected,
+        others,
+        ours: mine,
+        spread: { mse: Math.max(...others.map((m) => Math.abs(m.mse - expected.mse))), cos: Math.max(...others.map((m) => Math.abs(m.cos - expected.cos))) },
+        distance: { mse: Math.abs(mine.mse - expected.mse), cos: Math.abs(mine.cos - expected.cos) },
+      });
+    }
+    const beyond = rows.filter((r) => !(r.distance.mse <= r.spread.mse && r.distance.cos <= r.spread.cos));
+    const describeRow = (r) => `${r.item.name}: mse ours ${r.ours.mse} onnxruntime ${r.expected.mse} (spread ${r.spread.mse.toExponential(2)}, ours off by ${r.distance.mse.toExponential(2)}); ` +
+      `cosine ours ${r.ours.cos} onnxruntime ${r.expected.cos} (spread ${r.spread.cos.toExponential(2)}, ours off by ${r.distance.cos.toExponential(2)})`;
+    // Beyond the spread: only a rounding tie at the item's quantizer may explain it.
+    const ties = [];
+    for (const r of beyond) {
+      const origins = await divergences(fs.readFileSync(entry.model), withQdqPairsKept(qdqBytes, new Set([r.item.output])), entry.data,
+        { count, config: configOf(r.item.name), traced: [r.item.name] });
+      // A sample whose item quantizer equals onnxruntime's is float rounding alone: within the spread
+      // of that sample's metric; one where it differs must differ at a tie.
+      const within = (k) => ['mse', 'cos'].every((m) => Math.abs(r.ours.samples[k][m] - r.expected.samples[k][m]) <=
+        Math.max(...r.others.map((o) => Math.abs(o.samples[k][m] - r.expected.samples[k][m]))));
+      if (process.env.PTQ_REPORT) {
+        for (let k = 0; k < count; k++) {
+          console.log(`${r.item.name} sample ${k}: ours mse ${r.ours.samples[k].mse} cos ${r.ours.samples[k].cos}; onnxruntime ${[r.expected, ...r.others].map((o) => `${o.samples[k].mse} / ${o.samples[k].cos}`).join(', ')}`);
+        }
+      }
+      const samples = origins.map((d, k) => ({
+        tie: d ? d.tie : null,
+        within: d ? null : within(k),
+        text: `sample ${k}: ${d ? `${d.differing} of ${d.size} differ, inputs up to ${d.gap.toExponential(2)} apart, onnxruntime's float spread there ${d.spread?.toExponential(2)}${d.tie ? ' (tie)' : `: NOT a tie: ${d.why.join('; ')}`}` : `the quantizer does not differ, the sample ${within(k) ? 'within' : 'BEYOND'} its spread`}`,
+      }));
+      ties.push({ r, samples });
+    }
+    const worst = (key, what) => Math.max(...rows.map((r) => r[what][key]));
+    if (process.env.PTQ_REPORT) {
+      console.log(`${name}: ${rows.length} activation items, ${count} samples, ${((performance.now() - t0) / 1000).toFixed(1)} s\n` +
+        `  largest onnxruntime spread: mse ${worst('mse', 'spread').toExponential(2)}, cosine ${worst('cos', 'spread').toExponential(2)}\n` +
+        `  largest distance of ours:   mse ${worst('mse', 'distance').toExponential(2)}, cosine ${worst('cos', 'distance').toExponential(2)}\n` +
+        `  beyond the spread: ${beyond.length}${ties.map((t) => `\n    ${describeRow(t.r)}\n      ${t.samples.map((x) => x.text).join('; ')}`).join('')}`);
+    }
+    return { ties, describeRow };
+  }
+
+  it('items beyond onnxruntime\'s spread whose quantizer differs from its differ at rounding ties', async () => {
+    const { ties, describeRow } = await comparison();
+    for (const t of ties) {
+      for (const x of t.samples) if (x.tie !== null) expect(x.tie, `${name} ${describeRow(t.r)}\n${x.text}`).toBe(true);
+    }
+  });
+
+  it("items whose quantizer equals onnxruntime's (float rounding alone) are within onnxruntime's spread", async () => {
+    const { ties, describeRow } = await comparison();
+    for (const t of ties) {
+      for (const x of t.samples) if (x.within !== null) expect(x.within, `${name} ${describeRow(t.r)}\n${x.text}`).toBe(true);
+    }
+  });
+});
+
+// onnxruntime-node feeds as tensors of `lib`.
+function asFeeds(feed, lib) {
+  return Object.fromEntries(Object.entries(feed).map(([n, t]) => [n, lib === ort ? t : new lib.Tensor(t.type, t.data, t.dims)]));
+}
+
+// §4 in float32 (numpy's arithmetic on float32 arrays): every operation rounded to float32, sums in
+// numpy's pairwise order (blocks of 128, eight accumulators).
+const f32 = Math.fround;
+function pairwise32(g, begin, n) {
+  if (n < 8) {
+    let res = 0;
+    for (let i = 0; i < n; i++) res = f32(res + g(begin + i));
+    return res;
+  }
+  if (n <= 128) {
+    const r = [];
+    for (let j = 0; j < 8; j++) r.push(g(begin + j));
+    let i = 8;
+    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j] = f32(r[j] + g(begin + i + j));
+    let res = f32(f32(f32(r[0] + r[1]) + f32(r[2] + r[3])) + f32(f32(r[4] + r[5]) + f32(r[6] + r[7])));
+    for (; i < n; i++) res = f32(res + g(begin + i));
+    return res;
+  }
+  let n2 = Math.floor(n / 2);
+  n2 -= n2 % 8;
+  return f32(pairwise32(g, begin, n2) + pairwise32(g, begin + n2, n - n2));
+}
+function mse32(a, b) {
+  return f32(pairwise32((i) => { const d = f32(a[i] - b[i]); return f32(d * d); }, 0, a.length) / a.length);
+}
+function cosine32(a, b) {
+  const norm = (x) => f32(Math.sqrt(pairwise32((i) => f32(x[i] * x[i]), 0, x.length)));
+  const dot = pairwise32((i) => f32(a[i] * b[i]), 0, a.length);
+  return f32(dot / f32(Math.max(norm(a), f32(1e-8)) * Math.max(norm(b), f32(1e-8))));
+}
+// §3.3 in float32: per output the mean over samples, then the mean over outputs (no NaN here).
+function aggregate32(perSampleOutputs, metric) {
+  const perOutput = perSampleOutputs[0].map((_, o) => {
+    const values = perSampleOutputs.map((pair) => metric(pair[o][0], pair[o][1]));
+    return f32(pairwise32((i) => values[i], 0, values.length) / values.length);
+  });
+  return f32(pairwise32((i) => perOutput[i], 0, perOutput.length) / perOutput.length);
+}
