@@ -36,7 +36,8 @@ ir::Model chain_model() {
 
 Tensor input() {
   std::vector<float> v(kWidth);
-  for (int64_t i = 0; i < kWidth; ++i) v[static_cast<size_t>(i)] = -1.0f + 2.0f * static_cast<float>(i) / (kWidth - 1) + 0.0037f;
+  for (int64_t i = 0; i < kWidth; ++i)
+    v[static_cast<size_t>(i)] = -1.0f + 2.0f * static_cast<float>(i) / (kWidth - 1) + 0.0037f;
   return Tensor::from_floats({1, kWidth}, v);
 }
 

@@ -109,9 +109,11 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
   for (int ref : g.outer_refs) {
     const std::string& name = g.value(ref).name;
     size_t slot = 0;
-    while (slot < owner->implicit_inputs.size() && owner_graph->value(owner->implicit_inputs[slot]).name != name) ++slot;
+    while (slot < owner->implicit_inputs.size() && owner_graph->value(owner->implicit_inputs[slot]).name != name)
+      ++slot;
     check(slot < owner->implicit_inputs.size(), "node '" + owner->name + "' (" + owner->op_type + "): subgraph '" +
-                                                    g.name + "' reads tensor '" + name + "', which no enclosing graph provides");
+                                                    g.name + "' reads tensor '" + name +
+                                                    "', which no enclosing graph provides");
     plan.outer_slots.push_back(slot);
   }
   const OpRegistry& registry = OpRegistry::global();
@@ -142,10 +144,8 @@ void Executor::build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* 
     const OpDef* def = registry.find_op(node.domain, node.op_type, node.opset);
     plan.kernels[i] = def ? def->kernel : nullptr;
     plan.takes_values[i] = def && def->values ? 1 : 0;
-    if (!plan.kernels[i])
-      unsupported.push_back({node.name, node.op_type, node.domain});
-    else if (def->node_check)
-      checks.emplace_back(def, &node);
+    if (!plan.kernels[i]) unsupported.push_back({node.name, node.op_type, node.domain});
+    else if (def->node_check) checks.emplace_back(def, &node);
     for (const ir::Graph* sub : node.subgraphs()) {
       plan.subplans[i].push_back(std::make_unique<GraphPlan>());
       build_plan(*plan.subplans[i].back(), *sub, &g, &node, unsupported, checks);
@@ -161,7 +161,8 @@ std::vector<Tensor> Executor::run_body(const GraphPlan& plan, const std::vector<
   const ir::Graph& g = *plan.graph;
   std::vector<Tensor> values(g.values.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
-  for (size_t k = 0; k < g.outer_refs.size(); ++k) values[static_cast<size_t>(g.outer_refs[k])] = *outer[plan.outer_slots[k]];
+  for (size_t k = 0; k < g.outer_refs.size(); ++k)
+    values[static_cast<size_t>(g.outer_refs[k])] = *outer[plan.outer_slots[k]];
   std::vector<uint8_t> pinned(g.values.size(), 0);
   for (int v : g.outputs) pinned[static_cast<size_t>(v)] = 1;
   NodeIo io;
@@ -218,9 +219,9 @@ QuantConfig Executor::uniform_config(bool on) const {
 }
 
 void Executor::check_config(const QuantConfig& config) const {
-  check(config.on.size() == calibrations_.size(),
-        "quantization config has " + std::to_string(config.on.size()) + " entries but the model has " +
-            std::to_string(calibrations_.size()) + " calibration nodes");
+  check(config.on.size() == calibrations_.size(), "quantization config has " + std::to_string(config.on.size()) +
+                                                      " entries but the model has " +
+                                                      std::to_string(calibrations_.size()) + " calibration nodes");
   check(config.qtype.empty() || config.qtype.size() == calibrations_.size(),
         "quantization config qtype list must be empty or have one entry per calibration node");
 }
@@ -245,8 +246,8 @@ void Executor::check_input(size_t index, const Tensor& t) const {
   for (size_t d = 0; ok && d < t.rank(); ++d) ok = v.info.dims[d] < 0 || v.info.dims[d] == t.dim(d);
   if (!ok) {
     Shape declared(v.info.dims.begin(), v.info.dims.end());
-    fail("Unexpected shape for input: " + v.name + " , Expected: " + shape_str(declared) + " (-1 = any), Actual: " +
-         shape_str(t.shape()) + " .");
+    fail("Unexpected shape for input: " + v.name + " , Expected: " + shape_str(declared) +
+         " (-1 = any), Actual: " + shape_str(t.shape()) + " .");
   }
 }
 

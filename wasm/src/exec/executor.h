@@ -104,7 +104,9 @@ class Executor {
   void set_node_timer(NodeTimer timer) { node_timer_ = std::move(timer); }
   class ScopedNodeTimer {
    public:
-    ScopedNodeTimer(Executor& executor, NodeTimer timer) : executor_(executor) { executor_.set_node_timer(std::move(timer)); }
+    ScopedNodeTimer(Executor& executor, NodeTimer timer) : executor_(executor) {
+      executor_.set_node_timer(std::move(timer));
+    }
     ~ScopedNodeTimer() { executor_.set_node_timer(nullptr); }
     ScopedNodeTimer(const ScopedNodeTimer&) = delete;
     ScopedNodeTimer& operator=(const ScopedNodeTimer&) = delete;
@@ -153,21 +155,22 @@ class Executor {
   // The executable form of one graph: the model's main graph (root_) or a subgraph an If, Loop or Scan
   // node runs (built once at load, recursively, so a body's errors are load errors).
   struct GraphPlan {
-    const ir::Graph* graph = nullptr;               // nullptr for the main graph (model_.graph)
-    std::vector<KernelFn> kernels;                  // per node (nullptr for Constant: precomputed)
-    std::vector<uint8_t> takes_values;              // per node: its op takes sequences and optionals
+    const ir::Graph* graph = nullptr;   // nullptr for the main graph (model_.graph)
+    std::vector<KernelFn> kernels;      // per node (nullptr for Constant: precomputed)
+    std::vector<uint8_t> takes_values;  // per node: its op takes sequences and optionals
     std::vector<std::vector<bool>> constant_inputs;
-    mutable std::vector<std::any> prepared;         // per node kernel caches (packed weights)
-    std::vector<int> node_calibration;              // node id -> calibration index or -1
-    std::vector<int> last_use;                      // value id -> last node reading it (for release)
-    std::vector<size_t> outer_slots;                // per graph->outer_refs: slot in the owner's implicit inputs
+    mutable std::vector<std::any> prepared;  // per node kernel caches (packed weights)
+    std::vector<int> node_calibration;       // node id -> calibration index or -1
+    std::vector<int> last_use;               // value id -> last node reading it (for release)
+    std::vector<size_t> outer_slots;         // per graph->outer_refs: slot in the owner's implicit inputs
     std::vector<std::vector<std::unique_ptr<GraphPlan>>> subplans;  // per node, in Node::subgraphs() order
   };
   class BodyRunner;
   const ir::Graph& graph_of(const GraphPlan& plan) const { return plan.graph ? *plan.graph : model_.graph; }
   // Fills `plan` for graph `g`; `owner` is the node whose attribute `g` is (in `owner_graph`), or null.
   void build_plan(GraphPlan& plan, const ir::Graph& g, const ir::Graph* owner_graph, const ir::Node* owner,
-                  std::vector<UnsupportedNode>& unsupported, std::vector<std::pair<const OpDef*, const ir::Node*>>& checks);
+                  std::vector<UnsupportedNode>& unsupported,
+                  std::vector<std::pair<const OpDef*, const ir::Node*>>& checks);
   // Runs subgraph `plan` once: its inputs bound to `inputs`, its outer_refs to `outer` (the owner node's
   // implicit inputs); returns its outputs.
   std::vector<Tensor> run_body(const GraphPlan& plan, const std::vector<Tensor>& inputs,
@@ -187,8 +190,8 @@ class Executor {
   // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
   // tensors that `base` or `cache` still hold.
   void recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats);
-  RunRecord incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep, bool with_outputs,
-                        RunStats* stats);
+  RunRecord incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
+                        bool with_outputs, RunStats* stats);
   void check_config(const QuantConfig& config) const;
   // Per main-graph node: 1 where a calibration node whose state differs between `from` and `to` is,
   // or the control-flow node holding it.
@@ -196,7 +199,7 @@ class Executor {
 
   ir::Model model_;
   GraphPlan root_;
-  std::vector<UnsupportedNode> unsupported_;      // nodes without a kernel (allow_unsupported)
+  std::vector<UnsupportedNode> unsupported_;  // nodes without a kernel (allow_unsupported)
   std::vector<quant::CalibrationSpec> calibrations_;
   std::vector<quant::QType> stored_qtypes_;
   std::set<std::string> node_names_;  // every node at any depth, subgraphs' by qualified name
