@@ -2,6 +2,7 @@
 // runs from such a base (evicted tensors recomputed on demand) giving bit-identical results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/size_test_util.h"
@@ -162,4 +163,64 @@ TEST(ExecutorBudget, KeepAllBeyondTheMemoryBudgetKeepsWhatFitsInHalfOfIt) {
     cfg.on[i] = 0;
     EXPECT_TRUE(bit_equal(ex.outputs(ex.run_incremental(base, cfg, {}))[0], ex.outputs(ex.run({x}, cfg))[0])) << i;
   }
+}
+
+namespace {
+
+constexpr int64_t kBigWidth = 16384;  // [1, 16384] float32 = 64 KiB, a multiple of the alignment
+constexpr uint64_t kBigBytes = kBigWidth * sizeof(float);
+
+// x -> x_HzCalibration -> Neg -> n1 -> ... -> Neg -> h -> h_HzCalibration -> Add(h_cal, h) -> y:
+// toggling h_HzCalibration reads the base's h, at the end of a stretch a budgeted base run evicts.
+ir::Model long_chain_model(int length) {
+  test::GraphBuilder g;
+  g.input("x", DType::Float, {1, kBigWidth});
+  g.calibration("x", {attr_floats("thresholds", {1.0f})});
+  std::string previous = "x_cal";
+  for (int i = 1; i <= length; ++i) {
+    const std::string out = i == length ? "h" : "n" + std::to_string(i);
+    g.node("neg_" + std::to_string(i), "Neg", {previous}, {out});
+    previous = out;
+  }
+  g.calibration("h", {attr_floats("thresholds", {0.5f})});
+  g.node("add", "Add", {"h_cal", "h"}, {"y"});
+  g.output("y");
+  return g.model();
+}
+
+}  // namespace
+
+// A variant that needs a base tensor evicted at the end of a long stretch rebuilds that stretch
+// holding only its live tensors, as a forward run does: under a memory budget a plain run fits in,
+// the base run falls back to keeping what fits in half of it, and the variant, which before held every
+// rebuilt tensor until it ended (the whole stretch: 20 tensors here), stays within a few tensors of
+// what the base holds and gives the plain run's output bit for bit.
+TEST(ExecutorBudget, RecomputingAnEvictedStretchHoldsOnlyItsLiveTensors) {
+  constexpr int kLength = 24;
+  exec::Executor ex(long_chain_model(kLength));
+  std::vector<float> v(kBigWidth);
+  for (int64_t i = 0; i < kBigWidth; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i % 97) / 48.0f - 1.0f;
+  const Tensor x = Tensor::from_floats({1, kBigWidth}, v);
+  auto cfg = ex.stored_config();
+  cfg.on[static_cast<size_t>(ex.calibration_index("h_HzCalibration"))] = 0;
+  const Tensor expected = ex.outputs(ex.run({x}, cfg))[0];
+
+  test::ScopedMemoryBudget budget(memory_in_use() + 11 * kBigBytes);
+  ASSERT_NO_THROW(ex.run({x}, cfg));  // a plain run holds at most three big tensors
+  const exec::RunRecord base = ex.run({x}, ex.stored_config(), {}, true);
+  ASSERT_GT(base.evicted, 0);
+  ASSERT_FALSE(base.values[static_cast<size_t>(id(ex, "h"))].defined());
+  // The most bytes in use after any node of the variant (rebuilt ones included), beyond the base's.
+  const uint64_t before = memory_in_use();
+  uint64_t peak = before;
+  exec::RunStats stats;
+  exec::RunRecord variant;
+  {
+    exec::Executor::ScopedNodeTimer timer(ex, [&](int, double) { peak = std::max(peak, memory_in_use()); });
+    ASSERT_EQ(test::size_error_of([&] { variant = ex.run_incremental(base, cfg, {}, &stats); }), "no error");
+  }
+  EXPECT_GT(stats.nodes_recomputed, kLength / 2);
+  // After the last Neg: h rebuilt, h_cal, and Add's output.
+  EXPECT_LE(peak - before, 3 * kBigBytes);
+  EXPECT_TRUE(bit_equal(ex.outputs(variant)[0], expected));
 }

@@ -459,7 +459,8 @@ RunRecord Executor::run(const std::vector<Tensor>& inputs, const QuantConfig& co
   }
 }
 
-void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats) {
+void Executor::recompute_base(const RunRecord& base, int value, int reader, const std::vector<uint8_t>& returned,
+                              std::vector<Tensor>& cache, RunStats* stats) {
   const ir::Graph& g = graph();
   auto held = [&](int v) {
     return g.constant(v) || base.values[static_cast<size_t>(v)].defined() || cache[static_cast<size_t>(v)].defined();
@@ -477,6 +478,17 @@ void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tens
     needed[static_cast<size_t>(p)] = 1;
     for_each_dependency(g.node(p), [&](int in) { stack.push_back(in); });
   }
+  // Reads left among those producers, per tensor. A rebuilt tensor is dropped once they are done,
+  // unless node `reader` or a later one reads it (the variant run drops it after its last reader) or
+  // it is returned: a long rebuilt stretch then holds only its live tensors, as a forward run does,
+  // instead of all of them until the variant ends.
+  std::vector<int> reads(g.values.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (needed[i]) for_each_dependency(g.nodes[i], [&](int in) { ++reads[static_cast<size_t>(in)]; });
+  auto release_if_done = [&](int v) {
+    const size_t k = static_cast<size_t>(v);
+    if (reads[k] == 0 && v != value && !returned[k] && root_.last_use[k] < reader) cache[k] = Tensor();
+  };
   auto input_of = [&](int in) {
     if (const Tensor* c = g.constant(in)) return c;
     const Tensor& b = base.values[static_cast<size_t>(in)];
@@ -488,8 +500,15 @@ void Executor::recompute_base(const RunRecord& base, int value, std::vector<Tens
   NodeIo io;
   for (size_t i = 0; i < g.nodes.size(); ++i) {  // node order is topological
     if (!needed[i]) continue;
+    const ir::Node& node = g.nodes[i];
     run_node(root_, i, base.config, io, input_of, store);
     if (stats) ++stats->nodes_recomputed;
+    for_each_dependency(node, [&](int in) {
+      --reads[static_cast<size_t>(in)];
+      release_if_done(in);
+    });
+    for (int out : node.outputs)  // an output only a later node reads, or none
+      if (out >= 0) release_if_done(out);
   }
 }
 
@@ -542,6 +561,7 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
   }
 
   std::vector<Tensor> recomputed(g.values.size());  // base tensors evicted under the keep_all budget
+  size_t reader = 0;  // the node whose inputs are being gathered (the node count while the record is filled)
   // The base's tensor if it is still held (nullptr when evicted and not yet recomputed).
   auto held_base = [&](int v) -> const Tensor* {
     if (const Tensor* c = g.constant(v)) return c;
@@ -552,7 +572,7 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
   };
   auto base_value = [&](int v) -> const Tensor* {
     if (const Tensor* t = held_base(v)) return t;
-    recompute_base(base, v, recomputed, stats);
+    recompute_base(base, v, static_cast<int>(reader), wanted, recomputed, stats);
     return &recomputed[static_cast<size_t>(v)];
   };
 
@@ -568,22 +588,28 @@ RunRecord Executor::incremental(const RunRecord& base, const QuantConfig& config
   };
   const std::vector<uint8_t> switched = switched_nodes(base.config, config);
   NodeIo io;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
+  for (reader = 0; reader < g.nodes.size(); ++reader) {
+    const size_t i = reader;
     const ir::Node& node = g.nodes[i];
-    if (is_constant_op(node) || (!needed.empty() && !needed[i])) continue;
-    bool dirty = false;
-    // A control-flow node is one unit: it re-runs when an input or a tensor its subgraphs read changed.
-    for_each_dependency(node, [&](int in) { dirty = dirty || changed[static_cast<size_t>(in)].defined(); });
-    dirty = dirty || switched[i];
-    if (!dirty) {
-      if (stats) ++stats->nodes_skipped;
-      continue;
+    if (!is_constant_op(node) && (needed.empty() || needed[i])) {
+      bool dirty = false;
+      // A control-flow node is one unit: it re-runs when an input or a tensor its subgraphs read changed.
+      for_each_dependency(node, [&](int in) { dirty = dirty || changed[static_cast<size_t>(in)].defined(); });
+      dirty = dirty || switched[i];
+      if (dirty) {
+        run_node(root_, i, config, io, input_of, store);
+        if (stats) ++stats->nodes_executed;
+      } else if (stats) {
+        ++stats->nodes_skipped;
+      }
     }
-    run_node(root_, i, config, io, input_of, store);
-    if (stats) ++stats->nodes_executed;
+    // Release the tensors node i read last, as a forward run does (also when it was skipped: a
+    // recomputed base tensor may have been read by an earlier node only).
     for_each_dependency(node, [&](int in) {
-      if (root_.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)])
+      if (root_.last_use[static_cast<size_t>(in)] == static_cast<int>(i) && !wanted[static_cast<size_t>(in)]) {
         changed[static_cast<size_t>(in)] = Tensor();
+        recomputed[static_cast<size_t>(in)] = Tensor();
+      }
     });
   }
   RunRecord record;

@@ -61,7 +61,8 @@ class Executor {
   // (0, the default: all of them, or when they do not fit the memory budget (core/size.h) those that
   // fit in half of it). Tensors are kept in graph order while they fit; the rest are
   // released as in a normal run. run_incremental recomputes an evicted base tensor (from the nearest
-  // kept ones, under the base's config) only when it needs its value, and treats a recomputed node
+  // kept ones, under the base's config) only when it needs its value, holding the tensors rebuilt on
+  // the way only while a later node reads them (as a forward run does), and treats a recomputed node
   // whose cached output was evicted as changed instead of comparing bits. Sizes are counted as
   // nbytes per tensor, so zero-copy views (Reshape...) count in full: the budget is an upper bound.
   void set_keep_all_budget(size_t bytes) { keep_all_budget_ = bytes; }
@@ -187,9 +188,12 @@ class Executor {
   int calibration_at(const ir::Graph& g, int node_id) const;  // the index of a calibration node of `g`
   // The qtype `config` gives calibration node `cali_index` when it differs from the stored one.
   std::optional<quant::QType> qtype_override(int cali_index, const QuantConfig& config) const;
-  // Rebuilds base tensor `value` (evicted from `base`) into `cache`, re-running its producers back to
-  // tensors that `base` or `cache` still hold.
-  void recompute_base(const RunRecord& base, int value, std::vector<Tensor>& cache, RunStats* stats);
+  // Rebuilds base tensor `value` (evicted from `base`) into `cache` for node `reader` (the node count
+  // when the run returns it), re-running its producers back to tensors that `base` or `cache` still
+  // hold. Of the tensors rebuilt on the way, `cache` keeps those node `reader` or a later node reads
+  // and those `returned` marks; the others are released once rebuilt producers no longer read them.
+  void recompute_base(const RunRecord& base, int value, int reader, const std::vector<uint8_t>& returned,
+                      std::vector<Tensor>& cache, RunStats* stats);
   RunRecord incremental(const RunRecord& base, const QuantConfig& config, const std::vector<int>& keep,
                         bool with_outputs, RunStats* stats);
   void check_config(const QuantConfig& config) const;
