@@ -63,16 +63,9 @@ const EXPLAINED = {
     + 'that input bit for bit alike (a spread of 0 there), presumably float rounding in the 3-D convolutions before it, where '
     + 'onnxruntime\'s evaluations share one kernel (not traced further). The rule accepts a tie only within onnxruntime\'s '
     + 'measured spread, so this sample counts as a failure; it passed as a tie under the earlier rule (1e-5 of the tensor).',
-  mvit_v1_b: 'the sweep (`get-sensitivity-of-nodes`) runs out of the wasm memory budget (3.0 GiB) with a clear error, not an '
-    + 'abort, though a plain run fits: `run --quant off --memory` on the calibrated model counts at most 629 MB against the '
-    + 'budget. The sweep\'s base run keeps the tensors that fit in half of the free budget and a variant recomputes the others '
-    + 'it needs (docs/behaviour.md §1.8). The sensitivity item of /blocks.10/attn/project/project.0/MatMul_output_0_HzCalibration '
-    + 'alone fails the same way at /blocks.7/mlp/mlp.1/Mul, a node before it, while the item of input_HzCalibration alone '
-    + 'completes with the same base run (the float model on sample 1): so it fails while recomputing base tensors. In the code, the incremental run (exec::Executor::incremental, recompute_base) '
-    + 'holds every base tensor it recomputes until the variant ends, so a long recomputed stretch takes as much memory as '
-    + 'keeping it; not confirmed by instrumenting. Not refused up front with an estimate. `run --quant on` lies beyond '
-    + "onnxruntime's spread, explained by rounding ties: on both samples the first quantizer where ours parts from "
-    + 'onnxruntime, /Transpose_output_0_HzCalibration, differs in 8 / 17 of 2408448 elements, every one a tie.',
+  mvit_v1_b: "`run --quant on` lies beyond onnxruntime's spread, explained by rounding ties: on both samples the first "
+    + 'quantizer where ours parts from onnxruntime, /Transpose_output_0_HzCalibration, differs in 8 / 17 of 2408448 '
+    + 'elements, every one a tie.',
   mvit_v2_s: 'not a check of ptqscope: the export (scripts/fixtures/zoo_models.py: torch\'s ONNX export, then its float64 '
     + 'reference forward at 16 × 224×224) grew to 24 GB resident and the kernel\'s out-of-memory killer stopped it on the '
     + '23 GB machine, so no model was made; counted as not exported.',
