@@ -5,7 +5,7 @@
 // docs/config-schema.md), and writes graph output i of sample k to DIR/sample_<k>/<i>.npy.
 import path from 'node:path';
 import { parseArgs } from '../lib/args.mjs';
-import { UsageError, withContext } from '../lib/errors.mjs';
+import { withContext } from '../lib/errors.mjs';
 import { readConfigFile } from '../lib/analysis.mjs';
 import { calibrationFilesOnDemand, readExternalData, readModelFile } from '../lib/files.mjs';
 import { encodeNpy } from '../lib/npy.mjs';
@@ -31,7 +31,7 @@ ${CONVOLUTION_MODES.map((m) => `                      ${m.name}: ${m.doc}`).join
 
 const SPEC = {
   positionals: ['MODEL', 'CALIBRATION_DATA'],
-  options: { quant: { choices: ['on', 'off'] }, config: {}, out: { required: true }, conv: {}, memory: { flag: true } },
+  options: { quant: { choices: ['on', 'off'], either: 'config' }, config: {}, out: { required: true }, conv: {}, memory: { flag: true } },
 };
 
 // The CLI's "on" is the model as saved; the wasm API's 'on' would force every node on.
@@ -40,9 +40,6 @@ const MODES = { on: 'stored', off: 'off' };
 export async function main(argv, { log = console.log } = {}) {
   const { options, positionals } = parseArgs(argv, SPEC);
   const [modelPath, dataDir] = positionals;
-  if ((options.quant === undefined) === (options.config === undefined)) {
-    throw new UsageError('run: give one of --quant on|off and --config FILE');
-  }
   const config = options.config === undefined ? null : readConfigFile(options.config);
   checkOutputs([{ path: options.out, kind: 'dir', option: '--out' }]);
   const modelBytes = readModelFile(modelPath);

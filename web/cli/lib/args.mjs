@@ -10,7 +10,8 @@ class UsageError extends BaseUsageError {
 
 // spec: { options: { out: { required: true }, quant: { choices: ['on', 'off'] }, quiet: { flag: true } },
 //         positionals: ['MODEL', ...] }; a last positional 'NAME...' takes one or more arguments.
-// A `flag` option takes no value (true when given, else false).
+// A `flag` option takes no value (true when given, else false). `either: 'other'`: this option or
+// --other is required, and not both (`run`'s --quant or --config).
 export function parseArgs(argv, spec) {
   const options = {};
   const positionals = [];
@@ -37,9 +38,11 @@ export function parseArgs(argv, spec) {
     if (options[name] === undefined) {
       if (opt.flag) options[name] = false;
       if (opt.required) throw new UsageError(`missing option --${name}`);
+      if (opt.either && options[opt.either] === undefined) throw new UsageError(`missing option --${name} (or --${opt.either})`);
       if ('default' in opt) options[name] = opt.default;
       continue;
     }
+    if (opt.either && options[opt.either] !== undefined) throw new UsageError(`give --${name} or --${opt.either}, not both`);
     if (opt.choices && !opt.choices.includes(options[name])) {
       throw new UsageError(`--${name} must be one of ${opt.choices.join(', ')} (got '${options[name]}')`);
     }
