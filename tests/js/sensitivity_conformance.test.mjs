@@ -30,31 +30,25 @@
 // PTQ_REPORT=1 prints, per fixture, onnxruntime's largest spread and our largest distance.
 import fs from 'node:fs';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
-import * as ortWeb from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, runCopy } from './helpers.mjs';
-import { aggregate, cosine, mse, ortRun } from './quant_oracle.mjs';
-import { divergences, feedsOf, withQdqPairsKept } from './tie_origin.mjs';
+import { aggregate, cosine, mse } from './quant_oracle.mjs';
+import { ONNXRUNTIME_EVALUATIONS, ONNXRUNTIME_REFERENCE, divergences, feedsOf, withQdqPairsKept } from './tie_origin.mjs';
 
 const SAMPLES = 1;
 const MAX_ITEMS = 8;
 
-ortWeb.env.wasm.numThreads = 1;
-ortWeb.env.logLevel = 'error';
-
-// onnxruntime's valid evaluations, the reference first: bytes -> session.
-const ENGINES = {
-  'node off': (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled', logSeverityLevel: 3 }),
-  'node basic': (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, graphOptimizationLevel: 'basic', logSeverityLevel: 3 }),
-  // Fully optimised with its QDQ fusions off: the quantizers stay, its convolutions run by its NCHWc
-  // kernels (another summation order); with the fusions on it computes in integers, not ONNX semantics.
-  'node all': (b) => ort.InferenceSession.create(b, { intraOpNumThreads: 1, graphOptimizationLevel: 'all', logSeverityLevel: 3,
-    extra: { session: { disable_quant_qdq: '1' } } }),
-  'web off': (b) => ortWeb.InferenceSession.create(b, { executionProviders: ['wasm'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 }),
-  'web basic': (b) => ortWeb.InferenceSession.create(b, { executionProviders: ['wasm'], graphOptimizationLevel: 'basic', logSeverityLevel: 3 }),
+// onnxruntime's valid evaluations, the reference first (tie_origin.mjs: node and web, optimisations off
+// and 'basic', node 'all' with its QDQ fusions off): bytes -> {run, outputNames, release}.
+const EVALUATIONS = [ONNXRUNTIME_REFERENCE, ...ONNXRUNTIME_EVALUATIONS];
+const outputsOf = async (s, feed) => {
+  const out = await s.run(feed);
+  return s.outputNames.map((n) => out[n]);
 };
-const libOf = (engine) => (engine.startsWith('web') ? ortWeb : ort);
+// §4 metrics (float64) of [reference, variant] output pairs per sample: aggregated (§3.3) and per sample.
+const metricsOf = (pairs) => ({
+  mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine), samples: pairs.map((p) => ({ mse: aggregate([p], mse), cos: aggregate([p], cosine) })),
+});
 
 // At most MAX_ITEMS of `names` (graph order): all of them, or the first, the last and every k-th between.
 function itemSubset(names) {
@@ -99,12 +93,13 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     const ours = JSON.parse(session.analyze(JSON.stringify(request))).sensitivity.activation;
     // The float reference of every evaluation, run by that evaluation.
     const floatBytes = withQdqPairsKept(qdqBytes, new Set());
-    const floats = {};
-    for (const [engine, open] of Object.entries(ENGINES)) {
+    const floats = [];
+    for (const open of EVALUATIONS) {
       const s = await open(floatBytes);
-      floats[engine] = [];
-      for (const f of feeds) floats[engine].push(await ortRun(s, asFeeds(f, libOf(engine))));
-      await s.release?.();
+      const outputs = [];
+      for (const f of feeds) outputs.push(await outputsOf(s, f));
+      floats.push(outputs);
+      await s.release();
     }
     const allOff = { on: calibrations.map(() => 0), qtype: calibrations.map(() => '') };
     const ourFloat = feeds.map((_, k) => runCopy(session, k, allOff).map((o) => o.data));
@@ -112,22 +107,22 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     for (const item of items) {
       const kept = withQdqPairsKept(qdqBytes, new Set([item.output]));
       const metrics = [];
-      for (const [engine, open] of Object.entries(ENGINES)) {
+      for (const [e, open] of EVALUATIONS.entries()) {
         const s = await open(kept);
         const pairs = [];
         for (let k = 0; k < feeds.length; k++) {
-          const v = await ortRun(s, asFeeds(feeds[k], libOf(engine)));
-          pairs.push(floats[engine][k].map((x, i) => [x, v[i]]));
+          const v = await outputsOf(s, feeds[k]);
+          pairs.push(floats[e][k].map((x, i) => [x, v[i]]));
         }
-        await s.release?.();
-        metrics.push({ mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine), samples: pairs.map((p) => ({ mse: aggregate([p], mse), cos: aggregate([p], cosine) })) });
+        await s.release();
+        metrics.push(metricsOf(pairs));
       }
       const [expected, ...others] = metrics;
       const row = ours[item.name];
       expect(row, `${name} ${item.name}: no sensitivity item`).toBeDefined();
       // Our executor's item and float runs on the same samples.
       const runs = feeds.map((_, k) => runCopy(session, k, configOf(item.name)).map((o, i) => [ourFloat[k][i], o.data]));
-      const mine = { mse: aggregate(runs, mse), cos: aggregate(runs, cosine), samples: runs.map((p) => ({ mse: aggregate([p], mse), cos: aggregate([p], cosine) })) };
+      const mine = metricsOf(runs);
       expect(Math.fround(row.mse), `${name} ${item.name}: reported mse vs §4 in float32 of our outputs`).toBe(aggregate32(runs, mse32));
       expect(Math.fround(row['cosine-similarity']), `${name} ${item.name}: reported cosine vs §4 in float32 of our outputs`).toBe(aggregate32(runs, cosine32));
       rows.push({
@@ -181,11 +176,6 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   });
 
 });
-
-// onnxruntime-node feeds as tensors of `lib`.
-function asFeeds(feed, lib) {
-  return Object.fromEntries(Object.entries(feed).map(([n, t]) => [n, lib === ort ? t : new lib.Tensor(t.type, t.data, t.dims)]));
-}
 
 // §4 in float32 (numpy's arithmetic on float32 arrays): every operation rounded to float32, sums in
 // numpy's pairwise order (blocks of 128, eight accumulators).

@@ -244,8 +244,8 @@ export function traceChunks(quantizers, values, bytes = TRACE_BYTES) {
 }
 
 // onnxruntime's valid evaluations of a Q/DQ model beside the reference (onnxruntime-node, optimisations
-// off), the ones divergences() measures onnxruntime's float spread with by default, each opened as
-// bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, release}: onnxruntime-node at level
+// off: ONNXRUNTIME_REFERENCE), the ones divergences() measures onnxruntime's float spread with by default,
+// each opened as bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, outputNames, release}: onnxruntime-node at level
 // 'basic' and at 'all' with its QDQ fusions off (the quantizers stay as they are; its convolutions run by
 // other kernels, in another summation order), onnxruntime-web (wasm backend, other kernels again) with
 // optimisations off and at 'basic'. Levels with the QDQ fusions on compute in integers with another
@@ -253,15 +253,16 @@ export function traceChunks(quantizers, values, bytes = TRACE_BYTES) {
 const asData = (r) => Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data]));
 const nodeAt = (level, extra) => async (bytes) => {
   const s = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3, ...(extra ? { extra } : {}) });
-  return { run: async (feeds) => asData(await s.run(feeds)), release: () => s.release() };
+  return { run: async (feeds) => asData(await s.run(feeds)), outputNames: s.outputNames, release: () => s.release() };
 };
 const webAt = (level) => async (bytes) => {
   ortWeb.env.wasm.numThreads = 1;
   ortWeb.env.logLevel = 'error';
   const s = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: level, logSeverityLevel: 3 });
   const toWeb = (feeds) => Object.fromEntries(Object.entries(feeds).map(([n, t]) => [n, new ortWeb.Tensor(t.type, t.data, t.dims)]));
-  return { run: async (feeds) => asData(await s.run(toWeb(feeds))), release: () => s.release() };
+  return { run: async (feeds) => asData(await s.run(toWeb(feeds))), outputNames: s.outputNames, release: () => s.release() };
 };
+export const ONNXRUNTIME_REFERENCE = nodeAt('disabled');
 export const ONNXRUNTIME_EVALUATIONS = [nodeAt('basic'), nodeAt('all', { session: { disable_quant_qdq: '1' } }), webAt('disabled'), webAt('basic')];
 
 // Ours (the calibrated model, calibration nodes as stored) against onnxruntime-node on its Q/DQ twin
