@@ -2,8 +2,8 @@
 // argument lists (tests/js/cli_docs.test.mjs runs each one against the example model).
 //
 // What counts as a command: a line in a fenced code block that starts with `ptqscope`, `npx ptqscope`
-// or `node web/cli/ptqscope.mjs`, except in a ```text block, which shows a program's output (after an optional `$ ` prompt); a trailing `\` continues it on the
-// next line. Words are split as a POSIX shell does (quotes removed, `#` starts a comment). A comment
+// or `node web/cli/ptqscope.mjs` (after an optional `$ ` prompt); a trailing `\` continues it on the
+// next line. A ```text block shows a program's output: its lines are never commands. Words are split as a POSIX shell does (quotes removed, `#` starts a comment). A comment
 // `# exit N` says the command is shown failing on purpose with exit code N (default 0).
 // Synopsis notation is expanded: `...` / `…` are dropped, an optional `[--option VALUE]` group is
 // left out, `a | b | c` (separate words) and `on|off` (one word) give one command per alternative.

@@ -10,11 +10,9 @@ export { runAnalysis };
 // `files`: the calibration files [{path, bytes, file?}]; one opened from disk goes to the workers as
 // its File, which they read whenever a sample is used, so that no worker holds the whole folder. Only
 // a real Blob can be posted to a worker and read there; anything else File-like goes as its bytes.
-const isBlob = (file) => typeof Blob !== 'undefined' && file instanceof Blob;
-
 export async function createPool({ size, spawn, model, externalFiles, files, modelName, convolution }) {
   const pool = makePool({ size, spawn });
-  const sent = files?.map((f) => (isBlob(f.file) ? { path: f.path, file: f.file } : { path: f.path, bytes: f.bytes }));
+  const sent = files?.map((f) => (f.file instanceof Blob ? { path: f.path, file: f.file } : { path: f.path, bytes: f.bytes }));
   try {
     await pool.load({ model, externalFiles, files: sent, modelName, dataName: 'calibration_data', convolution });
   } catch (err) {
