@@ -3,8 +3,8 @@
 // wasm executor and by onnxruntime-node (default session options, one thread), each compared with the
 // reference by relError (helpers.mjs: max|a - ref| / max|ref|, per output, worst over the samples).
 // The budget: ours <= RATIO x onnxruntime's on every model and output, and ours <= ABSOLUTE wherever
-// onnxruntime is within ORT_TIGHT. Below FLOOR both are at the level of rounding the outputs
-// themselves to float32 (half an ulp of the largest output is 6e-8 of it), where a ratio compares noise.
+// onnxruntime is within ORT_TIGHT. Below FLOOR (helpers.mjs FLOAT64_FLOOR) both are at the level of
+// rounding the outputs themselves to float32, where a ratio compares noise.
 //
 // Models: the float fixtures and the `deep` part (resnet50 by default; PTQ_DEEP_MODELS=all
 // /usr/bin/python3 scripts/fixtures/make_fixtures.py adds resnet101, inception_v3, fcn_resnet50).
@@ -15,11 +15,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeNpy, FIXTURES, FLOAT64_RATIO as RATIO, loadManifest, openSession, REPO_ROOT, relError, runCopy, samplesOf } from './helpers.mjs';
+import { decodeNpy, FIXTURES, FLOAT64_FLOOR as FLOOR, FLOAT64_RATIO as RATIO, loadManifest, openSession, REPO_ROOT, relError, runCopy, samplesOf } from './helpers.mjs';
 
 const ORT_TIGHT = 5e-5;
 const ABSOLUTE = 1e-4;
-const FLOOR = 1e-6;
 const CONV = process.env.PTQ_CONV ?? 'accurate';
 
 const entries = loadManifest().filter((m) => m.float64);

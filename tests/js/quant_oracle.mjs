@@ -1,7 +1,9 @@
 // The onnxruntime oracle of the quantized-model tests (Q/DQ §1.11, QOperator §1.12): element
 // fractions, the §4 metrics in float64 (an independent formula, not the core's float32 pairwise sums)
 // and their §3.3 aggregation; the agreement of an exported model with ptqscope's run of its configuration.
-import { relError, runCopy } from './helpers.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodeNpy, FIXTURES, FLOAT64_FLOOR, FLOAT64_RATIO, relError, runCopy } from './helpers.mjs';
 
 // The outputs of an onnxruntime session, in its output order.
 export async function ortRun(session, inputs) {
@@ -97,8 +99,9 @@ export function offAgainstSpread(ours, reference, others) {
 // `file` against the float outputs, once per session opener; the first opener's are the expectation,
 // the distance of the others' (valid evaluations too) onnxruntime's own spread. `float`: the float
 // model's outputs (float[k]: on feeds[k]), or its file, then run by each opener beside the oracle
-// model (each evaluation of the item is then one engine's pair of runs).
-export async function oracleItem(openers, file, feeds, float) {
+// model (each evaluation of the item is then one engine's pair of runs). With the item's float64 change
+// (float64Variants), each evaluation's metricsOf is returned too (`evaluations`, the first the expectation).
+export async function oracleItem(openers, file, feeds, float, exactChange = null) {
   const metrics = [];
   for (const open of openers) {
     const variant = await open(file);
@@ -111,13 +114,15 @@ export async function oracleItem(openers, file, feeds, float) {
     }
     await variant.release?.();
     await floatModel?.release?.();
-    metrics.push({ mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) });
+    metrics.push(exactChange ? metricsOf(pairs, exactChange) : { mse: aggregate(pairs, mse), cos: aggregate(pairs, cosine) });
   }
   const [expected, ...others] = metrics;
   return {
-    ...expected,
+    mse: expected.mse,
+    cos: expected.cos,
     spreadMse: Math.max(0, ...others.map((m) => Math.abs(m.mse - expected.mse))),
     spreadCos: Math.max(0, ...others.map((m) => Math.abs(m.cos - expected.cos))),
+    evaluations: metrics,
   };
 }
 
@@ -130,4 +135,111 @@ export function itemAllowance(oracle, cosineUlps) {
     mse: Math.max(oracle.spreadMse, 1e-3 * oracle.mse),
     cos: Math.max(oracle.spreadCos, 1e-3 * (1 - oracle.cos)) + cosineUlps * 2 ** -24,
   };
+}
+
+// A fixture's variants evaluated in float64 (scripts/fixtures/onnx_float64.py write_variants; the
+// folder relative to the fixtures root): name -> its §4 metrics (float64, §3.3's aggregate) and its
+// change of the outputs (variant run - float run) per sample and output; and the sample count.
+export function float64Variants(relative) {
+  const folder = path.join(FIXTURES, relative);
+  const file = JSON.parse(fs.readFileSync(path.join(folder, 'items.json'), 'utf8'));
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const of = (perSample, key) => mean(file.outputs.map((_, o) => mean(perSample.map((outputs) => outputs[o][key]))));
+  const change = (i) => Array.from({ length: file.samples }, (_, k) => file.outputs.map((o) => decodeNpy(fs.readFileSync(path.join(folder, String(i), o, `${k}.npy`))).data));
+  return {
+    samples: file.samples,
+    items: new Map(file.items.map((item, i) => [item.name, { mse: of(item.metrics, 'mse'), cos: of(item.metrics, 'cosine'), change: change(i) }])),
+  };
+}
+
+// The error of an evaluation's change of the outputs (item run - float run) against the float64 change:
+// per output, the root mean square over its elements and the samples. pairs[k][o] = [float, item].
+export function changeErrors(pairs, exactChange) {
+  return exactChange[0].map((_, o) => {
+    let sum = 0;
+    let n = 0;
+    pairs.forEach((outputs, k) => {
+      const [float, item] = outputs[o];
+      const x = exactChange[k][o];
+      for (let j = 0; j < x.length; j++) sum += (item[j] - float[j] - x[j]) ** 2;
+      n += x.length;
+    });
+    return Math.sqrt(sum / n);
+  });
+}
+
+// The float64 change is the variant's that the evaluations ran (a wrong file or variant would leave every
+// run far from it, and comparisons with it meaningless): on every sample and output, the nearest
+// evaluation's change error (metricsOf) relative to the change's root mean square; the largest of those,
+// at most CHANGE_AGREEMENT. Float noise moves the smallest changes by up to 3.5 % (measured: the
+// HardSigmoid item of the mobilenet_v3_small fixture, which moves few values); another variant's
+// change is off by its whole size. An output the variant does not reach has no change and no error.
+export const CHANGE_AGREEMENT = 0.1;
+export function changeDisagreement(evaluations, exactChange) {
+  let worst = 0;
+  exactChange.forEach((outputs, k) => outputs.forEach((x, o) => {
+    const size = Math.sqrt(x.reduce((a, v) => a + v * v, 0) / x.length);
+    const nearest = Math.min(...evaluations.map((m) => m.samples[k].change[o]));
+    worst = Math.max(worst, size ? nearest / size : nearest ? Infinity : 0);
+  }));
+  return worst;
+}
+
+// The float budget (helpers.mjs) on the outputs' change, per output: ours' error (changeErrors) at
+// most FLOAT64_RATIO x onnxruntime's, or at most FLOAT64_FLOOR of the output's largest magnitude
+// (`scales`), the level of rounding the outputs to float32. -> per output {ratio, relative, within}.
+export function changeBudget(ours, theirs, scales) {
+  return ours.map((c, o) => {
+    const ratio = c === 0 ? 0 : c / theirs[o];
+    const relative = c / scales[o];
+    return { ratio, relative, within: ratio <= FLOAT64_RATIO || relative <= FLOAT64_FLOOR };
+  });
+}
+export const describeBudget = (budget) => budget.map((b) => `${b.ratio.toFixed(2)}x (${b.relative.toExponential(1)} of the output)`).join(', ');
+
+// §4 metrics (float64) of [reference, variant] output pairs per sample: aggregated (§3.3) and per sample;
+// and the error of the outputs' change against the float64 change (changeErrors).
+export const metricsOf = (pairs, exactChange) => ({
+  mse: aggregate(pairs, mse),
+  cos: aggregate(pairs, cosine),
+  samples: pairs.map((p, k) => ({ mse: aggregate([p], mse), cos: aggregate([p], cosine), change: changeErrors([p], [exactChange[k]]) })),
+});
+
+// §4 in float32 (numpy's arithmetic on float32 arrays): every operation rounded to float32, sums in
+// numpy's pairwise order (blocks of 128, eight accumulators).
+const f32 = Math.fround;
+function pairwise32(g, begin, n) {
+  if (n < 8) {
+    let res = 0;
+    for (let i = 0; i < n; i++) res = f32(res + g(begin + i));
+    return res;
+  }
+  if (n <= 128) {
+    const r = [];
+    for (let j = 0; j < 8; j++) r.push(g(begin + j));
+    let i = 8;
+    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j++) r[j] = f32(r[j] + g(begin + i + j));
+    let res = f32(f32(f32(r[0] + r[1]) + f32(r[2] + r[3])) + f32(f32(r[4] + r[5]) + f32(r[6] + r[7])));
+    for (; i < n; i++) res = f32(res + g(begin + i));
+    return res;
+  }
+  let n2 = Math.floor(n / 2);
+  n2 -= n2 % 8;
+  return f32(pairwise32(g, begin, n2) + pairwise32(g, begin + n2, n - n2));
+}
+export function mse32(a, b) {
+  return f32(pairwise32((i) => { const d = f32(a[i] - b[i]); return f32(d * d); }, 0, a.length) / a.length);
+}
+export function cosine32(a, b) {
+  const norm = (x) => f32(Math.sqrt(pairwise32((i) => f32(x[i] * x[i]), 0, x.length)));
+  const dot = pairwise32((i) => f32(a[i] * b[i]), 0, a.length);
+  return f32(dot / f32(Math.max(norm(a), f32(1e-8)) * Math.max(norm(b), f32(1e-8))));
+}
+// §3.3 in float32: per output the mean over samples, then the mean over outputs (no NaN here).
+export function aggregate32(perSampleOutputs, metric) {
+  const perOutput = perSampleOutputs[0].map((_, o) => {
+    const values = perSampleOutputs.map((pair) => metric(pair[o][0], pair[o][1]));
+    return f32(pairwise32((i) => values[i], 0, values.length) / values.length);
+  });
+  return f32(pairwise32((i) => perOutput[i], 0, perOutput.length) / perOutput.length);
 }
