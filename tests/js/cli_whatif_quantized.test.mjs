@@ -14,9 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, decodeNpy, fixture, openSession } from './helpers.mjs';
+import { FIXTURES, decodeNpy, fixture, openSession, runCopy } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { itemAllowance, offAgainstSpread, oracleItem, ortRun } from './quant_oracle.mjs';
+import { expectItemJudged, float64Variants, judgeItem, offAgainstSpread, oracleItem, ortRun, ourItemRuns } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 
 const open = (level) => (file) => ort.InferenceSession.create(path.resolve(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
@@ -41,18 +41,28 @@ describe.each(['qdq_resnet_tiny'])('%s', (name) => {
     expect(doc.node_errors.samples).toHaveLength(fs.readdirSync(path.join(entry.data, entry.inputs[0].name)).length);
 
     // The node writing the (only) model output.
-    const { session } = await openSession(entry);
-    const graph = JSON.parse(session.graphJson());
-    session.delete();
-    expect(graph.outputs).toHaveLength(1);
-    const writer = graph.nodes.find((n) => n.outputs.includes(graph.outputs[0].name));
-    const ours = Number(doc.node_errors.nodes[writer.name]?.accumulated);
-    expect(Number.isFinite(ours), `${writer.name} in node_errors`).toBe(true);
+    const { session, summary } = await openSession(entry);
+    try {
+      const graph = JSON.parse(session.graphJson());
+      expect(graph.outputs).toHaveLength(1);
+      const writer = graph.nodes.find((n) => n.outputs.includes(graph.outputs[0].name));
+      const ours = Number(doc.node_errors.nodes[writer.name]?.accumulated);
+      expect(Number.isFinite(ours), `${writer.name} in node_errors`).toBe(true);
 
-    const expected = await oracleItem([open('disabled'), open('basic')], o.without, feedsOf(entry.data), entry.float_model);
-    expect(expected.cos).toBeLessThan(1); // the quantizers left change the output
-    if (process.env.PTQ_REPORT) console.log(`${name} without ${o.quantizer}: ours ${ours}, onnxruntime ${expected.cos} (spread ${expected.spreadCos})`);
-    expect(Math.abs(ours - expected.cos)).toBeLessThanOrEqual(itemAllowance(expected, 4).cos);
+      // The configuration is the leave-one-out item of that quantizer: the CLI reports the float32
+      // cosine of our runs of it, judged against onnxruntime and the float64 evaluation (judgeItem).
+      const feeds = feedsOf(entry.data);
+      const allOff = { on: summary.calibrations.map(() => 0), qtype: summary.calibrations.map(() => '') };
+      const ourFloat = feeds.map((_, k) => runCopy(session, k, allOff).map((x) => x.data));
+      const { change } = float64Variants(entry.oracle_float64).items.get(o.without);
+      const expected = await oracleItem([open('disabled'), open('basic')], o.without, feeds, entry.float_model, change);
+      expect(expected.cos).toBeLessThan(1); // the quantizers left change the output
+      if (process.env.PTQ_REPORT) console.log(`${name} without ${o.quantizer}: ours ${ours}, onnxruntime ${expected.cos} (spread ${expected.spreadCos})`);
+      const judged = judgeItem(ourItemRuns(session, summary.calibrations, o.quantizer, 'leave_one_out', ourFloat), expected, change);
+      expectItemJudged(`${name} without ${o.quantizer}`, { mse: judged.mse32, 'cosine-similarity': ours }, judged);
+    } finally {
+      session.delete();
+    }
   }, 300_000);
 });
 

@@ -14,8 +14,10 @@
 //    node / web backend) differ by, plus the elements one flip in ours can move, judged per output;
 //  - sensitivity (white list: that quantizer only) and leave-one-out (all but that quantizer) items
 //    equal an independent evaluation: onnxruntime running the fixture's only__/without__ models
-//    against its float model, with the metrics computed here (§4 formulas in float64), within
-//    onnxruntime's own spread (node at two optimisation levels, web) or float32 rounding;
+//    against its float model, with the metrics computed here (§4 formulas in float64): the analysis
+//    reports exactly the float32 metric of our runs, whose float64 metrics are within onnxruntime's own
+//    spread (node at two optimisation levels, web) or else change the outputs within the float budget
+//    against the fixture's float64 evaluation (quant_oracle.mjs judgeItem);
 //  - a qtype override (int16, what the what-if and the fix search apply) equals onnxruntime running
 //    the fixture's int16 variant of that quantizer (same real range, §1.11);
 //  - the CLI runs an analysis on a Q/DQ model and names its items after the quantized tensors;
@@ -30,7 +32,7 @@ import { FIXTURES, loadManifest, loadPtqModule, openSession, readCalibrationFold
 import { cli } from './cli_fixture.mjs';
 import { buildModel } from './onnx_builder.mjs';
 import { onnxNodes } from './onnx_nodes.mjs';
-import { aggregate32, CHANGE_AGREEMENT, changeBudget, changeDisagreement, cosine32, describeBudget, float64Variants, itemAllowance, metricsOf, mse32, offAgainstSpread, offFraction, oracleItem, ortRun, quantizerKinds } from './quant_oracle.mjs';
+import { expectItemJudged, float64Variants, judgeItem, offAgainstSpread, offFraction, oracleItem, ortRun, ourItemRuns, quantizerKinds } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 import { buildViewModel, viewNodeFor } from '../../web/app/graph/model.mjs';
 
@@ -139,7 +141,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
 
   for (const analysis of ['sensitivity', 'leave_one_out']) {
     it(`${analysis} items equal onnxruntime with the quantizer ${analysis === 'sensitivity' ? 'alone' : 'removed'}`, async () => {
-      const exact = entry.oracle_float64 ? float64Variants(entry.oracle_float64).items : null;
+      const exact = float64Variants(entry.oracle_float64).items;
       const allOff = { on: summary.calibrations.map(() => 0), qtype: summary.calibrations.map(() => '') };
       const ourFloat = inputs.map((_, k) => runCopy(session, k, allOff).map((o) => o.data));
       for (const o of entry.oracle) {
@@ -151,7 +153,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
         // Three valid evaluations of the item: onnxruntime-node with graph optimisation off (the
         // reference) and at 'basic', onnxruntime-web; their largest distance is onnxruntime's own spread.
         const openWeb = (f) => ortWeb.InferenceSession.create(path.join(FIXTURES, f), { executionProviders: ['wasm'], graphOptimizationLevel: 'disabled' });
-        const change = exact?.get(file)?.change ?? null;
+        const { change } = exact.get(file);
         const expected = await oracleItem([(f) => open(f), (f) => open(f, 'basic'), openWeb], file, inputs, entry.float_model, change);
         if (process.env.PTQ_REPORT) console.log(`${name} ${analysis} ${o.quantizer}: mse ours ${row.mse} onnxruntime ${expected.mse} (spread ${expected.spreadMse}); cos ${row['cosine-similarity']} / ${expected.cos} (spread ${expected.spreadCos})`);
         if (expected.mse === 0) {
@@ -160,33 +162,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
           expect(row.mse, `${name} ${o.quantizer} mse`).toBe(0);
           continue;
         }
-        if (!change) {
-          // No float64 evaluation of this fixture (onnx_float64.py does not decode its 4-bit weights):
-          // within onnxruntime's own spread, or float32 rounding (itemAllowance): up to 3.4e-4 of the
-          // mse; the cosine's own rounding up to 1.9 ulps at 1, allowed 4 ulps of 2^-24.
-          const allowed = itemAllowance(expected, 4);
-          expect(Math.abs(row.mse - expected.mse), `${name} ${o.quantizer} mse`).toBeLessThanOrEqual(allowed.mse);
-          expect(Math.abs(row['cosine-similarity'] - expected.cos), `${name} ${o.quantizer} cosine`).toBeLessThanOrEqual(allowed.cos);
-          continue;
-        }
-        // Our runs of the item (its configuration) and of the float model: the analysis reports §4's
-        // float32 metric of exactly these outputs, bit for bit; their float64 metrics are within
-        // onnxruntime's spread of its expectation, or else (float rounding of the unquantized rest, or
-        // a tie) the outputs' change is within the float budget against float64 (changeBudget: at
-        // most FLOAT64_RATIO x onnxruntime-node's error, or at the level of float32 output rounding).
-        const on = (c) => (analysis === 'sensitivity' ? c.name === o.quantizer : c.name !== o.quantizer);
-        const config = { on: summary.calibrations.map((c) => (on(c) ? 1 : 0)), qtype: summary.calibrations.map(() => '') };
-        const runs = inputs.map((_, k) => runCopy(session, k, config).map((out, i) => [ourFloat[k][i], out.data]));
-        expect(Math.fround(row.mse), `${name} ${o.quantizer}: reported mse vs §4 in float32 of our outputs`).toBe(aggregate32(runs, mse32));
-        expect(Math.fround(row['cosine-similarity']), `${name} ${o.quantizer}: reported cosine vs §4 in float32 of our outputs`).toBe(aggregate32(runs, cosine32));
-        const ours = metricsOf(runs, change);
-        expect(changeDisagreement([ours, ...expected.evaluations], change), `${name} ${analysis} ${o.quantizer}: every evaluation's change is off the float64 change`).toBeLessThanOrEqual(CHANGE_AGREEMENT);
-        if (Math.abs(ours.mse - expected.mse) <= expected.spreadMse && Math.abs(ours.cos - expected.cos) <= expected.spreadCos) continue;
-        const errors = (m) => m.samples.reduce((worst, x) => x.change.map((c, i) => Math.max(c, worst[i] ?? 0)), []);
-        const scales = ourFloat[0].map((_, i) => Math.max(...ourFloat.map((outputs) => outputs[i].reduce((a, v) => Math.max(a, Math.abs(v)), 0))));
-        const budget = changeBudget(errors(ours), errors(expected.evaluations[0]), scales);
-        if (process.env.PTQ_REPORT) console.log(`  beyond the spread: the outputs' change against float64, ours / onnxruntime's error: ${describeBudget(budget)}`);
-        expect(budget.every((b) => b.within), `${name} ${analysis} ${o.quantizer}: beyond onnxruntime's spread, the outputs' change against float64, ours / onnxruntime's error: ${describeBudget(budget)}`).toBe(true);
+        expectItemJudged(`${name} ${analysis} ${o.quantizer}`, row, judgeItem(ourItemRuns(session, summary.calibrations, o.quantizer, analysis, ourFloat), expected, change));
       }
     });
   }

@@ -3,6 +3,7 @@
 // and their §3.3 aggregation; the agreement of an exported model with ptqscope's run of its configuration.
 import fs from 'node:fs';
 import path from 'node:path';
+import { expect } from 'vitest';
 import { decodeNpy, FIXTURES, FLOAT64_FLOOR, FLOAT64_RATIO, relError, runCopy } from './helpers.mjs';
 
 // The outputs of an onnxruntime session, in its output order.
@@ -243,3 +244,43 @@ export function aggregate32(perSampleOutputs, metric) {
   });
   return f32(pairwise32((i) => perOutput[i], 0, perOutput.length) / perOutput.length);
 }
+
+// Our runs of a fixture's oracle item in `session`: the item's configuration (§3.2 sensitivity: the
+// quantizer alone ON; leave-one-out: every quantizer but it) against `floats` (our runs with every
+// quantizer OFF, per sample), as [[float, item] per output] per sample.
+export function ourItemRuns(session, calibrations, quantizer, analysis, floats) {
+  const on = (c) => (analysis === 'sensitivity' ? c.name === quantizer : c.name !== quantizer);
+  const config = { on: calibrations.map((c) => (on(c) ? 1 : 0)), qtype: calibrations.map(() => '') };
+  return floats.map((float, k) => runCopy(session, k, config).map((out, i) => [float[i], out.data]));
+}
+
+// One oracle item judged with no allowance, from our runs (ourItemRuns), onnxruntime's evaluations
+// (oracleItem with the item's float64 change) and that change: the float32 metrics the analysis must
+// report (§4 of our outputs, bit for bit), how far the nearest evaluation's change lies from the
+// float64 change (changeDisagreement), whether our float64 metrics are within onnxruntime's spread of
+// its expectation, and where they are not, the float budget on the outputs' change against onnxruntime's
+// reference (changeBudget, per output, each evaluation's worst sample).
+export function judgeItem(runs, expected, change) {
+  const ours = metricsOf(runs, change);
+  const worst = (m) => m.samples.reduce((w, x) => x.change.map((c, i) => Math.max(c, w[i] ?? 0)), []);
+  const scales = runs[0].map((_, i) => Math.max(...runs.map((outputs) => outputs[i][0].reduce((a, v) => Math.max(a, Math.abs(v)), 0))));
+  const withinSpread = Math.abs(ours.mse - expected.mse) <= expected.spreadMse && Math.abs(ours.cos - expected.cos) <= expected.spreadCos;
+  return {
+    mse32: aggregate32(runs, mse32),
+    cos32: aggregate32(runs, cosine32),
+    disagreement: changeDisagreement([ours, ...expected.evaluations], change),
+    withinSpread,
+    budget: withinSpread ? null : changeBudget(worst(ours), worst(expected.evaluations[0]), scales),
+  };
+}
+
+// judgeItem's verdict asserted for the analysis `row` of the item named `what`.
+export function expectItemJudged(what, row, judged) {
+  expect(Math.fround(row.mse), `${what}: reported mse vs §4 in float32 of our outputs`).toBe(judged.mse32);
+  expect(Math.fround(row['cosine-similarity']), `${what}: reported cosine vs §4 in float32 of our outputs`).toBe(judged.cos32);
+  expect(judged.disagreement, `${what}: every evaluation's change is off the float64 change`).toBeLessThanOrEqual(CHANGE_AGREEMENT);
+  if (judged.withinSpread) return;
+  if (process.env.PTQ_REPORT) console.log(`  ${what} beyond the spread: the outputs' change against float64, ours / onnxruntime's error: ${describeBudget(judged.budget)}`);
+  expect(judged.budget.every((b) => b.within), `${what}: beyond onnxruntime's spread, the outputs' change against float64, ours / onnxruntime's error: ${describeBudget(judged.budget)}`).toBe(true);
+}
+
