@@ -56,6 +56,13 @@ const CONV = process.env.PTQ_CONV ?? 'accurate';
 // Every fixture's compared items, for the float64 report at the end.
 const judged = [];
 
+describe('calibrated fixtures', () => {
+  it('the manifest lists calibrated fixtures with a Q/DQ rewrite and their float64 items', () => {
+    expect(entries.length, 'no calibrated fixture with qdq_model: run /usr/bin/python3 scripts/fixtures/make_fixtures.py').toBeGreaterThan(0);
+    for (const e of entries) expect(e.items_float64, `${e.name}: no items_float64`).toBeTruthy();
+  });
+});
+
 describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   let ptq;
   let session;
