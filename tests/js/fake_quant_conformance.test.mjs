@@ -16,7 +16,8 @@
 // are; the convolutions run by its NCHWc kernels, another summation order); per fixture, over the
 // compared samples, for each of the first LAYERS quantized layers and the graph outputs, by relError (helpers.mjs:
 // max|a-b| / max|b|) and by the fraction of elements off by more than 1e-4 and by more than 10 % of
-// the tensor's largest magnitude. Ours against the reference (onnxruntime-node, optimisations off)
+// the tensor's largest magnitude (the evaluations: tie_origin.mjs ONNXRUNTIME_REFERENCE and
+// ONNXRUNTIME_EVALUATIONS). Ours against the reference (onnxruntime-node, optimisations off)
 // must stay within that spread: for the graph outputs on all three measures, for the first layers
 // on the fractions of elements off (how many rounding decisions differ; a layer's relError is the
 // size of the one step that flipped, which depends only on which element it was). relErrors are
@@ -38,11 +39,9 @@
 // PTQ_REPORT=1 prints the per-fixture spread and our distance.
 import fs from 'node:fs';
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
-import * as ortWeb from 'onnxruntime-web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError, samplesOf } from './helpers.mjs';
-import { divergences, withExtraOutputs } from './tie_origin.mjs';
+import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, relError } from './helpers.mjs';
+import { divergences, feedsOf, ONNXRUNTIME_EVALUATIONS, ONNXRUNTIME_REFERENCE, withExtraOutputs } from './tie_origin.mjs';
 
 const LAYERS = 4; // first quantized layers compared element-wise
 const FLOAT_NOISE = 2 ** -20; // 8 float32 ulps of the tensor's largest magnitude
@@ -82,8 +81,6 @@ function worse(into, d) {
 }
 const fmt = (d) => `relError ${d.relError.toExponential(2)}, flips ${(d.flips * 100).toFixed(3)}%, off>10% ${(d.off10 * 100).toFixed(3)}%`;
 
-ortWeb.env.wasm.numThreads = 1;
-ortWeb.env.logLevel = 'error';
 
 const entries = loadManifest().filter((m) => m.kind === 'calibrated');
 
@@ -95,7 +92,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   let ptq;
   let session;
   let qdqSession;
-  let engines; // { reference, basic, web }: onnxruntime sessions on the QDQ model
+  let engines; // onnxruntime's evaluations of the QDQ model (tie_origin.mjs), the reference first
   let layers;
   let sampleCount;
   beforeAll(async () => {
@@ -114,16 +111,13 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     qdqSession.loadModel(qdqBytes);
     qdqSession.loadCalibrationData(readCalibrationFolder(entry.data));
     const qdq = withExtraOutputs(qdqBytes, extra);
-    const node = (level) => ort.InferenceSession.create(qdq, { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
-    const web = (level) => ortWeb.InferenceSession.create(qdq, { executionProviders: ['wasm'], graphOptimizationLevel: level });
-    const nodeAll = await ort.InferenceSession.create(qdq, { intraOpNumThreads: 1, graphOptimizationLevel: 'all', logSeverityLevel: 3,
-      extra: { session: { disable_quant_qdq: '1' } } });
-    engines = { reference: await node('disabled'), nodeBasic: await node('basic'), nodeAll, web: await web('disabled'), webBasic: await web('basic') };
+    engines = [];
+    for (const open of [ONNXRUNTIME_REFERENCE, ...ONNXRUNTIME_EVALUATIONS]) engines.push(await open(qdq));
   });
   afterAll(async () => {
     session?.delete();
     qdqSession?.delete();
-    for (const e of Object.values(engines ?? {})) await e.release?.();
+    for (const e of engines ?? []) await e.release();
   });
 
   it('runs bit-identically to its QDQ rewrite in our executor', () => {
@@ -147,17 +141,15 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
 
   it("matches onnxruntime-node within onnxruntime's own spread (node / web backend, optimised or not)", async () => {
     expect(layers.length).toBeGreaterThan(0);
-    const inputNames = engines.reference.inputNames;
-    const inputs = Object.fromEntries(inputNames.map((n) => [n, samplesOf(entry, n)]));
     const count = Math.min(MAX_SAMPLES, sampleCount);
-    const tensors = [...layers.map((l) => l.tensor), ...engines.reference.outputNames.filter((o) => !layers.some((l) => l.tensor === o))];
+    const feeds = feedsOf(entry.data).slice(0, count);
+    const tensors = [...layers.map((l) => l.tensor), ...engines[0].outputNames.filter((o) => !layers.some((l) => l.tensor === o))];
     const spread = Object.fromEntries(tensors.map((t) => [t, {}]));
     const ours = Object.fromEntries(tensors.map((t) => [t, {}]));
     for (let k = 0; k < count; k++) {
-      const run = async (engine, lib) => engine.run(Object.fromEntries(inputNames.map((n) => [n, new lib.Tensor(inputs[n][k].dtype, inputs[n][k].data, inputs[n][k].dims)])));
-      const expected = await run(engines.reference, ort);
-      const evaluations = [expected, await run(engines.nodeBasic, ort), await run(engines.nodeAll, ort), await run(engines.web, ortWeb),
-        await run(engines.webBasic, ortWeb)];
+      const evaluations = [];
+      for (const engine of engines) evaluations.push(await engine.runTensors(feeds[k]));
+      const [expected] = evaluations;
       session.run(k, 'stored');
       const actual = {};
       for (let i = 0; i < session.outputCount(); i++) {

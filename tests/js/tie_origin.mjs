@@ -245,22 +245,28 @@ export function traceChunks(quantizers, values, bytes = TRACE_BYTES) {
 
 // onnxruntime's valid evaluations of a Q/DQ model beside the reference (onnxruntime-node, optimisations
 // off: ONNXRUNTIME_REFERENCE), the ones divergences() measures onnxruntime's float spread with by default,
-// each opened as bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, outputNames, release}: onnxruntime-node at level
+// each opened as bytes -> {run(feeds of onnxruntime-node tensors) -> {name: data}, runTensors (-> {name: {data,
+// dims}}), outputNames, release}: onnxruntime-node at level
 // 'basic' and at 'all' with its QDQ fusions off (the quantizers stay as they are; its convolutions run by
 // other kernels, in another summation order), onnxruntime-web (wasm backend, other kernels again) with
 // optimisations off and at 'basic'. Levels with the QDQ fusions on compute in integers with another
 // requantisation, not the model's ONNX semantics.
 const asData = (r) => Object.fromEntries(Object.entries(r).map(([n, t]) => [n, t.data]));
+const evaluation = (s, toFeeds) => ({
+  run: async (feeds) => asData(await s.run(toFeeds(feeds))),
+  runTensors: async (feeds) => s.run(toFeeds(feeds)),
+  outputNames: s.outputNames,
+  release: () => s.release(),
+});
 const nodeAt = (level, extra) => async (bytes) => {
   const s = await ort.InferenceSession.create(bytes, { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3, ...(extra ? { extra } : {}) });
-  return { run: async (feeds) => asData(await s.run(feeds)), outputNames: s.outputNames, release: () => s.release() };
+  return evaluation(s, (feeds) => feeds);
 };
 const webAt = (level) => async (bytes) => {
   ortWeb.env.wasm.numThreads = 1;
   ortWeb.env.logLevel = 'error';
   const s = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: level, logSeverityLevel: 3 });
-  const toWeb = (feeds) => Object.fromEntries(Object.entries(feeds).map(([n, t]) => [n, new ortWeb.Tensor(t.type, t.data, t.dims)]));
-  return { run: async (feeds) => asData(await s.run(toWeb(feeds))), outputNames: s.outputNames, release: () => s.release() };
+  return evaluation(s, (feeds) => Object.fromEntries(Object.entries(feeds).map(([n, t]) => [n, new ortWeb.Tensor(t.type, t.data, t.dims)])));
 };
 export const ONNXRUNTIME_REFERENCE = nodeAt('disabled');
 export const ONNXRUNTIME_EVALUATIONS = [nodeAt('basic'), nodeAt('all', { session: { disable_quant_qdq: '1' } }), webAt('disabled'), webAt('basic')];
