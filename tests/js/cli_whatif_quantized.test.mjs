@@ -14,9 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, decodeNpy, fixture, openSession, runCopy } from './helpers.mjs';
+import { FIXTURES, decodeNpy, fixture, openSession } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { expectItemJudged, float64Variants, judgeItem, offAgainstSpread, oracleItem, ortRun, ourItemRuns } from './quant_oracle.mjs';
+import { expectItemJudged, float64Variants, judgeItem, offAgainstSpread, oracleItem, ortRun, ourFloatRuns, ourItemRuns } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 
 const open = (level) => (file) => ort.InferenceSession.create(path.resolve(FIXTURES, file), { intraOpNumThreads: 1, graphOptimizationLevel: level, logSeverityLevel: 3 });
@@ -52,8 +52,7 @@ describe.each(['qdq_resnet_tiny'])('%s', (name) => {
       // The configuration is the leave-one-out item of that quantizer: the CLI reports the float32
       // cosine of our runs of it, judged against onnxruntime and the float64 evaluation (judgeItem).
       const feeds = feedsOf(entry.data);
-      const allOff = { on: summary.calibrations.map(() => 0), qtype: summary.calibrations.map(() => '') };
-      const ourFloat = feeds.map((_, k) => runCopy(session, k, allOff).map((x) => x.data));
+      const ourFloat = ourFloatRuns(session, summary.calibrations, feeds.length);
       const { change } = float64Variants(entry.oracle_float64).items.get(o.without);
       const expected = await oracleItem([open('disabled'), open('basic')], o.without, feeds, entry.float_model, change);
       expect(expected.cos).toBeLessThan(1); // the quantizers left change the output

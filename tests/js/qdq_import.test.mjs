@@ -32,7 +32,7 @@ import { FIXTURES, loadManifest, loadPtqModule, openSession, readCalibrationFold
 import { cli } from './cli_fixture.mjs';
 import { buildModel } from './onnx_builder.mjs';
 import { onnxNodes } from './onnx_nodes.mjs';
-import { expectItemJudged, float64Variants, judgeItem, offAgainstSpread, offFraction, oracleItem, ortRun, ourItemRuns, quantizerKinds } from './quant_oracle.mjs';
+import { expectItemJudged, float64Variants, judgeItem, offAgainstSpread, offFraction, oracleItem, ortRun, ourFloatRuns, ourItemRuns, quantizerKinds } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 import { buildViewModel, viewNodeFor } from '../../web/app/graph/model.mjs';
 
@@ -142,8 +142,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   for (const analysis of ['sensitivity', 'leave_one_out']) {
     it(`${analysis} items equal onnxruntime with the quantizer ${analysis === 'sensitivity' ? 'alone' : 'removed'}`, async () => {
       const exact = float64Variants(entry.oracle_float64).items;
-      const allOff = { on: summary.calibrations.map(() => 0), qtype: summary.calibrations.map(() => '') };
-      const ourFloat = inputs.map((_, k) => runCopy(session, k, allOff).map((o) => o.data));
+      const ourFloat = ourFloatRuns(session, summary.calibrations, inputs.length);
       for (const o of entry.oracle) {
         const request = { analysis, options: { node_type: o.kind, metrics: ['mse', 'cosine-similarity'], data_num: 0, interested_nodes: [o.quantizer] } };
         const result = JSON.parse(session.analyze(JSON.stringify(request)));

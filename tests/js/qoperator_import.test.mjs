@@ -23,7 +23,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, openSession, relError, runCopy } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
-import { expectItemJudged, exportAgreement, float64Variants, judgeItem, offAgainstSpread, oracleItem, ortRun, ourItemRuns, quantizerKinds } from './quant_oracle.mjs';
+import { expectItemJudged, exportAgreement, float64Variants, judgeItem, offAgainstSpread, oracleItem, ortRun, ourFloatRuns, ourItemRuns, quantizerKinds } from './quant_oracle.mjs';
 import { feedsOf } from './tie_origin.mjs';
 import { buildViewModel } from '../../web/app/graph/model.mjs';
 
@@ -117,8 +117,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   for (const analysis of ['sensitivity', 'leave_one_out']) {
     it(`${analysis} items equal onnxruntime with the quantizer ${analysis === 'sensitivity' ? 'alone' : 'removed'}`, async () => {
       const exact = float64Variants(entry.oracle_float64).items;
-      const allOff = { on: summary.calibrations.map(() => 0), qtype: summary.calibrations.map(() => '') };
-      const ourFloat = inputs.map((_, k) => runCopy(session, k, allOff).map((o) => o.data));
+      const ourFloat = ourFloatRuns(session, summary.calibrations, inputs.length);
       const floatOuts = await Promise.all(inputs.map((feed) => ortRun(floatRef, feed)));
       for (const o of entry.oracle) {
         const request = { analysis, options: { node_type: o.kind, metrics: ['mse', 'cosine-similarity'], data_num: 0, interested_nodes: [o.quantizer] } };

@@ -245,14 +245,27 @@ export function aggregate32(perSampleOutputs, metric) {
   return f32(pairwise32((i) => perOutput[i], 0, perOutput.length) / perOutput.length);
 }
 
-// Our runs of a fixture's oracle item in `session`: the item's configuration (§3.2 sensitivity: the
-// quantizer alone ON; leave-one-out: every quantizer but it) against `floats` (our runs with every
-// quantizer OFF, per sample), as [[float, item] per output] per sample.
+// A run configuration of `calibrations` (a loaded model's): §3.2's item of `quantizer` (sensitivity: it
+// alone ON; leave-one-out: every quantizer but it), or with `analysis` null every quantizer OFF.
+export function itemConfig(calibrations, quantizer, analysis) {
+  const on = (c) => (analysis === 'sensitivity' ? c.name === quantizer : analysis === 'leave_one_out' && c.name !== quantizer);
+  return { on: calibrations.map((c) => (on(c) ? 1 : 0)), qtype: calibrations.map(() => '') };
+}
+
+// Our float runs (every quantizer OFF) of the first `count` samples: per sample, the outputs' data.
+export function ourFloatRuns(session, calibrations, count) {
+  const off = itemConfig(calibrations, null, null);
+  return Array.from({ length: count }, (_, k) => runCopy(session, k, off).map((o) => o.data));
+}
+
+// Our runs of an item (itemConfig) against `floats` (ourFloatRuns), as [[float, item] per output] per sample.
 export function ourItemRuns(session, calibrations, quantizer, analysis, floats) {
-  const on = (c) => (analysis === 'sensitivity' ? c.name === quantizer : c.name !== quantizer);
-  const config = { on: calibrations.map((c) => (on(c) ? 1 : 0)), qtype: calibrations.map(() => '') };
+  const config = itemConfig(calibrations, quantizer, analysis);
   return floats.map((float, k) => runCopy(session, k, config).map((out, i) => [float[i], out.data]));
 }
+
+// The largest magnitude of an output (the scale changeBudget's floor is relative to).
+export const largestMagnitude = (x) => x.reduce((a, v) => Math.max(a, Math.abs(v)), 0);
 
 // One oracle item judged with no allowance, from our runs (ourItemRuns), onnxruntime's evaluations
 // (oracleItem with the item's float64 change) and that change: the float32 metrics the analysis must
@@ -263,7 +276,7 @@ export function ourItemRuns(session, calibrations, quantizer, analysis, floats) 
 export function judgeItem(runs, expected, change) {
   const ours = metricsOf(runs, change);
   const worst = (m) => m.samples.reduce((w, x) => x.change.map((c, i) => Math.max(c, w[i] ?? 0)), []);
-  const scales = runs[0].map((_, i) => Math.max(...runs.map((outputs) => outputs[i][0].reduce((a, v) => Math.max(a, Math.abs(v)), 0))));
+  const scales = runs[0].map((_, i) => Math.max(...runs.map((outputs) => largestMagnitude(outputs[i][0]))));
   const withinSpread = Math.abs(ours.mse - expected.mse) <= expected.spreadMse && Math.abs(ours.cos - expected.cos) <= expected.spreadCos;
   return {
     mse32: aggregate32(runs, mse32),

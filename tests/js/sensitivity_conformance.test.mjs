@@ -37,8 +37,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder, runCopy } from './helpers.mjs';
-import { aggregate32, CHANGE_AGREEMENT, changeBudget, changeDisagreement, cosine32, describeBudget, float64Variants, metricsOf, mse32 } from './quant_oracle.mjs';
+import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder } from './helpers.mjs';
+import { aggregate32, CHANGE_AGREEMENT, changeBudget, changeDisagreement, cosine32, describeBudget, float64Variants, itemConfig, largestMagnitude, metricsOf, mse32, ourFloatRuns, ourItemRuns } from './quant_oracle.mjs';
 import { ONNXRUNTIME_EVALUATIONS, ONNXRUNTIME_REFERENCE, divergences, feedsOf, withQdqPairsKept } from './tie_origin.mjs';
 
 
@@ -71,7 +71,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   let feeds;
   let count;
   let qdqBytes;
-  let exact; // item output -> its §4 metrics in float64
+  let exact; // item output -> its §4 metrics in float64 and its change of the outputs (float64Variants)
   beforeAll(async () => {
     ptq = await loadPtqModule();
     ptq.setConvolutionMode(CONV);
@@ -88,8 +88,6 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     qdqBytes = fs.readFileSync(path.join(FIXTURES, entry.qdq_model));
   });
   afterAll(() => session?.delete());
-  // §3.2: the item's quantizer ON (as stored), every other one OFF.
-  const configOf = (item) => ({ on: calibrations.map((c) => (c.name === item ? 1 : 0)), qtype: calibrations.map(() => '') });
 
   // One comparison, made once: the tie check below and the printed report of the float-only samples.
   let compared;
@@ -109,8 +107,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
       floats.push(outputs);
       await s.release();
     }
-    const allOff = { on: calibrations.map(() => 0), qtype: calibrations.map(() => '') };
-    const ourFloat = feeds.map((_, k) => runCopy(session, k, allOff).map((o) => o.data));
+    const ourFloat = ourFloatRuns(session, calibrations, feeds.length);
     const rows = [];
     for (const item of items) {
       const kept = withQdqPairsKept(qdqBytes, new Set([item.output]));
@@ -129,7 +126,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
       const row = ours[item.name];
       expect(row, `${name} ${item.name}: no sensitivity item`).toBeDefined();
       // Our executor's item and float runs on the same samples.
-      const runs = feeds.map((_, k) => runCopy(session, k, configOf(item.name)).map((o, i) => [ourFloat[k][i], o.data]));
+      const runs = ourItemRuns(session, calibrations, item.name, 'sensitivity', ourFloat);
       const mine = metricsOf(runs, exact.get(item.output).change);
       expect(Math.fround(row.mse), `${name} ${item.name}: reported mse vs §4 in float32 of our outputs`).toBe(aggregate32(runs, mse32));
       expect(Math.fround(row['cosine-similarity']), `${name} ${item.name}: reported cosine vs §4 in float32 of our outputs`).toBe(aggregate32(runs, cosine32));
@@ -150,12 +147,12 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
     const ties = [];
     for (const r of beyond) {
       const origins = await divergences(fs.readFileSync(entry.model), withQdqPairsKept(qdqBytes, new Set([r.item.output])), entry.data,
-        { count, config: configOf(r.item.name), traced: [r.item.name] });
+        { count, config: itemConfig(calibrations, r.item.name, 'sensitivity'), traced: [r.item.name] });
       // A sample whose item quantizer equals onnxruntime's is float rounding of the rest alone: there the
       // outputs' change is within the float budget against float64 (changeBudget, on every output; an
       // output the item does not reach has no change and no error in any run). One where it differs
       // must differ at a tie.
-      const budget = (k) => changeBudget(r.ours.samples[k].change, r.expected.samples[k].change, ourFloat[k].map((x) => x.reduce((a, v) => Math.max(a, Math.abs(v)), 0)));
+      const budget = (k) => changeBudget(r.ours.samples[k].change, r.expected.samples[k].change, ourFloat[k].map(largestMagnitude));
       const accurate = (k) => budget(k).every((b) => b.within);
       if (process.env.PTQ_REPORT) {
         for (let k = 0; k < count; k++) {
