@@ -41,11 +41,13 @@ describe('combining documents', () => {
     const act = { schema: 'ptqscope.result', sensitivity: { activation: { a: { x: 1 } } }, sensitivity_order: { activation: ['a'] }, timings_ms: { sensitivity: 3 } };
     const w = { schema: 'ptqscope.result', sensitivity: { weight: { w: { x: 2 } } }, sensitivity_order: { weight: ['w'] }, distribution: { a: {} }, distribution_order: ['a'] };
     const both = combineResults(act, w);
-    expect(Object.keys(both.sensitivity)).toEqual(['activation', 'weight']);
+    // The latest request's sections first (the panel draws its tables in this order).
+    expect(Object.keys(both.sensitivity)).toEqual(['weight', 'activation']);
     expect(both.distribution_order).toEqual(['a']);
     const again = combineResults(both, { sensitivity: { activation: { b: { x: 3 } } }, sensitivity_order: { activation: ['b'] } });
     expect(again.sensitivity.activation).toEqual({ b: { x: 3 } });
     expect(again.sensitivity.weight).toEqual({ w: { x: 2 } });
+    expect(Object.keys(again.sensitivity)).toEqual(['activation', 'weight']);
   });
 
   it('folds item events into a streaming document that a finished one replaces', () => {

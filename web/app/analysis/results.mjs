@@ -15,7 +15,10 @@ export function combineResults(prev, next) {
   const out = { ...prev };
   for (const [key, value] of Object.entries(next)) {
     if (MAP_SECTIONS.has(key) && isPlainObject(value) && isPlainObject(prev[key])) {
-      out[key] = { ...prev[key], ...value };
+      // The latest request's entries first: the panel lists a sweep's tables in this order, so a sweep
+      // just run comes before the tables an earlier run (Run all's, say) left.
+      const older = Object.entries(prev[key]).filter(([k]) => !Object.hasOwn(value, k));
+      out[key] = { ...value, ...Object.fromEntries(older) };
     } else if (key === 'acc_error_figures' && Array.isArray(prev[key]) && Array.isArray(value)) {
       const names = new Set(value.map((f) => f.file_name));
       out[key] = [...prev[key].filter((f) => !names.has(f.file_name)), ...value];
