@@ -81,7 +81,6 @@ function worse(into, d) {
 }
 const fmt = (d) => `relError ${d.relError.toExponential(2)}, flips ${(d.flips * 100).toFixed(3)}%, off>10% ${(d.off10 * 100).toFixed(3)}%`;
 
-
 const entries = loadManifest().filter((m) => m.kind === 'calibrated');
 
 describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {

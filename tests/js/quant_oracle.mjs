@@ -140,8 +140,14 @@ export function itemAllowance(oracle, cosineUlps) {
 
 // A fixture's variants evaluated in float64 (scripts/fixtures/onnx_float64.py write_variants; the
 // folder relative to the fixtures root): name -> its §4 metrics (float64, §3.3's aggregate) and its
-// change of the outputs (variant run - float run) per sample and output; and the sample count.
+// change of the outputs (variant run - float run) per sample and output; and the sample count. Read
+// once per folder (a test file judges the same variants in several analyses).
+const variantsRead = new Map();
 export function float64Variants(relative) {
+  if (!variantsRead.has(relative)) variantsRead.set(relative, readFloat64Variants(relative));
+  return variantsRead.get(relative);
+}
+function readFloat64Variants(relative) {
   const folder = path.join(FIXTURES, relative);
   const file = JSON.parse(fs.readFileSync(path.join(folder, 'items.json'), 'utf8'));
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -287,13 +293,23 @@ export function judgeItem(runs, expected, change) {
   };
 }
 
+// The analysis `row` of the item named `what` reports exactly §4 in float32 of our outputs (mse32 and
+// cos32: aggregate32 of our runs).
+export function expectReportedMetrics(what, row, mse32value, cos32value) {
+  expect(Math.fround(row.mse), `${what}: reported mse vs §4 in float32 of our outputs`).toBe(mse32value);
+  expect(Math.fround(row['cosine-similarity']), `${what}: reported cosine vs §4 in float32 of our outputs`).toBe(cos32value);
+}
+
+// The float64 change is the one the evaluations ran (changeDisagreement at most CHANGE_AGREEMENT).
+export function expectChangeAgreement(what, disagreement) {
+  expect(disagreement, `${what}: every evaluation's change is off the float64 change`).toBeLessThanOrEqual(CHANGE_AGREEMENT);
+}
+
 // judgeItem's verdict asserted for the analysis `row` of the item named `what`.
 export function expectItemJudged(what, row, judged) {
-  expect(Math.fround(row.mse), `${what}: reported mse vs §4 in float32 of our outputs`).toBe(judged.mse32);
-  expect(Math.fround(row['cosine-similarity']), `${what}: reported cosine vs §4 in float32 of our outputs`).toBe(judged.cos32);
-  expect(judged.disagreement, `${what}: every evaluation's change is off the float64 change`).toBeLessThanOrEqual(CHANGE_AGREEMENT);
+  expectReportedMetrics(what, row, judged.mse32, judged.cos32);
+  expectChangeAgreement(what, judged.disagreement);
   if (judged.withinSpread) return;
   if (process.env.PTQ_REPORT) console.log(`  ${what} beyond the spread: the outputs' change against float64, ours / onnxruntime's error: ${describeBudget(judged.budget)}`);
   expect(judged.budget.every((b) => b.within), `${what}: beyond onnxruntime's spread, the outputs' change against float64, ours / onnxruntime's error: ${describeBudget(judged.budget)}`).toBe(true);
 }
-

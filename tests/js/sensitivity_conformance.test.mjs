@@ -38,9 +38,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, loadManifest, loadPtqModule, readCalibrationFolder } from './helpers.mjs';
-import { aggregate32, CHANGE_AGREEMENT, changeBudget, changeDisagreement, cosine32, describeBudget, float64Variants, itemConfig, largestMagnitude, metricsOf, mse32, ourFloatRuns, ourItemRuns } from './quant_oracle.mjs';
+import { aggregate32, changeBudget, changeDisagreement, cosine32, describeBudget, expectChangeAgreement, expectReportedMetrics, float64Variants, itemConfig, largestMagnitude, metricsOf, mse32, ourFloatRuns, ourItemRuns } from './quant_oracle.mjs';
 import { ONNXRUNTIME_EVALUATIONS, ONNXRUNTIME_REFERENCE, divergences, feedsOf, withQdqPairsKept } from './tie_origin.mjs';
-
 
 // onnxruntime's valid evaluations, the reference first (tie_origin.mjs: node and web, optimisations off
 // and 'basic', node 'all' with its QDQ fusions off): bytes -> {run, outputNames, release}.
@@ -128,8 +127,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
       // Our executor's item and float runs on the same samples.
       const runs = ourItemRuns(session, calibrations, item.name, 'sensitivity', ourFloat);
       const mine = metricsOf(runs, exact.get(item.output).change);
-      expect(Math.fround(row.mse), `${name} ${item.name}: reported mse vs §4 in float32 of our outputs`).toBe(aggregate32(runs, mse32));
-      expect(Math.fround(row['cosine-similarity']), `${name} ${item.name}: reported cosine vs §4 in float32 of our outputs`).toBe(aggregate32(runs, cosine32));
+      expectReportedMetrics(`${name} ${item.name}`, row, aggregate32(runs, mse32), aggregate32(runs, cosine32));
       rows.push({
         item,
         exact: exact.get(item.output),
@@ -195,7 +193,7 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
   it('has float64 changes that some evaluation of each item reproduces', async () => {
     await comparison();
     for (const r of judged.filter((x) => x.fixture === name)) {
-      expect(changeDisagreement([r.ours, r.expected, ...r.others], r.exact.change), `${name} ${r.item.name}: every evaluation's change is off the float64 change`).toBeLessThanOrEqual(CHANGE_AGREEMENT);
+      expectChangeAgreement(`${name} ${r.item.name}`, changeDisagreement([r.ours, r.expected, ...r.others], r.exact.change));
     }
   });
 
