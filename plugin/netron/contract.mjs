@@ -44,6 +44,11 @@ export function probePage(win, { requireView = true } = {}) {
 
 // The rendered graph (replaced on every re-render: never cache these elements).
 export const graphRoot = (doc) => doc.getElementById('target');
+
+// The width Netron asks for its graph container: it writes it inline on #target ('100%', or
+// 'max(40vw, calc(100vw - 42em))' while its own sidebar is open), so a stylesheet cannot simply
+// override it; the dock subtracts its own width from whatever Netron asked (layout.mjs).
+export const graphWidthRequest = (doc) => graphRoot(doc)?.style?.width || '100%';
 export const nodesGroup = (doc) => doc.querySelector('#target > svg#canvas > g#origin > g#nodes');
 
 // Problems with a rendered graph: its group structure and the node element shape.

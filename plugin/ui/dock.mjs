@@ -32,10 +32,11 @@ function save(win, value) {
 }
 
 /**
- * createDock(doc, {id, title, body}) -> {element, setWidth(px), collapse(bool), get width, get collapsed, dispose}
- * `body`: the dock's content element. The dock is appended to <body>.
+ * createDock(doc, {id, title, body, onResize?}) -> {element, setWidth(px), collapse(bool), get width, get collapsed, dispose}
+ * `body`: the dock's content element. The dock is appended to <body>. `onResize(delta)`: the space the
+ * dock takes changed by `delta` px (dragged, keys, collapsed or expanded).
  */
-export function createDock(doc, { id, title, body, className = 'ptq-panel' }) {
+export function createDock(doc, { id, title, body, className = 'ptq-panel', onResize = () => {} }) {
   const win = doc.defaultView;
   const saved = readSaved(win);
   let width = clampWidth(win, saved.width ?? DEFAULT_WIDTH);
@@ -49,6 +50,7 @@ export function createDock(doc, { id, title, body, className = 'ptq-panel' }) {
   const element = h(doc, 'div', { id, class: className, role: 'complementary', 'aria-label': title },
     h(doc, 'div', { class: 'ptq-header' }, h(doc, 'strong', { class: 'ptq-title', text: title }), toggle), body, handle);
 
+  let shownBefore = null;
   function apply() {
     const shown = collapsed ? COLLAPSED_WIDTH : width;
     element.style.setProperty('width', `${shown}px`);
@@ -63,6 +65,8 @@ export function createDock(doc, { id, title, body, className = 'ptq-panel' }) {
     doc.documentElement.setAttribute(DOCK_ATTRIBUTE, '');
     doc.documentElement.style.setProperty('--ptq-dock-width', `${shown}px`);
     save(win, { width, collapsed });
+    if (shownBefore !== null && shown !== shownBefore) onResize(shown - shownBefore);
+    shownBefore = shown;
     // Netron reads its container's size on demand; tell listeners the space changed.
     if (typeof win.Event === 'function') win.dispatchEvent?.(new win.Event('resize'));
   }

@@ -3,7 +3,9 @@
 // only .ptq-* classes, which Netron does not use) come first; the plugin's rules are scoped under
 // #ptqscope-panel so Netron's own elements are never restyled, but for the outline of the nodes we mark data-ptq-picked or data-ptq-unsupported and, while the
 // dock is open (html[data-ptq-docked], dock.mjs), the left offset of Netron's graph (#target) and toolbar so
-// that the dock sits beside the graph instead of over it. The app's panels are laid out as one column
+// that the dock sits beside the graph instead of over it, and the graph's width: the width Netron
+// writes inline on #target (copied into --ptq-netron-width, netron/layout.mjs) minus the dock's, with
+// !important because Netron's inline width would otherwise win. The app's panels are laid out as one column
 // sized to the dock; names wrap (never cut off) and carry their full text in a tooltip.
 // (Under Vitest the ?inline import is an empty string.)
 import APP_CSS from '../../web/app/analysis/analysis.css?inline';
@@ -15,7 +17,8 @@ export const PANEL_CSS = `
   position: fixed; left: 0; top: 0; bottom: 0; z-index: 1; box-sizing: border-box; width: 460px;
   display: flex; flex-direction: column; background: #fafafa; color: #222; border-right: 1px solid #ccc;
   font: 12px -apple-system, "Segoe UI", Ubuntu, sans-serif; }
-html[data-ptq-docked] > body > #target { box-sizing: border-box; margin-left: var(--ptq-dock-width, 460px); width: calc(100% - var(--ptq-dock-width, 460px)); }
+html[data-ptq-docked] > body > #target { box-sizing: border-box; margin-left: var(--ptq-dock-width, 460px);
+  width: max(120px, calc(var(--ptq-netron-width, 100%) - var(--ptq-dock-width, 460px))) !important; }
 html[data-ptq-docked] > body > #toolbar { left: calc(var(--ptq-dock-width, 460px) + 10px); }
 #ptqscope-panel .ptq-header { display: flex; justify-content: space-between; align-items: center; padding: 6px 8px 6px 38px;
   min-height: 20px; border-bottom: 1px solid #ddd; background: #ececec; flex: none; }

@@ -58,3 +58,35 @@ export function sensitivityRows(page) {
     }));
   }));
 }
+
+// Screenshots the tests take of what a person sees: always into tests/artifacts/screenshots/ (for
+// review), and with PTQ_UPDATE_SCREENSHOTS=1 also into docs/images/ (the pictures the README and
+// docs show, so they stay current). -> the artifact's path.
+export async function screenshot(page, name) {
+  const dir = path.join(REPO_ROOT, 'tests/artifacts/screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}.png`);
+  await page.screenshot({ path: file });
+  if (process.env.PTQ_UPDATE_SCREENSHOTS === '1') fs.copyFileSync(file, path.join(REPO_ROOT, 'docs/images', `${name}.png`));
+  return file;
+}
+
+// A JS expression (for page.evaluate or CDP Runtime.evaluate) listing the elements under `root`
+// that stick out of its right edge where a person would see them: an element clipped by a scrolling
+// or hidden-overflow ancestor that itself ends inside `root` is not counted, nor those matching
+// `ignore` (a handle meant to straddle the edge). -> ['tag.class text', ...]
+export const overflowRightExpression = (root, ignore = null) => `(() => {
+  const root = document.querySelector(${JSON.stringify(root)});
+  const ignore = ${JSON.stringify(ignore)};
+  const limit = root.getBoundingClientRect().right + 1;
+  const clipped = (el) => {
+    for (let a = el.parentElement; a && a !== root; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== 'visible' && a.getBoundingClientRect().right <= limit) return true;
+    }
+    return false;
+  };
+  return [...root.querySelectorAll('*')].filter((el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.right > limit && !clipped(el) && !(ignore && el.matches(ignore));
+  }).map((el) => el.tagName.toLowerCase() + '.' + [...el.classList].join('.') + ' ' + (el.textContent || '').trim().slice(0, 40));
+})()`;
