@@ -9,6 +9,7 @@ import { probePage, probeRender, nodesGroup, pageBusy, graphRoot } from './netro
 import { nodeElementMap, elementNodeName, heatOnQdqNodes, namesWithQdqNodes } from './netron/nodes.mjs';
 import { applyHeat, applyCategories, applyPicked, applyUnsupported } from './netron/decorate.mjs';
 import { observeGraph } from './netron/observe.mjs';
+import { followGraphWidth } from './netron/layout.mjs';
 import { captureModelFiles } from './netron/capture.mjs';
 import { wrapMetadataAsset } from './netron/metadata.mjs';
 import { showBanner } from './ui/banner.mjs';
@@ -18,11 +19,12 @@ import { createAnalysisRunner, queuedRun } from '../web/app/analysis/runner.mjs'
 import { createHeatController } from '../web/app/heatmap/controller.mjs';
 import { createReportController } from '../web/app/reports/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
-import { loadGraphInWorker } from './graph_loader.mjs';
-import { limitedModelText } from '../web/pipeline/catalog.mjs';
+import { workerEngine } from './graph_loader.mjs';
+import { createOpener } from '../web/app/open/open.mjs';
 import { modelScopedState } from '../web/app/state.mjs';
 
-const resetOnOpen = () => ({ graph: null, summary: null, error: null, externalFiles: [], ...modelScopedState() });
+// A model Netron starts to open replaces the previous one at once (its graph, results and data).
+const resetOnOpen = () => ({ graph: null, summary: null, error: null, externalFiles: [], calibrationFiles: null, samples: null, ...modelScopedState() });
 
 /**
  * installPlugin(win, deps) -> {ok: true, state, panel, dispose} | {ok: false, problems}
@@ -49,37 +51,31 @@ export function installPlugin(win, deps) {
   // after the run in flight if there is one.
   setChannelRunner(queuedRun(runner));
   injectStyle(doc);
+  // Netron's graph pane takes the window's width less the dock's (before the dock is mounted, so the
+  // graph never renders under it).
+  const graphWidth = followGraphWidth(win);
   // A table row or chart point the user clicks: Netron's element of that node scrolled into view.
   const focus = (name) => nodeElementMap(doc, state.get('graph')).get(name)?.scrollIntoView?.({ block: 'center', inline: 'center' });
+  // The page's opener over the plugin's workers: the model's graph, and calibration data checked by
+  // the core (held until the model is read when it comes first).
+  const opener = createOpener(state, workerEngine(deps.spawn, () => state.get('modelName')));
   const panel = mountPanel(doc, {
-    state, runner, focus, sections: deps.sections, readDrop: deps.readDrop,
-    readPicked: deps.readPicked, save: deps.save,
+    state, runner, focus, opener, sections: deps.sections, readDrop: deps.readDrop,
+    readPicked: deps.readPicked, save: deps.save, onDockResize: (delta) => graphWidth.keepCentre(delta),
   });
 
   // --- the model Netron opens ---
-  let openCount = 0;
   const stopCapture = captureModelFiles(win, async ({ name, file, onnx, others = [] }) => {
-    const ticket = ++openCount;
     runner.cancel();
     state.setMany({ ...resetOnOpen(), modelName: name, modelBytes: null });
     if (!onnx) {
       state.set('status', `${name} is not an ONNX model: PTQ analyses need a calibrated .onnx.`);
       return;
     }
-    try {
-      const bytes = new Uint8Array(await file.arrayBuffer());
-      // Files opened with the model may hold its external data: the core takes those the model names.
-      const externalFiles = await Promise.all(others.map(async (f) => ({ path: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
-      if (ticket !== openCount) return; // another file was opened meanwhile
-      state.setMany({ modelBytes: bytes, externalFiles, status: `Reading ${name}…` });
-      const { graph, summary } = await loadGraphInWorker(deps.spawn, bytes, name, externalFiles);
-      if (ticket !== openCount) return;
-      // A model with ops the core does not run opens; the panel disables the analyses that run it.
-      const limited = limitedModelText(summary);
-      state.setMany({ graph, summary, status: null, ...(limited ? { error: `${name}: ${limited}.` } : {}) });
-    } catch (err) {
-      if (ticket === openCount) state.setMany({ status: null, error: `${name}: ${err.message}` });
-    }
+    const bytes = file.arrayBuffer().then((buffer) => new Uint8Array(buffer));
+    // Files opened with the model may hold its external data: the core takes those the model names.
+    const candidates = Promise.all(others.map(async (f) => ({ path: f.name, bytes: new Uint8Array(await f.arrayBuffer()) })));
+    await opener.openModel({ path: name, bytes }, candidates);
   }, { skip: (e) => !!e.target?.closest?.(`#${PANEL_ID}`) });
 
   // --- colours on every render, selection from Netron's `select` class ---
@@ -139,6 +135,7 @@ export function installPlugin(win, deps) {
       setChannelRunner(null);
       runner.dispose();
       panel.dispose();
+      graphWidth.disconnect();
     },
   };
 }

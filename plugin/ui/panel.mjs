@@ -15,7 +15,7 @@ import { mountWhatIfPanel } from '../../web/app/whatif/panel.mjs';
 import { mountFixPanel } from '../../web/app/whatif/fix_panel.mjs';
 import { mountComparePanel } from '../../web/app/compare/panel.mjs';
 import { mountReportPanel } from '../../web/app/reports/panel.mjs';
-import { stripRoot, placeLooseNpy, checkCalibrationLayout, isJunk } from '../../web/app/open/checks.mjs';
+import { samplesText, heldDataText } from '../../web/app/open/describe.mjs';
 
 export const PANEL_ID = 'ptqscope-panel';
 const NODE_ANALYSES = [['distribution', 'Distribution'], ['channelwise', 'Channels'], ['stat_info', 'Stat info']];
@@ -36,32 +36,16 @@ export function togglePicked(picked, name) {
   return next;
 }
 
-export function inputNamesOf(graph) {
-  return (graph?.inputs ?? []).map((v) => (typeof v === 'string' ? v : v?.name)).filter(Boolean)
-    .filter((name) => !graph.values?.[name]?.initializer);
-}
-
-// Sorts the files of a dropped/picked calibration_data folder into [{path: '<input>/<file>', bytes}],
-// or throws an Error listing every layout problem (names the folder and files).
-export function prepareCalibrationFiles(files, graph) {
-  const inputs = inputNamesOf(graph);
-  if (!inputs.length) throw new Error('open the calibrated model in Netron first (its inputs name the calibration folders)');
-  const kept = files.filter((f) => !isJunk(f.path));
-  const { root, files: stripped } = stripRoot(kept);
-  const { files: placed, errors } = placeLooseNpy(stripped, inputs);
-  const all = [...errors, ...checkCalibrationLayout(placed, inputs, root || 'calibration_data')];
-  if (all.length) throw new Error(all.join('\n'));
-  return { root: root || 'calibration_data', files: placed };
-}
-
 /**
  * mountPanel(doc, deps) -> {element, analyses, exports, heat, dispose}
- * deps: state (web/app/state.mjs store), runner (web/app/analysis/runner.mjs), sections() ([{id, title, render(el, nodeName, state)}]: the node's rows and
+ * deps: state (web/app/state.mjs store), runner (web/app/analysis/runner.mjs), opener (web/app/open/open.mjs
+ * createOpener: checks the calibration data, holding it until the model is read), sections() ([{id, title, render(el, nodeName, state)}]: the node's rows and
  * charts, e.g. web/app/heatmap/sidebar.mjs), readDrop(dt) and readPicked(fileList)
  * (web/app/open/sources.mjs) returning [{path, bytes}], focus(nodeName) (show it in Netron's graph),
- * save(name, data, type) (optional: exports; default a browser download).
+ * save(name, data, type) (optional: exports; default a browser download), onDockResize(delta) (the dock
+ * took `delta` px more of the window's width).
  */
-export function mountPanel(doc, { state, runner, sections = () => [], readDrop, readPicked, focus, save }) {
+export function mountPanel(doc, { state, runner, opener, sections = () => [], readDrop, readPicked, focus, save, onDockResize }) {
   const offs = [];
   const on = (key, fn) => offs.push(state.on(key, fn));
 
@@ -76,11 +60,14 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
     h(doc, 'button', { type: 'button', class: 'ptq-pick-files', text: '.zip / .npy…', onclick: () => zipPicker.click() }),
     picker, zipPicker);
 
+  // Data may come at any time: before the model is read it is held (the opener says so) and checked
+  // by the core once the model is read.
   const takeFiles = async (read) => {
     try {
       state.set('status', 'Reading calibration data…');
-      const { root, files } = prepareCalibrationFiles(await read(), state.get('graph'));
-      state.setMany({ dataName: root, calibrationFiles: files, error: null, status: null });
+      const files = await read();
+      state.set('status', null);
+      await opener.openCalibration(files);
     } catch (err) {
       state.setMany({ error: `calibration data: ${err.message}`, status: null });
     }
@@ -185,10 +172,12 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
   on('modelName', (name) => {
     modelLine.textContent = name ? `Model: ${name}` : 'Open a calibrated .onnx in Netron (Open Model… or drop it).';
   });
-  on('calibrationFiles', (files) => {
-    const inputs = [...new Set((files ?? []).map((f) => f.path.split('/')[0]))];
-    dataLine.textContent = files?.length ? `${state.get('dataName') ?? 'calibration_data'}: ${files.length} files (${inputs.join(', ')})` : 'No calibration data.';
-  });
+  const showData = () => {
+    const held = state.get('heldData');
+    dataLine.textContent = held ? heldDataText(held, 'open the calibrated model in Netron (Open Model… or drop it)')
+      : state.get('samples') ? samplesText(state.get('samples'), state.get('calibrationFiles')) : 'No calibration data.';
+  };
+  for (const key of ['samples', 'calibrationFiles', 'heldData']) on(key, showData);
 
   const section = (cls, title, ...children) => h(doc, 'details', { class: `ptq-section ${cls}`, open: true },
     h(doc, 'summary', { text: title }), ...children);
@@ -203,7 +192,7 @@ export function mountPanel(doc, { state, runner, sections = () => [], readDrop, 
     section('ptq-section-compare', 'Compare two results', compareHost),
     section('ptq-node', 'Selected node', nodeTitle, nodeActions, nodeBody),
     section('ptq-section-export', 'Export', exportHost));
-  const dock = createDock(doc, { id: PANEL_ID, title: 'PTQ', body });
+  const dock = createDock(doc, { id: PANEL_ID, title: 'PTQ', body, onResize: onDockResize });
   panel = dock.element;
   panel.setAttribute('data-run', 'idle');
   panel.setAttribute('data-graph', 'none');

@@ -6,6 +6,7 @@ import { registeredPanels, onRegister } from './shell.mjs';
 import { createOpener } from './open/open.mjs';
 import { filesFromDataTransfer, filesFromFileList } from './open/sources.mjs';
 import { loadExample } from './open/example.mjs';
+import { samplesText, heldDataText } from './open/describe.mjs';
 import { createGraphView } from './graph/view.mjs';
 import { createSidebar } from './sidebar/sidebar.mjs';
 import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './graph/workers.mjs';
@@ -48,7 +49,11 @@ function describe() {
     const cali = graph.nodes.filter((n) => n.op_type === 'HzCalibration').length;
     parts.push(`${graph.nodes.length} nodes`, `${cali} calibration nodes`);
   } else if (summary) parts.push(`${summary.nodeCount} nodes`);
-  if (summary) parts.push(samples ? `${samples.count} calibration samples (${samples.folder})` : 'no calibration data');
+  if (summary) parts.push(samples ? samplesText(samples, state.get('calibrationFiles')) : 'no calibration data');
+  const held = state.get('heldData');
+  if (held) parts.push(heldDataText(held, 'open its model'));
+  $('#held-data').textContent = held ? heldDataText(held, 'open its model') : '';
+  $('#held-data').hidden = !held;
   parts.push(...memoryParts(state.get('memory')));
   $('#model-info').textContent = parts.join(' · ');
 }
@@ -73,7 +78,7 @@ state.on('summary', (s) => {
   describe();
 });
 state.on('graph', describe);
-state.on('samples', describe);
+for (const key of ['samples', 'calibrationFiles', 'heldData']) state.on(key, describe);
 state.on('memory', describe);
 
 async function guarded(task) {

@@ -4,6 +4,9 @@
 //   modelName        its file name
 //   externalFiles    [{path, bytes}] the model's external-data files (paths as the model names them), or []
 //   calibrationFiles [{path: '<input>/<file>.npy', bytes, file?}] of the calibration_data folder (file: the File read), or null
+//   samples          {count, names, folder} of the checked calibration data, or null
+//   heldData         calibration data opened before its model was read: {label, files, reading} (reading:
+//                    a model is being read; else none is open yet), or null (open/open.mjs)
 //   selection        node name | null (the sidebar shows it)
 //   picked           Set of node names (multi-select; replace the Set, do not mutate it in place)
 //   heat             { values: Map<nodeName, {value, color, label}>, legend: {title, direction, domain} } | null
@@ -66,6 +69,8 @@ export const DEFAULTS = Object.freeze({
   externalFiles: [],
   modelName: null,
   calibrationFiles: null,
+  samples: null,
+  heldData: null,
   selection: null,
   picked: new Set(),
   heat: null,

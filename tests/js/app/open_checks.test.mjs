@@ -159,9 +159,47 @@ describe('opener with the wasm core', () => {
     expect(s.get('summary').calibrations.length).toBeGreaterThan(0);
   });
 
-  it('asks for the model first', async () => {
+  it('holds data opened before its model and checks it once the model is read', async () => {
     const s = createStore();
-    expect(await createOpener(s, engine).openFiles(dropped())).toBe(false);
-    expect(s.get('error')).toMatch(/Open the model before its calibration data/);
+    const opener = createOpener(s, engine);
+    expect(await opener.openFiles(dropped())).toBe(true);
+    expect(s.get('error')).toBeUndefined();
+    expect(s.get('heldData')).toEqual({ label: 'calibration_data', files: dropped().length, reading: false });
+    expect(s.get('calibrationFiles')).toBeUndefined();
+    expect(await opener.openFiles([modelFile()])).toBe(true);
+    expect(s.get('heldData')).toBeNull();
+    expect(s.get('samples')).toEqual({ count: dropped().length, names: expect.any(Array), folder: 'calibration_data' });
+    expect(s.get('calibrationFiles').length).toBe(dropped().length);
+  });
+
+  it('holds data picked while a model is being read, against that model (not the one shown before)', async () => {
+    const s = createStore();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    // The second model's read waits until the data has been picked.
+    const slow = { ...engine, loadModel: async (...a) => (await gate, engine.loadModel(...a)) };
+    const opener = createOpener(s, engine);
+    await opener.openFiles([modelFile()]);
+    const gated = createOpener(s, slow);
+    const reading = gated.openFiles([{ ...modelFile(), path: 'again.onnx' }]);
+    const picked = gated.openCalibration(dropped());
+    expect(await picked).toBe(true);
+    expect(s.get('heldData')).toEqual({ label: 'calibration_data', files: dropped().length, reading: true });
+    release();
+    expect(await reading).toBe(true);
+    expect(s.get('modelName')).toBe('again.onnx');
+    expect(s.get('heldData')).toBeNull();
+    expect(s.get('samples').count).toBe(dropped().length);
+    expect(s.get('error')).toBeNull();
+  });
+
+  it('keeps held data when the model fails to load, for the next model', async () => {
+    const s = createStore();
+    const opener = createOpener(s, engine);
+    await opener.openFiles(dropped());
+    expect(await opener.openFiles([{ path: 'broken.onnx', bytes: new Uint8Array([8, 7, 0xff, 0xff, 0xff]) }])).toBe(false);
+    expect(s.get('heldData').reading).toBe(false);
+    expect(await opener.openFiles([modelFile()])).toBe(true);
+    expect(s.get('samples').count).toBe(dropped().length);
   });
 });

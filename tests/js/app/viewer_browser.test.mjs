@@ -133,14 +133,14 @@ describe('viewer (Chromium, file://)', () => {
     }, files);
     await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
     await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
-    await page.waitForFunction((n) => new RegExp(`${n} calibration samples \\(calibration_data\\)`).test(document.querySelector('#model-info').textContent),
+    await page.waitForFunction((n) => new RegExp(`${n} calibration samples \\(calibration_data: `).test(document.querySelector('#model-info').textContent),
       files.length - 1);
     await page.waitForSelector('#graph[data-state="ready"]');
     expect(await page.isHidden('#error-banner')).toBe(true);
 
     await page.evaluate(() => { window.ptqscope.state.set('samples', null); });
     await page.setInputFiles('#open-data-folder', EXAMPLE_DATA);
-    await page.waitForFunction(() => /calibration samples \(calibration_data\)/.test(document.querySelector('#model-info').textContent));
+    await page.waitForFunction(() => /calibration samples \(calibration_data: /.test(document.querySelector('#model-info').textContent));
   });
 
   it('a 20,102-box graph: only what is in view is in the DOM; focus, selection and heat reach off-screen nodes', async () => {

@@ -101,7 +101,7 @@ describe('plugin on the recorded Netron page', () => {
     picker.dispatchEvent(new page.window.Event('change'));
     const files = await until(state, 'calibrationFiles');
     expect(files.map((f) => f.path)).toEqual(['images/0.npy', 'images/1.npy', 'images/2.npy']);
-    expect(doc.querySelector(`#${PANEL_ID} .ptq-data-status`).textContent).toContain('3 files (images)');
+    expect(doc.querySelector(`#${PANEL_ID} .ptq-data-status`).textContent).toBe('3 calibration samples (calibration_data: images)');
 
     const progress = [];
     const offProgress = plugin.runner.on((ev) => ev.type === 'progress' && progress.push([ev.done, ev.total]));
@@ -519,7 +519,7 @@ describe('model capture by drop', () => {
 
   it('reads the file Netron opens from a drop on the page', async () => {
     const page = netronPage();
-    const plugin = installPlugin(page.window, pluginDeps({ spawn: silentWorker }));
+    const plugin = installPlugin(page.window, pluginDeps());
     page.document.body.dispatchEvent(dropEvent(page.window, [file('notes.txt'), file('horizon_calibrated_tiny.onnx')]));
     await page.view.lastOpen;
     const bytes = await until(plugin.state, 'modelBytes');
@@ -533,14 +533,15 @@ describe('model capture by drop', () => {
     const page = netronPage();
     const plugin = installPlugin(page.window, pluginDeps({ spawn: silentWorker }));
     const zone = page.document.querySelector(`#${PANEL_ID} .ptq-drop`);
-    const reported = new Promise((resolve) => {
-      const off = plugin.state.on('error', (m) => m && (off(), resolve(m)));
-    });
+    const held = until(plugin.state, 'heldData');
     zone.dispatchEvent(dropEvent(page.window, [file('model.onnx')]));
     expect(page.view.lastOpen).toBeUndefined(); // Netron's body listener never saw it
     expect(plugin.state.get('modelName')).toBeNull();
-    // The panel took it as calibration data, and says what is wrong with it.
-    expect(await reported).toMatch(/^calibration data: open the calibrated model in Netron first/);
+    // The panel took it as calibration data, kept until a model is read, and says so.
+    expect(await held).toEqual({ label: 'calibration_data', files: 1, reading: false });
+    expect(page.document.querySelector(`#${PANEL_ID} .ptq-data-status`).textContent)
+      .toBe('calibration_data (1 file) is kept: open the calibrated model in Netron (Open Model… or drop it) to check and use it');
+    expect(plugin.state.get('error')).toBeNull();
     page.document.body.dispatchEvent(dropEvent(page.window, [file('weights.npy')]));
     await page.view.lastOpen;
     expect(plugin.state.get('modelName')).toBe('weights.npy');

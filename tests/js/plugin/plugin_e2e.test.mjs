@@ -124,7 +124,7 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.locator('body.default #nodes > g.node').first().waitFor();
     await waitOrPanelError('#ptqscope-panel[data-graph="loaded"]');
     await page.setInputFiles('#ptqscope-panel .ptq-data-input', path.join(tmp, 'calibration_data'));
-    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: '3 files (images)' }).waitFor();
+    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: '3 calibration samples (calibration_data: images)' }).waitFor();
     // The web app's sensitivity form: activation, then its defaults (cosine-similarity, data_num 1).
     await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
     await page.locator('#ptqscope-panel form[data-analysis="sensitivity"] select[name="node_type"]').selectOption('activation');

@@ -18,6 +18,7 @@ import { chromium } from 'playwright-core';
 import { install } from '../../../scripts/plugin-install.mjs';
 import { REPO_ROOT, fixture } from '../helpers.mjs';
 import { runAll, runLoop } from '../e2e/loop.mjs';
+import { screenshot, overflowRightExpression } from '../e2e/browser.mjs';
 import { NETRON_AVAILABLE as AVAILABLE, NETRON_MISSING, consentCookie, extractNetron, serveFolder as serve } from './netron_site.mjs';
 
 const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1' : `plugin in the real Netron 9.2.1 — skipped: ${NETRON_MISSING}`;
@@ -61,7 +62,7 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     server = await serve(site);
     const base = `http://127.0.0.1:${server.address().port}/`;
     context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-real-netron-profile-')), {
-      executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 }, acceptDownloads: true,
+      executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 }, acceptDownloads: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     });
     await context.addCookies([consentCookie(base)]);
@@ -93,9 +94,14 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
 
     const dock = await box('#ptqscope-panel');
     expect(dock.x).toBe(0);
-    expect(dock.height).toBe(800);
-    // Netron's graph starts where the dock ends: nothing of it is under the dock.
-    expect((await box('#target')).x).toBeCloseTo(dock.width, 0);
+    expect(dock.height).toBe(900);
+    // Netron's graph pane starts where the dock ends and ends at the window's edge: nothing of it is
+    // under the dock or beyond the window.
+    const graphPane = async () => {
+      const t = await box('#target');
+      return { left: t.x, right: t.x + t.width };
+    };
+    expect(await graphPane()).toEqual({ left: dock.width, right: 1400 });
     // Drag the dock's edge to x = 600.
     const edge = await box('#ptqscope-panel .ptq-resize');
     await page.mouse.move(edge.x + edge.width / 2, 300);
@@ -103,15 +109,62 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     await page.mouse.move(600, 300, { steps: 5 });
     await page.mouse.up();
     expect(await page.locator('#ptqscope-panel').getAttribute('data-width')).toBe('600');
-    expect((await box('#target')).x).toBeCloseTo(600, 0);
-    // Collapse to a strip and back.
+    expect(await graphPane()).toEqual({ left: 600, right: 1400 });
+    // Collapse to a strip (the graph grows back to the window's width) and expand.
     await page.locator('#ptqscope-panel .ptq-toggle').click();
     expect(await page.locator('#ptqscope-panel').getAttribute('data-collapsed')).toBe('true');
-    expect((await box('#target')).x).toBeLessThan(40);
+    const strip = (await box('#ptqscope-panel')).width;
+    expect(strip).toBeLessThan(40);
+    expect(await graphPane()).toEqual({ left: strip, right: 1400 });
     await page.locator('#ptqscope-panel .ptq-toggle').click();
-    expect((await box('#target')).x).toBeCloseTo(600, 0);
+    expect(await graphPane()).toEqual({ left: 600, right: 1400 });
+    // Netron's own sidebar (a node's properties) takes its share on the right; the graph keeps the rest.
+    await page.locator('#nodes > g.node').first().locator('g.node-item').first().click();
+    await page.locator('#sidebar[style*="opacity: 1"]').waitFor();
+    // Netron's rule for its graph with the sidebar open, max(40vw, 100vw - 42em) at 12 px per em.
+    const netronGraphRight = Math.max(0.4 * 1400, 1400 - 42 * 12);
+    expect(await graphPane()).toEqual({ left: 600, right: netronGraphRight });
+    expect((await box('#sidebar')).x).toBeGreaterThanOrEqual(netronGraphRight);
+    await page.locator('#sidebar-closebutton').click();
+    await expect.poll(graphPane).toEqual({ left: 600, right: 1400 });
     expect(problems).toEqual([]);
   });
+
+  // The heat-coloured node boxes that lie wholly inside the window and right of the dock.
+  async function colouredInView(width, height) {
+    const left = (await box('#ptqscope-panel')).width;
+    const boxes = await Promise.all((await page.locator('#nodes > g.node[data-ptq-heat]').all()).map((n) => n.boundingBox()));
+    return boxes.filter((b) => b && b.x >= left && b.x + b.width <= width && b.y >= 0 && b.y + b.height <= height).length;
+  }
+
+  it('data picked right after the model is held until the model is read; the coloured graph is in view beside the dock at 1400 and 1920 px', async () => {
+    const entry = fixture('yolov8n_like_calibrated');
+    const inputs = fs.readdirSync(entry.data);
+    const samples = fs.readdirSync(path.join(entry.data, inputs[0])).length;
+    await page.setInputFiles('#open-file-dialog', entry.model);
+    // At once, while the plugin is still reading the model: accepted, never refused.
+    await page.setInputFiles('#ptqscope-panel .ptq-data-input', entry.data);
+    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: `${samples} calibration samples (${path.basename(entry.data)}: ${inputs.join(', ')})` }).waitFor({ timeout: 120_000 });
+    expect(await page.locator('#ptqscope-panel .ptq-error:not([hidden])').count()).toBe(0);
+    // Netron shows the tall model's first nodes in the middle of the pane it has beside the dock.
+    await page.locator('body.default #nodes > g.node').first().waitFor();
+    const scope = page.locator('#ptqscope-panel');
+    await scope.locator('.ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
+    await scope.locator('form.ptq-analysis-form[data-analysis="sensitivity"] select[name="node_type"]').selectOption('node');
+    await scope.locator('.ptq-run').click();
+    await scope.locator('.ptq-progress-text', { hasText: 'Sensitivity: done in' }).waitFor({ timeout: 300_000 });
+    await page.locator('#nodes > g.node[data-ptq-heat]').first().waitFor();
+    expect(await colouredInView(1400, 900)).toBeGreaterThanOrEqual(3);
+    // Nothing in the dock sticks out of it (buttons, fields, tables, charts).
+    expect(await read(overflowRightExpression('#ptqscope-panel', '.ptq-resize'))).toEqual([]);
+    await screenshot(page, 'plugin-1400');
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await expect.poll(async () => (await box('#target')).x + (await box('#target')).width).toBe(1920);
+    expect(await colouredInView(1920, 1080)).toBeGreaterThanOrEqual(3);
+    await screenshot(page, 'plugin-1920');
+    await page.setViewportSize({ width: 1400, height: 900 });
+    expect(problems).toEqual([]);
+  }, 600_000);
 
   // Opens the fixture's model through Netron's file dialog (unless shown) and its data in the dock.
   async function open(entry) {
@@ -124,8 +177,8 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     }
     await page.setInputFiles('#ptqscope-panel .ptq-data-input', entry.data);
     const inputs = fs.readdirSync(entry.data);
-    const count = inputs.reduce((n, d) => n + fs.readdirSync(path.join(entry.data, d)).length, 0);
-    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: `${count} files (${inputs.join(', ')})` }).waitFor();
+    const samples = fs.readdirSync(path.join(entry.data, inputs[0])).length;
+    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: `${samples} calibration samples (${path.basename(entry.data)}: ${inputs.join(', ')})` }).waitFor();
   }
 
   it.each(FIXTURES)('%s: sweep, what-if, node errors, fix, export, compare in the dock', async (name, options) => {

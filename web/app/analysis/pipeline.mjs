@@ -10,9 +10,11 @@ export { runAnalysis };
 // `files`: the calibration files [{path, bytes, file?}]; one opened from disk goes to the workers as
 // its File, which they read whenever a sample is used, so that no worker holds the whole folder. Only
 // a real Blob can be posted to a worker and read there; anything else File-like goes as its bytes.
+export const postableFiles = (files) => files?.map((f) => (f.file instanceof Blob ? { path: f.path, file: f.file } : { path: f.path, bytes: f.bytes }));
+
 export async function createPool({ size, spawn, model, externalFiles, files, modelName, convolution }) {
   const pool = makePool({ size, spawn });
-  const sent = files?.map((f) => (f.file instanceof Blob ? { path: f.path, file: f.file } : { path: f.path, bytes: f.bytes }));
+  const sent = postableFiles(files);
   try {
     await pool.load({ model, externalFiles, files: sent, modelName, dataName: 'calibration_data', convolution });
   } catch (err) {

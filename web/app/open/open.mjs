@@ -17,13 +17,46 @@ export function createOpener(state, engine) {
   };
 
   let latest = 0; // the newest openModel wins when several overlap
+  let loading = 0; // openModel calls in flight
+  // Calibration data opened before its model, or while a model is being read: checked against the
+  // model once it is read (state 'heldData' {label, files: count, reading}, shown by the faces).
+  let held = null;
+  const hold = (data, label) => {
+    held = { data, label };
+    state.set('heldData', { label, files: data.length, reading: loading > 0 });
+    return true;
+  };
   // `candidates`: files opened with the model that may hold its external data ([{path, bytes}], paths
-  // relative to the model's folder); the engine keeps those the model names (externalPaths).
-  async function openModel({ path, bytes }, candidates = []) {
+  // relative to the model's folder); the engine keeps those the model names (externalPaths). The
+  // model's bytes and the candidates may be promises (files still being read): data opened meanwhile
+  // is held for this model.
+  async function openModel(model, candidates = []) {
+    loading++;
+    if (held) state.set('heldData', { ...state.get('heldData'), reading: true });
+    let opened;
+    try {
+      opened = await readModel(model, candidates);
+    } finally {
+      loading--;
+    }
+    if (held && loading === 0) {
+      if (!opened) state.set('heldData', { ...state.get('heldData'), reading: false });
+      else {
+        const { data, label } = held;
+        held = null;
+        state.set('heldData', null);
+        return openCalibration(data, label);
+      }
+    }
+    return opened;
+  }
+
+  async function readModel({ path, bytes: reading }, candidatesReading) {
     const ticket = ++latest;
     state.set('status', `Loading ${path}…`);
-    let loaded;
+    let loaded, bytes, candidates;
     try {
+      [bytes, candidates] = await Promise.all([reading, candidatesReading]);
       loaded = await engine.loadModel(bytes, candidates);
     } catch (err) {
       return ticket === latest ? fail(`${path}: ${err.message}`) : false;
@@ -49,10 +82,12 @@ export function createOpener(state, engine) {
     return true;
   }
 
-  // `data`: [{path, bytes}] as opened (folder name first, or loose files).
-  async function openCalibration(data, label = 'calibration_data') {
+  // `data`: [{path, bytes}] as opened (folder name first, or loose files). Before a model is read
+  // (none opened yet, or one still being read) the data is held and checked once the model is read.
+  async function openCalibration(opened, label = 'calibration_data') {
+    const data = opened.filter((f) => !isJunk(f.path));
     const summary = state.get('summary');
-    if (!summary) return fail(`Open the model before its calibration data (${label}).`);
+    if (!summary || loading > 0) return hold(data, label);
     const inputNames = summary.inputs.map((i) => i.name);
     const { root, files: relative } = stripRoot(data);
     const folder = root || label;
