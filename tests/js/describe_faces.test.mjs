@@ -60,15 +60,28 @@ describe('the command line reads its defaults from describe()', () => {
   });
 });
 
+// What the page and the plugin start with: the core's interactive_default where it has one (data_num:
+// 0 = every sample), else its default.
+function pageDef(analysis, option) {
+  const o = spec(analysis).options.find((e) => e.name === option);
+  return o.interactive_default ?? o.default;
+}
+
 describe('the page reads its forms and requests from describe()', () => {
+  it('data_num starts at every sample in the page and the plugin, at the original\'s one in the CLI', () => {
+    for (const analysis of ['sensitivity', 'leave_one_out', 'sensitivity_analysis', 'what_if', 'node_errors', 'fix']) {
+      const o = spec(analysis).options.find((e) => e.name === 'data_num');
+      expect([o.default, o.interactive_default], analysis).toEqual([1, 0]);
+    }
+  });
   it('requests built from an empty form carry the core\'s defaults', () => {
     for (const analysis of ['sensitivity', 'leave_one_out']) {
       const { options } = buildRequest(analysis, {});
-      for (const o of ['node_type', 'metrics', 'data_num', 'sample_selection']) expect(options[o], o).toEqual(def(analysis, o));
+      for (const o of ['node_type', 'metrics', 'data_num', 'sample_selection']) expect(options[o], o).toEqual(pageDef(analysis, o));
     }
     expect(buildRequest('acc_error', { quantize_node: 'weight' }).options.metric).toBe(def('acc_error', 'metric'));
     const sa = buildRequest('sensitivity_analysis', {}).options;
-    expect([sa.pick_threshold, sa.data_num]).toEqual([def('sensitivity_analysis', 'pick_threshold'), def('sensitivity_analysis', 'data_num')]);
+    expect([sa.pick_threshold, sa.data_num]).toEqual([def('sensitivity_analysis', 'pick_threshold'), pageDef('sensitivity_analysis', 'data_num')]);
   });
   it('a form as drawn reads back as the core\'s defaults', () => {
     const { document } = parseHTML('<!DOCTYPE html><html><body></body></html>');
@@ -77,7 +90,7 @@ describe('the page reads its forms and requests from describe()', () => {
       form.dataset.analysis = analysis;
       buildForm(form, FORMS[analysis], { picked() {}, topk() {} });
       const { options } = buildRequest(analysis, readForm(form, FORMS[analysis]));
-      for (const o of ['node_type', 'metrics', 'data_num', 'sample_selection']) expect(options[o], o).toEqual(def(analysis, o));
+      for (const o of ['node_type', 'metrics', 'data_num', 'sample_selection']) expect(options[o], o).toEqual(pageDef(analysis, o));
       const choices = [...form.querySelectorAll('select[name="sample_selection"] option')].map((e) => e.value);
       expect(choices).toEqual(spec(analysis).options.find((o) => o.name === 'sample_selection').choices);
     }

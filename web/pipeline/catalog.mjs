@@ -50,6 +50,13 @@ export function optionSpec(analysis, option) {
 // What the core uses when the option is absent (null: no value).
 export const optionDefault = (analysis, option) => optionSpec(analysis, option).default;
 
+// What the page's and the plugin's forms start with (the core's interactive_default where it has one:
+// data_num starts at every sample there, while the CLI keeps the original's one sample).
+export function interactiveDefault(analysis, option) {
+  const o = optionSpec(analysis, option);
+  return o.interactive_default ?? o.default;
+}
+
 // 'higher' | 'lower': which values of `metric` are better (§4 optimum).
 export function betterDirection(metric) {
   const m = byName(describe.metrics, metric);

@@ -133,3 +133,24 @@ export function chartsOf(result) {
   if (sa) charts.push({ kind: 'sensitivity_analysis', key: 'partial_quantization', file_name: sa.file_name ?? 'partial_quantization.png', data: sa });
   return charts;
 }
+
+// The calibration files a section was computed on (result-schema.md: `samples` of the sweeps,
+// `<section>_sample` / `<section>_samples`, `samples` inside what_if / node_errors, `fix_samples`).
+export function sectionSamples(result, section) {
+  const inside = result?.[section]?.samples;
+  const named = result?.[`${section}_samples`] ?? result?.[`${section}_sample`] ??
+    (section === 'sensitivity' || section === 'leave_one_out' ? result?.samples : undefined);
+  const list = Array.isArray(inside) ? inside : named;
+  if (list === undefined || list === null) return null;
+  return Array.isArray(list) ? list : [list];
+}
+
+// "6 of 6 samples" / "1 of 6 samples (9.npy)": what a number beside it was computed on (the sample
+// named when it is one), or '' when the document does not say.
+export function samplesNote(result, section) {
+  const used = sectionSamples(result, section);
+  if (!used) return '';
+  const of = result?.calibration_samples;
+  const count = of === undefined ? `${used.length}` : `${used.length} of ${of}`;
+  return `${count} sample${of === 1 || (of === undefined && used.length === 1) ? '' : 's'}${used.length === 1 ? ` (${used[0]})` : ''}`;
+}

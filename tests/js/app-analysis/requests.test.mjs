@@ -7,7 +7,7 @@ describe('buildRequest', () => {
   it('sensitivity: python option names, data_num empty = all, picked nodes only when asked', () => {
     const picked = new Set(['Conv_0', 'Gemm_5']);
     expect(buildRequest('sensitivity', { node_type: 'weight', metrics: ['mse', 'sqnr'], data_num: '', output_node: '' }, picked))
-      .toEqual({ analysis: 'sensitivity', options: { node_type: 'weight', metrics: ['mse', 'sqnr'], data_num: null, sample_selection: 'last', output_node: null, interested_nodes: null } });
+      .toEqual({ analysis: 'sensitivity', options: { node_type: 'weight', metrics: ['mse', 'sqnr'], data_num: 0, sample_selection: 'last', output_node: null, interested_nodes: null } });
     const r = buildRequest('leave_one_out', { metrics: [], data_num: '4', use_picked: true, output_node: 'Relu_3, Gemm_5' }, picked);
     expect(r.options).toMatchObject({ metrics: ['cosine-similarity'], data_num: 4, interested_nodes: ['Conv_0', 'Gemm_5'], output_node: ['Relu_3', 'Gemm_5'] });
     expect(() => buildRequest('sensitivity', { data_num: '0' })).toThrow(/data_num/);
@@ -33,6 +33,8 @@ describe('buildRequest', () => {
     expect(topK(result, 'activation', 2)).toEqual(['c', 'a']);
     expect(runAllOptions({ node_type: '', ns_metrics: [], data_num: '2', pick_threshold: '0.99' }))
       .toMatchObject({ node_type: null, ns_metrics: ['cosine-similarity'], data_num: 2, pick_threshold: 0.99 });
+    // An empty form judges every sample (0: a null would be dropped as "absent" on the way to the core).
+    expect(runAllOptions({}).data_num).toBe(0);
   });
 });
 

@@ -52,7 +52,7 @@ describe('viewer (Chromium, file://)', () => {
   it('opens the example and draws the graph with calibration badges', async () => {
     await page.click('#open-example');
     await page.waitForSelector('#graph[data-state="ready"]');
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info').textContent));
     expect(await page.isHidden('#error-banner')).toBe(true);
     expect(await page.locator('#graph .node-node').count()).toBe(normalNodes().length);
     expect(await page.locator('#graph .node-input').count()).toBe(graph.inputs.length);

@@ -28,7 +28,7 @@ async function runSensitivity() {
   await page.click('.ptq-run');
 }
 
-const exampleLoaded = () => page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
+const exampleLoaded = () => page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info')?.textContent ?? ''));
 
 beforeAll(async () => {
   ({ context, page, pageErrors } = await openApp());

@@ -28,7 +28,7 @@ const results = () => page.evaluate(() => window.ptqscope.state.get('results'));
 describe('box plot channel click -> histogram of that channel', () => {
   it('draws the clicked channel\'s histogram from the core, with every element of the channel counted', async () => {
     await page.click('#open-example');
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info')?.textContent ?? ''));
     const name = await weightCalibrationNode();
     expect(name).toBeTruthy();
 

@@ -46,7 +46,7 @@ describe('a model with external data on the page (file://)', () => {
     const onWorker = (w) => started.push(w.url());
     page.on('worker', onWorker);
     await page.setInputFiles('#open-data-folder', entry.data);
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info').textContent));
     page.off('worker', onWorker);
     expect(started).toEqual([]);
 

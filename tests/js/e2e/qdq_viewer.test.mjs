@@ -40,7 +40,7 @@ describe('a Q/DQ model in the page', () => {
     expect((await page.textContent('.calibration-toggle')).trim()).toBe('Show Q/DQ as nodes');
 
     await page.setInputFiles('#open-data-folder', entry.data);
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info').textContent));
 
     // An activation sweep: the heat view follows it and colours the badges.
     await openPanel(page, 'analyses');

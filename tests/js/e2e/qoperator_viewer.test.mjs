@@ -59,7 +59,7 @@ describe('a QOperator model in the page', () => {
     await page.waitForFunction((name) => document.querySelector('#model-info').textContent.startsWith(`${name} · `)
       && document.querySelector('#graph').dataset.state === 'ready', path.basename(entry.model));
     await page.setInputFiles('#open-data-folder', entry.data);
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info').textContent));
 
     // Folded: the float operators under the file's names, the quantizers as badges.
     expect(await page.$eval(`#graph .node[data-name="${CONV}"] .node-title`, (t) => t.textContent)).toBe('Conv');

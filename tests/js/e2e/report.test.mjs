@@ -28,7 +28,7 @@ beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   ({ context, page, offline, pageErrors } = await openApp());
   await page.click('#open-example');
-  await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
+  await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info')?.textContent ?? ''));
 });
 
 afterAll(async () => {

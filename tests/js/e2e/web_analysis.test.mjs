@@ -37,7 +37,7 @@ afterAll(async () => {
 describe('web analyses from file://', () => {
   it('opens the example, runs activation sensitivity, colours the graph, fills the table, exports JSON', async () => {
     await page.click('#open-example');
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info')?.textContent ?? ''));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info')?.textContent ?? ''));
 
     await openPanel('analyses');
     const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');

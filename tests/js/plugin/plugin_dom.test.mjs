@@ -20,7 +20,7 @@ import {
   asPickedFiles, modelBytes, choose, runTab, analysisForm, setChecked, useTopK, appHost, fileSaver, unzipText,
 } from './helpers.mjs';
 
-const REQUEST = { analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['cosine-similarity', 'mse'], data_num: 1, sample_selection: 'last', output_node: null, interested_nodes: null } };
+const REQUEST = { analysis: 'sensitivity', options: { node_type: 'activation', metrics: ['cosine-similarity', 'mse'], data_num: 0, sample_selection: 'last', output_node: null, interested_nodes: null } };
 
 // The same request straight through the wasm API: the reference the page's colours must match.
 async function referenceResult() {

@@ -41,7 +41,7 @@ async function reference() {
     session.loadModel(modelBytes());
     session.loadCalibrationData(calibrationFolder().map((f) => ({ path: f.path.replace(/^calibration_data\//, ''), bytes: f.bytes })));
     const analyze = (analysis, options) => JSON.parse(session.analyze(JSON.stringify({ analysis, options })));
-    const sensitivity = analyze('sensitivity', { node_type: 'activation', metrics: ['cosine-similarity'], data_num: 1, sample_selection: 'last' });
+    const sensitivity = analyze('sensitivity', { node_type: 'activation', metrics: ['cosine-similarity'], data_num: 0, sample_selection: 'last' });
     const accError = analyze('acc_error', {
       quantize_node: sensitivity.sensitivity_order.activation.slice(0, 5), non_quantize_node: null, metric: 'cosine-similarity', average_mode: false,
     });
@@ -125,7 +125,7 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await waitOrPanelError('#ptqscope-panel[data-graph="loaded"]');
     await page.setInputFiles('#ptqscope-panel .ptq-data-input', path.join(tmp, 'calibration_data'));
     await page.locator('#ptqscope-panel .ptq-data-status', { hasText: '3 calibration samples (calibration_data: images)' }).waitFor();
-    // The web app's sensitivity form: activation, then its defaults (cosine-similarity, data_num 1).
+    // The web app's sensitivity form: activation, then its defaults (cosine-similarity, every sample, data_num 0).
     await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
     await page.locator('#ptqscope-panel form[data-analysis="sensitivity"] select[name="node_type"]').selectOption('activation');
     await page.locator('#ptqscope-panel .ptq-run').click();

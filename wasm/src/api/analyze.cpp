@@ -349,7 +349,7 @@ bool run_fix(const Context& c, const Request& r, const std::optional<quant::Reso
   // A cancelled search found nothing to use: no configuration (its path so far stays in `fix`).
   w.key("config");
   if (result.cancelled) w.null();
-  else quant::write_config_document(w, c.executor, fix_config(c.executor, start, result, r.model_file));
+  else quant::write_config_document(w, c.executor, fix_config(c.executor, start, result, r.model_file, c.data->sample_count()));
   return result.cancelled;
 }
 
@@ -396,6 +396,9 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   JsonWriter w;
   w.begin_object();
   schema::write_header(w, c.executor, r.model_file);
+  // How many samples the calibration data holds, beside which ones each section used: every face says
+  // "used K of N".
+  if (c.data) w.field("calibration_samples", c.data->sample_count());
   // A configuration is resolved against the model before anything runs (names checked), and the result
   // records it in full; without one the document is what it always was.
   // fix writes the configuration it found there instead (and starts from this one).

@@ -60,6 +60,7 @@ OptionSpec data_num(size_t fallback) {
   OptionSpec o{"data_num", T::kInteger, integer(static_cast<int64_t>(fallback)), {},
                "number of samples (null or 0 = every sample)"};
   o.null_is_all = true;
+  o.interactive_default = integer(0);
   o.min = integer(0);
   return o;
 }
@@ -154,6 +155,8 @@ std::vector<AnalysisSpec> build() {
 void write_option(io::JsonWriter& w, const OptionSpec& o) {
   w.begin_object().field("name", o.name).field("type", o.type).key("default");
   o.default_value.write(w);
+  w.key("interactive_default");
+  o.interactive_default.write(w);
   w.key("choices").string_array(o.choices).field("required", o.required).field("null_is_all", o.null_is_all);
   w.key("min");
   o.min.write(w);

@@ -41,6 +41,10 @@ struct OptionSpec {
   std::string doc;                   // one line for help texts and forms
   bool required = false;             // the request fails without it
   bool null_is_all = false;          // data_num: null (or 0) = every sample
+  // What the page and the plugin start with where it differs from `default_value`, which is the
+  // original's and the CLI's: data_num starts at every sample there (a person looking at a sweep or a
+  // fix should not be judging one sample unawares). null = `default_value`.
+  io::Json interactive_default{};
   io::Json min{}, max{};                 // bounds of an integer option (of each element); null = none
 };
 

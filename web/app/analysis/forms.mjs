@@ -1,56 +1,58 @@
 // The panels' form fields per analysis (option names of the python API) and a tiny DOM form builder.
 // Choices and initial values are the core's (its describe() document, web/pipeline/catalog.mjs).
 import { optionDefault, optionSpec } from '../../pipeline/catalog.mjs';
+import { interactiveDataNum } from './requests.mjs';
 import { DEFAULT_RUNALL_OPTIONS } from '../../pipeline/runall.mjs';
 import { METRICS, NODE_TYPES } from './requests.mjs';
 
 const text = (v) => (v === null || v === undefined ? '' : String(v));
-const metric = (name = 'metric', label = 'Metric', value = optionDefault('acc_error', 'metric')) => ({ name, label, type: 'select', options: METRICS, value });
+// Fields are labelled in words; `option` is the python API's / CLI's name, shown as the label's tooltip.
+const metric = (name = 'metric', label = 'Metric', value = optionDefault('acc_error', 'metric')) => ({ name, option: name, label, type: 'select', options: METRICS, value });
 const dataNum = (analysis) => ({
-  name: 'data_num', label: 'data_num', type: 'number', value: text(optionDefault(analysis, 'data_num')), min: 1, placeholder: 'all', hint: 'empty = all samples',
+  name: 'data_num', option: 'data_num', label: 'Number of samples', type: 'number', value: text(interactiveDataNum(analysis) || null), min: 1, placeholder: 'all', hint: 'empty = all samples',
 });
-const nodes = (name, label, extra = {}) => ({ name, label, type: 'nodes', ...extra });
+const nodes = (name, label, extra = {}) => ({ name, option: name, label, type: 'nodes', ...extra });
 
 const sweep = (analysis) => [
-  { name: 'node_type', label: 'node_type', type: 'select', options: NODE_TYPES, value: optionDefault(analysis, 'node_type') },
-  { name: 'metrics', label: 'Metrics', type: 'multi', options: METRICS, value: optionDefault(analysis, 'metrics') },
+  { name: 'node_type', option: 'node_type', label: 'Node type', type: 'select', options: NODE_TYPES, value: optionDefault(analysis, 'node_type') },
+  { name: 'metrics', option: 'metrics', label: 'Metrics', type: 'multi', options: METRICS, value: optionDefault(analysis, 'metrics') },
   dataNum(analysis),
   {
-    name: 'sample_selection', label: 'Samples', type: 'select', options: optionSpec(analysis, 'sample_selection').choices,
+    name: 'sample_selection', option: 'sample_selection', label: 'Which samples', type: 'select', options: optionSpec(analysis, 'sample_selection').choices,
     value: optionDefault(analysis, 'sample_selection'), hint: 'last = the original\'s rule: the last files in name order', // §2.3
   },
-  nodes('output_node', 'output_node', { hint: 'empty = graph outputs' }),
-  { name: 'use_picked', label: 'Only the nodes picked on the graph (interested_nodes)', type: 'checkbox' },
+  nodes('output_node', 'Output nodes', { hint: 'empty = graph outputs' }),
+  { name: 'use_picked', option: 'interested_nodes', label: 'Only the nodes picked on the graph', type: 'checkbox' },
 ];
 
 export const FORMS = {
   sensitivity: sweep('sensitivity'),
   leave_one_out: sweep('leave_one_out'),
   acc_error: [
-    nodes('quantize_node', 'quantize_node', { topk: true, hint: 'names, or weight / activation' }),
-    nodes('non_quantize_node', 'non_quantize_node', { topk: true }),
+    nodes('quantize_node', 'Quantized nodes', { topk: true, hint: 'names, or weight / activation' }),
+    nodes('non_quantize_node', 'Float nodes', { topk: true }),
     { name: 'topk', label: 'k (top-k of the sensitivity table)', type: 'number', value: '5', min: 1 },
     metric(),
-    { name: 'average_mode', label: 'average_mode (running mean)', type: 'checkbox', value: optionDefault('acc_error', 'average_mode') },
+    { name: 'average_mode', option: 'average_mode', label: 'Running mean', type: 'checkbox', value: optionDefault('acc_error', 'average_mode') },
   ],
-  distribution: [nodes('nodes_list', 'nodes_list', { topk: true })],
+  distribution: [nodes('nodes_list', 'Nodes', { topk: true })],
   channelwise: [
-    nodes('nodes_list', 'nodes_list (calibration nodes)', { topk: true }),
-    { name: 'axis', label: 'axis', type: 'number', placeholder: 'node default' },
+    nodes('nodes_list', 'Calibration nodes', { topk: true }),
+    { name: 'axis', option: 'axis', label: 'Channel axis', type: 'number', placeholder: 'node default' },
   ],
-  stat_info: [nodes('nodes_list', 'nodes_list', { hint: 'empty = every calibration node' })],
+  stat_info: [nodes('nodes_list', 'Nodes', { hint: 'empty = every calibration node' })],
   sensitivity_analysis: [
-    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: text(optionDefault('sensitivity_analysis', 'pick_threshold')), step: 'any' },
+    { name: 'pick_threshold', option: 'pick_threshold', label: 'Sensitive below (cosine)', type: 'number', value: text(optionDefault('sensitivity_analysis', 'pick_threshold')), step: 'any' },
     dataNum('sensitivity_analysis'),
-    nodes('sensitive_nodes', 'sensitive_nodes', { hint: 'empty = pick from the node ranking' }),
+    nodes('sensitive_nodes', 'Sensitive nodes', { hint: 'empty = pick from the node ranking' }),
   ],
   runall: [
-    { name: 'node_type', label: 'node_type', type: 'select', options: ['', ...NODE_TYPES], labels: { '': 'weight + activation' } },
-    { name: 'ns_metrics', label: 'ns_metrics', type: 'multi', options: METRICS, value: DEFAULT_RUNALL_OPTIONS.ns_metrics },
-    { ...dataNum('sensitivity'), value: text(DEFAULT_RUNALL_OPTIONS.data_num) },
-    metric('ae_metric', 'ae_metric', DEFAULT_RUNALL_OPTIONS.ae_metric),
-    { name: 'average_mode', label: 'average_mode', type: 'checkbox', value: DEFAULT_RUNALL_OPTIONS.average_mode },
-    { name: 'pick_threshold', label: 'pick_threshold', type: 'number', value: text(DEFAULT_RUNALL_OPTIONS.pick_threshold), step: 'any' },
+    { name: 'node_type', option: 'node_type', label: 'Node type', type: 'select', options: ['', ...NODE_TYPES], labels: { '': 'weight + activation' } },
+    { name: 'ns_metrics', option: 'ns_metrics', label: 'Sweep metrics', type: 'multi', options: METRICS, value: DEFAULT_RUNALL_OPTIONS.ns_metrics },
+    dataNum('sensitivity'),
+    metric('ae_metric', 'Accumulated-error metric', DEFAULT_RUNALL_OPTIONS.ae_metric),
+    { name: 'average_mode', option: 'average_mode', label: 'Running mean', type: 'checkbox', value: DEFAULT_RUNALL_OPTIONS.average_mode },
+    { name: 'pick_threshold', option: 'pick_threshold', label: 'Sensitive below (cosine)', type: 'number', value: text(DEFAULT_RUNALL_OPTIONS.pick_threshold), step: 'any' },
   ],
 };
 
@@ -74,9 +76,9 @@ export function buildForm(form, fields, actions) {
     const id = `ptq-${form.dataset.analysis}-${f.name}`;
     const row = el(doc, 'div', { class: `ptq-field ptq-field-${f.type}` });
     if (f.type === 'checkbox') {
-      row.append(el(doc, 'label', { for: id }, el(doc, 'input', { type: 'checkbox', id, name: f.name, checked: f.value }), doc.createTextNode(` ${f.label}`)));
+      row.append(el(doc, 'label', { for: id, title: f.option }, el(doc, 'input', { type: 'checkbox', id, name: f.name, checked: f.value }), doc.createTextNode(` ${f.label}`)));
     } else {
-      row.append(el(doc, 'label', { for: id, text: f.label }));
+      row.append(el(doc, 'label', { for: id, text: f.label, title: f.option }));
       if (f.type === 'select') {
         const sel = el(doc, 'select', { id, name: f.name });
         for (const o of f.options) sel.append(el(doc, 'option', { value: o, text: f.labels?.[o] ?? o, selected: o === (f.value ?? f.options[0]) }));

@@ -2,7 +2,7 @@
 // (§3–§8); a value the form leaves out takes the core's default (its describe() document,
 // web/pipeline/catalog.mjs), as the CLI's flags do.
 import { DEFAULT_RUNALL_OPTIONS } from '../../pipeline/runall.mjs';
-import { METRICS, ORIGINAL_NODE_TYPES, optionDefault } from '../../pipeline/catalog.mjs';
+import { METRICS, ORIGINAL_NODE_TYPES, optionDefault, interactiveDefault } from '../../pipeline/catalog.mjs';
 import { orderedKeys } from '../../pipeline/result.mjs';
 
 export const ANALYSES = [
@@ -19,9 +19,15 @@ export const ANALYSES = [
 export { METRICS };
 export const NODE_TYPES = ORIGINAL_NODE_TYPES;
 
-// "" / undefined → null (the option's default); "3" → 3.
-function intOrNull(v) {
-  if (v === '' || v === null || v === undefined) return null;
+// The page's and the plugin's data_num when the form has none: every sample (the core's
+// interactive_default, 0), where the CLI keeps the original's one.
+export const interactiveDataNum = (analysis) => interactiveDefault(analysis, 'data_num');
+
+// The form's data_num, else the page's default for `analysis`: "" → 0 (every sample: spelled 0, not
+// null, which the pipeline would drop as "absent" and the core would then read as its default); "3" → 3.
+function dataNumOf(value, analysis) {
+  const v = value ?? (interactiveDataNum(analysis) || '');
+  if (v === '' || v === null) return 0;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new Error(`data_num must be a positive integer or empty for all samples (got '${v}')`);
   return n;
@@ -50,7 +56,7 @@ export function buildRequest(analysis, form = {}, picked = new Set()) {
         options: {
           node_type: form.node_type ?? optionDefault(analysis, 'node_type'),
           metrics: metrics.length ? metrics : optionDefault(analysis, 'metrics'),
-          data_num: intOrNull(form.data_num ?? optionDefault(analysis, 'data_num')),
+          data_num: dataNumOf(form.data_num, analysis),
           sample_selection: form.sample_selection ?? optionDefault(analysis, 'sample_selection'),
           output_node: orNull(list(form.output_node)),
           interested_nodes: form.use_picked && pickedList.length ? pickedList : null,
@@ -91,7 +97,7 @@ export function buildRequest(analysis, form = {}, picked = new Set()) {
         analysis,
         options: {
           pick_threshold: Number(form.pick_threshold ?? optionDefault(analysis, 'pick_threshold')),
-          data_num: intOrNull(form.data_num ?? optionDefault(analysis, 'data_num')),
+          data_num: dataNumOf(form.data_num, analysis),
           sensitive_nodes: orNull(list(form.sensitive_nodes ?? [])),
         },
       };
@@ -112,7 +118,7 @@ export function runAllOptions(form = {}) {
   return {
     ns_metrics: metrics.length ? metrics : d.ns_metrics,
     node_type: form.node_type || null,
-    data_num: intOrNull(form.data_num ?? d.data_num),
+    data_num: dataNumOf(form.data_num, 'sensitivity'),
     ae_metric: form.ae_metric ?? d.ae_metric,
     average_mode: Boolean(form.average_mode),
     pick_threshold: Number(form.pick_threshold ?? d.pick_threshold),

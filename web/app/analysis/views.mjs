@@ -2,7 +2,7 @@
 // sweeps and stat info, its chart modules for curves, histograms and box plots.
 import { el } from './forms.mjs';
 import { chartList } from './charts.mjs';
-import { notRunNote } from '../../pipeline/result.mjs';
+import { notRunNote, samplesNote } from '../../pipeline/result.mjs';
 import { renderSensitivityTable, sensitivityTable } from '../../charts/sensitivity_table.mjs';
 import { targetsOfItem } from '../heatmap/mapping.mjs';
 
@@ -50,7 +50,8 @@ export function createResultView(state, { focus = defaultFocus(state) } = {}) {
       if (!sections.length) return empty(`No ${analysis.replace(/_/g, '-')} results yet.`);
       for (const [nodeType, rows] of sections) {
         const name = analysis === 'leave_one_out' ? 'leave-one-out' : 'sensitivity';
-        table(container, `${analysis}:${nodeType}`, `${name}: ${nodeType}${result.cancelled ? ' (cancelled: items finished so far)' : ''}`, rows, result[`${analysis}_order`]?.[nodeType]);
+        const on = samplesNote(result, analysis);
+        table(container, `${analysis}:${nodeType}`, `${name}: ${nodeType}${on ? ` · ${on}` : ''}${result.cancelled ? ' (cancelled: items finished so far)' : ''}`, rows, result[`${analysis}_order`]?.[nodeType]);
       }
       return;
     }
@@ -58,7 +59,8 @@ export function createResultView(state, { focus = defaultFocus(state) } = {}) {
       const names = ['Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
       const rows = Object.fromEntries(Object.entries(result.stat_info).map(([k, r]) =>
         [k, Array.isArray(r.cells) ? Object.fromEntries(names.map((n, i) => [n, r.cells[i]])) : r]));
-      table(container, 'stat_info', 'calibration nodes stat info', rows, result.stat_info_order);
+      const on = samplesNote(result, 'stat_info');
+      table(container, 'stat_info', `calibration nodes stat info${on ? ` · ${on}` : ''}`, rows, result.stat_info_order);
       for (const m of result.stat_info_messages ?? []) container.append(el(doc, 'p', { class: 'ptq-note', text: m }));
     }
     if (analysis === 'runall') {
@@ -70,6 +72,8 @@ export function createResultView(state, { focus = defaultFocus(state) } = {}) {
     const kinds = CHART_KINDS[analysis] ?? [];
     const charts = chartList(result, state.get('graph')).filter((c) => kinds.includes(c.kind));
     if (!charts.length && !(analysis === 'stat_info' && result.stat_info)) return empty('No charts yet.');
+    const on = samplesNote(result, analysis);
+    if (on) container.append(el(doc, 'p', { class: 'ptq-samples-note', text: `Computed on ${on}.` }));
     const figures = el(doc, 'div', { class: 'ptq-figures' });
     const onFocus = (node) => {
       state.set('selection', node);

@@ -3,12 +3,14 @@
 // panels then leave the option out of the request and the core applies its own default.
 import { ANALYSES, optionSpec } from '../../pipeline/catalog.mjs';
 
-// {default, choices} of an option, or null when the core does not describe it.
+// {default, choices} of an option, or null when the core does not describe it. `default` is what the
+// page and the plugin start with: the core's interactive_default where it has one (data_num: every
+// sample, 0), else its default.
 export function coreOption(analysis, option) {
   if (!ANALYSES.includes(analysis)) return null;
   try {
     const o = optionSpec(analysis, option);
-    return { default: o.default ?? null, choices: o.choices ?? null };
+    return { default: o.interactive_default ?? o.default ?? null, choices: o.choices ?? null };
   } catch {
     return null;
   }
