@@ -108,6 +108,20 @@ for (const name of ['yolov8n_like_calibrated', 'ppocr_det_calibrated']) {
       expect(fs.existsSync(path.join(dir(), 'fix_path.png'))).toBe(true);
     });
 
+    it('each chosen node\'s "without" is what-if of the found configuration with that node left as calibrated', async () => {
+      const { session } = await open(fs.readFileSync(model), data);
+      try {
+        const withoutOf = (node) => {
+          const config = { schema: 'ptqscope.config', version: 1, base: 'stored', intents: doc.config.intents.filter((i) => i.node !== node) };
+          const r = JSON.parse(session.analyze(JSON.stringify({ analysis: 'what_if', options: { data_num: 1 }, config })));
+          return r.what_if.mean['cosine-similarity'];
+        };
+        for (const n of doc.fix.nodes) expect(n.without, n.node).toBe(withoutOf(n.node));
+      } finally {
+        session.delete();
+      }
+    });
+
     it('the exported calibrated model, reopened, computes the configuration exactly', async () => {
       const out = path.join(dir(), 'fixed.onnx');
       const r = await cli(['export-config', path.join(dir(), 'fix.config.json'), '--model', model, '--format', 'calibrated-onnx', '--out', out]);

@@ -18,12 +18,21 @@ export function stepLabel(step) {
   return `${step.node} → ${step.action}`;
 }
 
+// "16 int16, 2 float": how many of a fix's final nodes got each action, in the order the actions first
+// appear (the CLI's report and the page's fix panel).
+export function actionCounts(nodes) {
+  const counts = new Map();
+  for (const n of nodes) counts.set(n.action, (counts.get(n.action) ?? 0) + 1);
+  return [...counts].map(([action, k]) => `${k} ${action}`).join(', ');
+}
+
 /**
  * renderFixPath(target, data, options) -> {svg, points}
  * data: the `fix` section {target: {text, metric, op, bound}, start, steps: [{phase, node, action, value}],
  *   reached, final}.
  * options: width (800; widens to 16 px per step), height (520), interactive (true: click a step's node ->
- *   onFocus(nodeName)), onFocus.
+ *   onFocus(nodeName)), onFocus, fit (false: keep `width` however many steps and label only every
+ *   k-th step, at least 14 px apart, so a long search stays readable in a panel).
  */
 export function renderFixPath(target, data, options = {}) {
   const interactive = options.interactive ?? true;
@@ -41,7 +50,7 @@ export function renderFixPath(target, data, options = {}) {
   ];
   const legendW = legendWidth(items.map((i) => i.label));
   const labelRoom = Math.min(LABEL_CHARS, names.reduce((m, n) => Math.max(m, n.length), 5)) * 10 * 0.6 + 12;
-  const width = Math.ceil(Math.max(options.width ?? 800, left + 14 + names.length * 16 + legendW + 24));
+  const width = options.fit ? options.width ?? 800 : Math.ceil(Math.max(options.width ?? 800, left + 14 + names.length * 16 + legendW + 24));
   const height = options.height ?? 520;
 
   const svg = chartRoot(target, width, height, 'fix-path');
@@ -53,9 +62,19 @@ export function renderFixPath(target, data, options = {}) {
   const h = Math.max(40, height - margin.top - margin.bottom);
   const x = scalePoint().domain(names.map((_, i) => i)).range([0, w]).padding(0.5);
   y.range([h, 0]);
+  // Every step labelled when they are at least 14 px apart, else one in k (the last one always, in
+  // place of the one before it when they would be closer than half of k).
+  const every = Math.max(1, Math.ceil((names.length * 14) / w));
+  const labelled = names.map((_, i) => i).filter((i) => i % every === 0);
+  const last = names.length - 1;
+  if (labelled.at(-1) !== last) {
+    if (labelled.length > 1 && last - labelled.at(-1) < every / 2) labelled.pop();
+    labelled.push(last);
+  }
   const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);
-  drawAxes(g, x, y, w, h, { xLabel: 'step', yLabel: data.target?.metric ?? 'metric', xFormat: (i) => ellipsize(names[i], LABEL_CHARS),
-    rotateX: true, yTicks: 8, grid: true, xLabelOffset: labelRoom + 28, yLabelOffset: left });
+  drawAxes(g, x, y, w, h, { xLabel: every > 1 ? `step (1 in ${every} labelled)` : 'step', yLabel: data.target?.metric ?? 'metric',
+    xFormat: (i) => ellipsize(names[i], LABEL_CHARS), xTickValues: labelled, rotateX: true, yTicks: 8, grid: true,
+    xLabelOffset: labelRoom + 28, yLabelOffset: left });
 
   const marks = g.append('g').attr('class', 'marks');
   if (Number.isFinite(bound)) {

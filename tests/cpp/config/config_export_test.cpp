@@ -133,6 +133,24 @@ TEST(ConfigExport, HorizonYaml) {
   EXPECT_NE(empty.find("Metric reached: not recorded in the configuration."), std::string::npos);
 }
 
+// A fix's provenance names the samples it judged: the first line says how many of how many.
+TEST(ConfigExport, ProvenanceSamples) {
+  Loaded m(model_bytes());
+  quant::ExportInput in = fixed_config(m);
+  const auto first_line = [&](const char* provenance) {
+    in.provenance = io::Json::parse(provenance, "test");
+    return lines_of(quant::export_config_text(*m.ex, *m.rel, in, "horizon-yaml"), true).at(0);
+  };
+  EXPECT_EQ(first_line(R"({"analysis": "fix", "target": "cosine-similarity>=0.999", "reached": 0.9993,
+                           "samples": ["8.npy", "9.npy"], "calibration_samples": 10})"),
+            "# Written by ptqscope 0.1.0 for m.onnx. Metric reached: cosine-similarity 0.9993 (target "
+            "cosine-similarity>=0.999), found by fix on 2 of 10 samples.");
+  EXPECT_EQ(first_line(R"({"analysis": "fix", "reached": 0.9993, "samples": ["0.npy"], "calibration_samples": 1})"),
+            "# Written by ptqscope 0.1.0 for m.onnx. Metric reached: 0.9993, found by fix on 1 of 1 sample.");
+  EXPECT_EQ(first_line(R"({"analysis": "fix", "reached": 0.9993, "samples": ["0.npy"]})"),
+            "# Written by ptqscope 0.1.0 for m.onnx. Metric reached: 0.9993, found by fix on 1 sample.");
+}
+
 TEST(ConfigExport, OnnxruntimeJsonAndPython) {
   Loaded m(model_bytes());
   const std::string text = quant::export_config_text(*m.ex, *m.rel, fixed_config(m), "ort-json");

@@ -391,6 +391,19 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
 
   r.final_value = current;
   for (const auto& c : choices_of(level)) r.nodes.push_back(c);
+  // What each chosen node contributes: the final choice with that node alone back in its starting
+  // state (evaluated from the final state; nothing is accepted).
+  if (r.reached && !r.cancelled) {
+    for (size_t j = 0; j < order.size() && !stop(); ++j) {
+      std::vector<int> trial = level;
+      trial[order[j]] = -1;
+      const float v = eval.evaluate(apply_fix_choices(ex, rel, base, choices_of(trial)));
+      const std::string& node = candidates[order[j]].node;
+      for (auto& c : r.nodes)
+        if (c.node == node) c.without = v;
+      if (!emit("without", node, "removed", v, false, j + 1, order.size())) break;
+    }
+  }
   r.evaluations = eval.evaluations();
   if (!r.reached && !r.cancelled)
     r.message = "The target " + target + " cannot be reached " +

@@ -8,6 +8,7 @@
 // whose removal (or a more preferred action) keeps it. Actions only ever raise precision: a calibration
 // node already at the action's precision or above stays as it is.
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ struct FixOptions {
   std::vector<std::string> candidate_nodes;
   size_t data_num = 1;  // 0 = all samples
   data::SampleSelection selection = data::SampleSelection::Last;
-  // Called after every ranking item and every evaluation: phase "rank" | "add" | "escalate" | "prune",
+  // Called after every ranking item and every evaluation: phase "rank" | "add" | "escalate" | "prune" |
+  // "without" (each chosen node taken out of the final choice, measured once the target is reached),
   // the node, the action tried ("" while ranking, "removed" in prune), the metric (NaN while ranking),
   // whether the step entered the path, done / total of the phase. Return false to cancel.
   struct Event {
@@ -70,6 +72,9 @@ struct FixStep {
 struct FixChoice {
   std::string node;
   std::string action;
+  // The target metric of the final choice with this node alone back in its starting state: what the
+  // node contributes (NaN when not measured: the target was not reached, or the search was cancelled).
+  float without = std::numeric_limits<float>::quiet_NaN();
 };
 
 struct FixResult {

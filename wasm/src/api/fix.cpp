@@ -1,6 +1,7 @@
 #include "api/fix.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/metrics.h"
 #include "api/catalog.h"
@@ -37,7 +38,16 @@ void write_fix_section(JsonWriter& w, const analysis::FixResult& r) {
     w.key("value").value_float32(s.value).end_object();
   }
   w.end_array().key("pruned").string_array(r.pruned).key("nodes").begin_array();
-  for (const auto& n : r.nodes) w.begin_object().field("node", n.node).field("action", n.action).end_object();
+  for (const auto& n : r.nodes) {
+    w.begin_object().field("node", n.node).field("action", n.action).key("without");
+    if (std::isnan(n.without)) w.null();
+    else w.value_float32(n.without);
+    // Whether the target needs this node: false when the choice meets it without the node too.
+    w.key("needed");
+    if (std::isnan(n.without)) w.null();
+    else w.value(!r.target.holds(n.without));
+    w.end_object();
+  }
   w.end_array();
   w.key("candidates").begin_object().field("ranking", r.candidates).key("nodes").string_array(r.ranking).key("values").begin_array();
   for (float v : r.ranking_values) w.value_float32(v);
@@ -57,14 +67,16 @@ void write_fix_event_row(JsonWriter& w, const analysis::FixOptions::Event& e) {
 }
 
 quant::ResolvedConfig fix_config(const exec::Executor& ex, const std::optional<quant::ResolvedConfig>& start,
-                                 const analysis::FixResult& r, const std::string& model_file) {
+                                 const analysis::FixResult& r, const std::string& model_file,
+                                 size_t calibration_samples) {
   quant::ResolvedConfig out = start ? *start : quant::resolved_from(ex, ex.stored_config(), "stored");
   out.config = r.config;
   for (const auto& n : r.nodes) out.intents.push_back({n.node, n.action});
   if (out.model.empty()) out.model = model_file;
   JsonWriter w;
   w.begin_object().field("tool", std::string(kToolName) + " " + kToolVersion).field("analysis", "fix");
-  w.field("target", r.target.text()).key("reached").value_float32(r.final_value).field("met", r.reached).end_object();
+  w.field("target", r.target.text()).key("reached").value_float32(r.final_value).field("met", r.reached);
+  w.key("samples").string_array(r.samples).field("calibration_samples", calibration_samples).end_object();
   out.provenance = Json::parse(w.str(), "provenance");
   return out;
 }

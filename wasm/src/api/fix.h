@@ -23,9 +23,11 @@ void write_fix_section(io::JsonWriter& w, const analysis::FixResult& result);
 void write_fix_event_row(io::JsonWriter& w, const analysis::FixOptions::Event& event);
 
 // The found configuration: the start's base and intents, then the chosen nodes as intents, the
-// resolved state, and provenance {tool, analysis: "fix", target, reached, met}.
+// resolved state, and provenance {tool, analysis: "fix", target, reached, met, samples (the files the
+// search judged), calibration_samples (how many the data held)}.
 quant::ResolvedConfig fix_config(const exec::Executor& executor, const std::optional<quant::ResolvedConfig>& start,
-                                 const analysis::FixResult& result, const std::string& model_file);
+                                 const analysis::FixResult& result, const std::string& model_file,
+                                 size_t calibration_samples);
 
 // A configuration document (docs/config-schema.md) written in `format` (docs/config-export.md). Text
 // formats come back as their UTF-8 bytes; calibrated-onnx as the model (`model` = the bytes the

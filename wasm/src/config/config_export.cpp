@@ -30,6 +30,17 @@ const std::string& effective_qtype(const exec::Executor& ex, const exec::QuantCo
   return i < c.qtype.size() && !c.qtype[i].empty() ? c.qtype[i] : ex.calibrations()[i].qtype.name;
 }
 
+// " on 1 of 32 samples": what the provenance's metric was judged on, when it says ("" otherwise).
+std::string judged_on(const io::Json& provenance) {
+  const io::Json* samples = provenance.find("samples");
+  const io::Json* of = provenance.find("calibration_samples");
+  if (!samples || !samples->is_array()) return "";
+  const std::string used = std::to_string(samples->items().size());
+  const bool counted = of && of->is_numeric();
+  const std::string total = counted ? of->as_string() : used;
+  return " on " + used + (counted ? " of " + total : "") + (total == "1" ? " sample" : " samples");
+}
+
 // The first comment lines of every text format: the tool and version, the model, what the
 // configuration reached.
 std::string provenance_line(const ExportInput& in) {
@@ -47,6 +58,7 @@ std::string provenance_line(const ExportInput& in) {
     line += " Metric reached: " + (metric.empty() ? std::string() : metric + " ") + reached->as_string();
     if (target && target->is_string()) line += " (target " + target->as_string() + ")";
     if (analysis && analysis->is_string()) line += ", found by " + analysis->as_string();
+    line += judged_on(p);
     line += ".";
   } else {
     line += " Metric reached: not recorded in the configuration.";

@@ -1,12 +1,15 @@
 // The fix panel: the core's `fix` analysis (find a configuration that reaches a target on the model
-// outputs) from the page or the plugin, cancellable, with one progress line per step; the path (the
-// metric after each step) drawn by the fix_path chart, as the CLI draws fix_path.svg; the found
-// configuration is applied to the what-if view in one click and exported for the toolchain. A
-// cancelled search shows no result: nothing to apply or export.
+// outputs) from the page or the plugin, cancellable, with the phase and its progress while it runs.
+// The outcome shows the final set first (each node, its action, the metric without it and its gain),
+// the start and final metric and the samples judged on; the search steps and the path chart (the
+// metric after each step, the fix_path chart the CLI draws as fix_path.svg) are behind a disclosure.
+// The found configuration is applied to the what-if view in one click (one change per node) and
+// exported for the toolchain. A cancelled search shows no result: nothing to apply or export.
 import { el } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
-import { formatValue } from '../../charts/format.mjs';
-import { renderFixPath } from '../../charts/fix_path.mjs';
+import { formatValue, toNumber } from '../../charts/format.mjs';
+import { samplesNote } from '../../pipeline/result.mjs';
+import { renderFixPath, actionCounts } from '../../charts/fix_path.mjs';
 import { betterDirection } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
 import { coreOption, parseTarget } from './defaults.mjs';
@@ -32,7 +35,7 @@ export function fixRequest(values) {
     const n = Number(values.data_num);
     if (!Number.isInteger(n) || n < 1) throw new Error(`fix: data_num must be a positive integer or empty for all samples (got '${values.data_num}')`);
     options.data_num = n;
-  } else options.data_num = null;
+  } else options.data_num = 0; // every sample
   if (values.sample_selection) options.sample_selection = values.sample_selection;
   return { analysis: 'fix', options };
 }
@@ -48,10 +51,25 @@ export function stepText(ev) {
   return `${phase}${node}${action}${value}${accepted}`;
 }
 
+// What the search is doing, from one of its events: {text, done, total} for the progress line and bar
+// (done / total within the phase; the search's add / escalate / prune steps have no known total).
+const PHASES = {
+  rank: 'ranking the candidates', check: 'checking the target can be reached', add: 'searching', escalate: 'searching',
+  prune: 'pruning the nodes not needed', without: 'measuring each node without it',
+};
+export function phaseProgress(ev) {
+  const phase = ev?.row?.phase ?? 'rank';
+  const counted = phase === 'rank' || phase === 'prune' || phase === 'without';
+  const done = ev?.done ?? 0;
+  const total = ev?.total ?? 0;
+  return { text: `${PHASES[phase] ?? phase}${counted && total ? `: ${done} of ${total}` : ''}`, done: counted ? done : null, total: counted ? total : null };
+}
+
 /**
  * mountFixPanel(root, state, runner, whatIf, hooks?) -> {element, dispose()}
  * hooks.save(name, data, type): exports (default a browser download); hooks.focus(node): show a node
- * on the host's graph (default: state 'focus'), from a click on a step of the path chart.
+ * on the host's graph (default: state 'focus'), from a click on a step of the path chart;
+ * hooks.show(panel): bring the host's 'whatif' panel into view (after "Apply to what-if").
  */
 export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const doc = root.ownerDocument;
@@ -75,7 +93,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const candidates = el(doc, 'select', { name: 'candidates', 'aria-label': 'candidates' },
     ...(candidateSpec?.choices ?? []).map((c) => el(doc, 'option', { value: c, text: c, selected: c === candidateSpec.default })));
   if (!candidateSpec?.choices?.length) candidates.append(el(doc, 'option', { value: '', text: 'core default' }));
-  const dataNum = el(doc, 'input', { name: 'data_num', type: 'number', min: 1, value: dataNumDefault ?? undefined, placeholder: 'all', 'aria-label': 'data_num' });
+  const dataNum = el(doc, 'input', { name: 'data_num', type: 'number', min: 1, value: dataNumDefault || undefined, placeholder: 'all', 'aria-label': 'data_num' });
   if (target) {
     selectValue(metric, target.metric);
     selectValue(comparison, target.op);
@@ -92,6 +110,9 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const steps = el(doc, 'ol', { class: 'ptq-fix-steps' });
   const outcome = el(doc, 'div', { class: 'ptq-fix-outcome' });
   const chart = el(doc, 'div', { class: 'ptq-fix-chart' });
+  const stepsSummary = el(doc, 'summary', { text: 'Search steps' });
+  const stepsTable = el(doc, 'div', { class: 'ptq-fix-path' });
+  const details = el(doc, 'details', { class: 'ptq-fix-details' }, stepsSummary, stepsTable, chart, steps);
   const applyBtn = el(doc, 'button', { type: 'button', class: 'ptq-fix-apply', text: 'Apply to what-if', disabled: true });
   const exportHost = el(doc, 'div', { class: 'ptq-fix-export' });
   const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => last?.config ?? null, save, label: 'Export the fix' });
@@ -103,7 +124,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     field('Candidates', candidates),
     field('data_num', dataNum),
     el(doc, 'div', { class: 'ptq-fix-run-row' }, runBtn, cancelBtn, bar, progress),
-    steps, outcome, chart, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), exportHost);
+    outcome, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), details, exportHost);
   root.append(element);
 
   // The path chart: one dot per point (the start, then each step of the core's path).
@@ -113,7 +134,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     if (!fix) return;
     const width = Math.max(320, Math.min(900, chart.clientWidth || root.clientWidth || 640));
     const { points } = renderFixPath(chart, fix, {
-      width, height: 360, onFocus: (node) => {
+      width, height: 360, fit: true, onFocus: (node) => {
         state.set('selection', node);
         focus(node);
       },
@@ -121,27 +142,64 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     chart.setAttribute('data-points', String(points.length));
   }
 
-  function showOutcome(fix) {
+  // The outcome: what was reached on which samples, then the final set (each node's action, the metric
+  // without it and its gain, most needed first; a node whose absence still meets the target is marked),
+  // then the search steps behind the disclosure.
+  function showOutcome(result) {
     outcome.replaceChildren();
+    stepsTable.replaceChildren();
+    const fix = result?.fix ?? null;
     drawPath(fix);
+    details.hidden = !fix;
     if (!fix) return;
     const t = fix.target ?? {};
     const targetText = typeof t === 'string' ? t : t.text ?? `${t.metric ?? ''}${t.op ?? t.comparison ?? ''}${t.bound ?? ''}`;
+    const samples = samplesNote(result, 'fix');
+    const raised = fix.nodes?.length ?? 0;
     outcome.append(el(doc, 'p', { class: `ptq-fix-summary ${fix.reached ? 'ptq-better' : 'ptq-worse'}`,
-      text: `${fix.reached ? 'Reached' : 'Not reached'} ${targetText}: ${formatValue(fix.start)} → ${formatValue(fix.final)} with ${fix.steps?.length ?? 0} change(s)` }));
+      text: `${fix.reached ? 'Reached' : 'Not reached'} ${targetText}${samples ? ` on ${samples}` : ''}: ` +
+        `${formatValue(fix.start)} → ${formatValue(fix.final)} with ${raised} node${raised === 1 ? '' : 's'} raised` +
+        `${raised ? ` (${actionCounts(fix.nodes)})` : ''}` }));
     if (fix.message) outcome.append(el(doc, 'p', { class: 'ptq-fix-message', text: fix.message }));
+    if (raised) outcome.append(finalSetTable(fix));
+    stepsSummary.textContent = `Search steps (${fix.steps?.length ?? 0} accepted of ${fix.evaluations ?? 0} evaluations) and the path chart`;
     if (fix.steps?.length) {
-      const table = el(doc, 'table', { class: 'ptq-fix-table' }, el(doc, 'thead', {}, el(doc, 'tr', {},
-        el(doc, 'th', { text: 'node' }), el(doc, 'th', { text: 'action' }), el(doc, 'th', { text: 'value after' }))));
+      const table = el(doc, 'table', { class: 'ptq-fix-table ptq-fix-steps-table' }, el(doc, 'thead', {}, el(doc, 'tr', {},
+        el(doc, 'th', { text: 'step' }), el(doc, 'th', { text: 'node' }), el(doc, 'th', { text: 'action' }), el(doc, 'th', { text: 'value after' }))));
       const body = el(doc, 'tbody');
-      for (const s of fix.steps) {
-        body.append(el(doc, 'tr', { 'data-node': s.node, 'data-phase': s.phase }, el(doc, 'td', { class: 'ptq-name', title: s.node, text: s.node }),
+      fix.steps.forEach((s, i) => {
+        body.append(el(doc, 'tr', { 'data-node': s.node, 'data-phase': s.phase }, el(doc, 'td', { class: 'num', text: `${i + 1}. ${s.phase}` }),
+          el(doc, 'td', { class: 'ptq-name', title: s.node, text: s.node }),
           el(doc, 'td', { text: s.action }), el(doc, 'td', { class: 'num', text: formatValue(s.value) })));
-      }
+      });
       table.append(body);
-      outcome.append(table);
+      stepsTable.append(table);
     }
-    if (fix.pruned?.length) outcome.append(el(doc, 'p', { class: 'ptq-fix-pruned ptq-name', text: `Pruned (not needed): ${fix.pruned.join(', ')}` }));
+    if (fix.pruned?.length) stepsTable.append(el(doc, 'p', { class: 'ptq-fix-pruned ptq-name', text: `Pruned (not needed): ${fix.pruned.join(', ')}` }));
+  }
+
+  // node | action | without it | gain: the final set, the nodes whose removal costs most first.
+  function finalSetTable(fix) {
+    const final = toNumber(fix.final);
+    const rows = fix.nodes.map((n) => ({ ...n, gain: final - toNumber(n.without) }))
+      .sort((a, b) => (Number.isFinite(b.gain) ? b.gain : -Infinity) - (Number.isFinite(a.gain) ? a.gain : -Infinity));
+    const higher = betterDirection(fix.target?.metric ?? 'cosine-similarity') === 'higher';
+    const table = el(doc, 'table', { class: 'ptq-fix-table ptq-fix-final' }, el(doc, 'caption', { text: 'The nodes raised' }),
+      el(doc, 'thead', {}, el(doc, 'tr', {}, el(doc, 'th', { text: 'node' }), el(doc, 'th', { text: 'action' }),
+        el(doc, 'th', { text: 'without it', title: 'the final configuration with only this node left as it started' }),
+        el(doc, 'th', { text: 'its gain', title: 'the final metric minus the metric without it' }))));
+    const body = el(doc, 'tbody');
+    for (const r of rows) {
+      const needed = r.needed !== false;
+      const gain = higher ? r.gain : -r.gain;
+      body.append(el(doc, 'tr', { 'data-node': r.node, 'data-action': r.action, class: needed ? '' : 'ptq-fix-unneeded' },
+        el(doc, 'td', { class: 'ptq-name', title: r.node, text: r.node }), el(doc, 'td', { text: r.action }),
+        el(doc, 'td', { class: 'num', 'data-value': String(r.without ?? ''), text: formatValue(r.without) }),
+        el(doc, 'td', { class: `num ${needed ? '' : 'ptq-worse'}`.trim(), title: needed ? '' : 'the target holds without it too',
+          text: Number.isFinite(gain) ? `${gain >= 0 ? '+' : ''}${formatValue(gain, 3)}${needed ? '' : ' (not needed)'}` : '' })));
+    }
+    table.append(body);
+    return table;
   }
 
   runBtn.addEventListener('click', async () => {
@@ -158,6 +216,8 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     last = null;
     applyBtn.disabled = true;
     showOutcome(null);
+    details.hidden = false;
+    stepsSummary.textContent = 'Search steps (running)';
     mine = true;
     element.setAttribute('data-state', 'running');
     try {
@@ -165,7 +225,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       // Cancelled (null: the worker was stopped; or the core's "cancelled": true): no result to show.
       if (doc2?.fix && !doc2.cancelled) {
         last = { fix: doc2.fix, config: doc2.config ?? null };
-        showOutcome(doc2.fix);
+        showOutcome(doc2);
         applyBtn.disabled = !last.config;
         element.setAttribute('data-state', doc2.fix.reached ? 'reached' : 'not-reached');
       } else {
@@ -182,7 +242,8 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   applyBtn.addEventListener('click', async () => {
     if (!last?.config) return;
     try {
-      await whatIf.open(last.config);
+      await whatIf.applyFix(last.config);
+      hooks.show?.('whatif');
     } catch (err) {
       state.set('error', err.message);
     }
@@ -195,6 +256,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     applyBtn.disabled = true;
     steps.replaceChildren();
     showOutcome(null);
+    details.open = false;
     element.setAttribute('data-state', 'idle');
   }));
   offs.push(runner.on((ev) => {
@@ -208,15 +270,25 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       bar.removeAttribute('value');
       progress.textContent = 'Fix: starting…';
     } else if (ev.type === 'item') {
-      steps.append(el(doc, 'li', { class: 'ptq-name', text: stepText(ev.event) }));
-    } else if (ev.type === 'progress') {
-      bar.max = ev.total || 1;
-      bar.value = ev.done;
-      progress.textContent = `step ${ev.done}${ev.total ? ` of at most ${ev.total}` : ''}`;
+      // The phase and its share done (the ranking, the pruning and the "without" runs have a known
+      // count; the search steps do not: the bar then runs without a value).
+      const p = phaseProgress(ev.event);
+      if (p.total) {
+        bar.max = p.total;
+        bar.value = p.done;
+      } else bar.removeAttribute('value');
+      progress.textContent = `Fix: ${p.text}…`;
+      // The evaluations, listed under "Search steps" (the ranking's candidates are not steps).
+      if (ev.event?.row) steps.append(el(doc, 'li', { class: 'ptq-name', text: stepText(ev.event) }));
     } else if (ev.type === 'done' || ev.type === 'error') {
       runBtn.disabled = false;
       cancelBtn.disabled = true;
-      progress.textContent = ev.type === 'error' ? 'Fix: failed' : ev.cancelled ? 'Fix: cancelled' : 'Fix: done';
+      if (ev.type === 'done' && !ev.cancelled) {
+        bar.max = 1;
+        bar.value = 1;
+      }
+      const secs = ev.elapsedMs !== undefined ? ` in ${Math.max(1, Math.round(ev.elapsedMs / 1000))} s` : '';
+      progress.textContent = ev.type === 'error' ? 'Fix: failed' : ev.cancelled ? 'Fix: cancelled' : `Fix: done${secs}`;
     }
   }));
 

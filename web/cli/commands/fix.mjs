@@ -8,7 +8,8 @@ import { COMMON_OPTIONS, analysisMain, runWithProgress } from '../lib/analysis.m
 import { writeCharts } from '../lib/charts.mjs';
 import { writeOutput } from '../lib/outputs.mjs';
 import { formatValue } from '../../charts/format.mjs';
-import { stepLabel } from '../../charts/fix_path.mjs';
+import { stepLabel, actionCounts } from '../../charts/fix_path.mjs';
+import { samplesNote } from '../../pipeline/result.mjs';
 
 const commaList = (text) => {
   const items = text.split(',').map((s) => s.trim());
@@ -57,21 +58,28 @@ export function requestOptions(o) {
   return out;
 }
 
-// The printed report: the path, then the outcome.
-export function formatFix(fix) {
-  const lines = [`fix: target ${fix.target.text}; start ${formatValue(fix.start)}`];
+// The printed report: the path, then the outcome with the final set (each node, its action and the
+// metric without it). `samples`: what it was judged on ("1 of 6 samples (9.npy)").
+export function formatFix(fix, samples = '') {
+  const on = samples ? ` on ${samples}` : '';
+  const lines = [`fix: target ${fix.target.text}; start ${formatValue(fix.start)}${on}`];
   fix.steps.forEach((s, i) => lines.push(`  ${String(i + 1).padStart(3)}. ${s.phase.padEnd(8)} ${stepLabel(s).padEnd(40)} ${formatValue(s.value)}`));
   if (fix.pruned.length) lines.push(`  pruned: ${fix.pruned.join(', ')}`);
-  const nodes = fix.nodes.map((n) => `${n.node} ${n.action}`).join(', ');
   if (fix.reached) {
-    lines.push(fix.steps.length
-      ? `fix: target reached: ${formatValue(fix.final)} with ${fix.nodes.length} node(s) raised: ${nodes}`
-      : `fix: ${fix.message}`);
+    if (!fix.steps.length) {
+      lines.push(`fix: ${fix.message}`);
+      return lines.join('\n');
+    }
+    lines.push(`fix: target reached: ${formatValue(fix.final)} with ${fix.nodes.length} node(s) raised (${actionCounts(fix.nodes)}):`);
+    const width = Math.max(4, ...fix.nodes.map((n) => n.node.length));
+    lines.push(`  ${'node'.padEnd(width)}  ${'action'.padEnd(7)} ${'without it'.padStart(12)}`);
+    for (const n of fix.nodes) lines.push(`  ${n.node.padEnd(width)}  ${n.action.padEnd(7)} ${formatValue(n.without).padStart(12)}`);
   } else {
     lines.push(`fix: TARGET NOT REACHED. ${fix.message}`);
   }
   return lines.join('\n');
 }
+
 
 export async function main(argv, { log = console.log } = {}) {
   const { options: o, positionals } = parseClick(argv, SPEC);
@@ -81,7 +89,7 @@ export async function main(argv, { log = console.log } = {}) {
     const result = await runWithProgress(ctx, 'fix', requestOptions(o), {
       progress: ctx.progress, label: 'Searching for a fix...',
     });
-    log(formatFix(result.fix));
+    log(formatFix(result.fix, samplesNote(result, 'fix')));
     if (o.config_out) writeOutput(o.config_out, `${JSON.stringify(result.config, null, 1)}\n`);
     if (!result.cancelled) await writeCharts(result, o.save_dir);
     return result;
