@@ -7,7 +7,8 @@
 // app's heat controller turns results into state 'heat' → every (re-)render of Netron gets the colours.
 import { probePage, probeRender, nodesGroup, pageBusy, graphRoot } from './netron/contract.mjs';
 import { nodeElementMap, elementNodeName, heatOnQdqNodes, namesWithQdqNodes } from './netron/nodes.mjs';
-import { applyHeat, applyCategories, applyPicked, applyUnsupported } from './netron/decorate.mjs';
+import { applyHeat, applyCategories, applyPicked, applyUnsupported, applyConfig } from './netron/decorate.mjs';
+import { changedCalibrations, effectText, effectTitle } from '../web/app/whatif/in_effect.mjs';
 import { observeGraph } from './netron/observe.mjs';
 import { followGraphWidth } from './netron/layout.mjs';
 import { captureModelFiles } from './netron/capture.mjs';
@@ -93,6 +94,7 @@ export function installPlugin(win, deps) {
     applyHeat(doc, heatOnQdqNodes(state.get('heat'), graph), elements);
     applyPicked(doc, namesWithQdqNodes(state.get('picked'), graph), elements);
     applyUnsupported(doc, state.get('summary'), elements);
+    applyConfig(doc, configLabels(graph, state.get('calibrationStates'), elements), elements);
     if (graph && !metadataActive(doc, elements, graph)) {
       applyCategories(elements, new Map(graph.nodes.map((n) => [n.name, n.op_type])));
     }
@@ -104,7 +106,7 @@ export function installPlugin(win, deps) {
       if (name !== state.get('selection')) state.set('selection', name);
     },
   });
-  const offs = ['heat', 'graph', 'picked', 'summary'].map((k) => state.on(k, () => observer.refresh()));
+  const offs = ['heat', 'graph', 'picked', 'summary', 'calibrationStates'].map((k) => state.on(k, () => observer.refresh()));
   observer.refresh();
 
   // Ctrl/⌘/Shift+click on a node header picks it (toggles it in state 'picked'), as in the web app's
@@ -138,6 +140,24 @@ export function installPlugin(win, deps) {
       graphWidth.disconnect();
     },
   };
+}
+
+// The labels of the calibration nodes the configuration in effect changes, on each node Netron draws
+// for them (a Q/DQ model's QuantizeLinear / DequantizeLinear nodes too), or, for one Netron draws no
+// node of (a QOperator model's weight quantizer, inside its QLinearConv), on the nodes it feeds:
+// Map<element's node name, {text, title}> (several on one node: their common state, or "mixed").
+function configLabels(graph, states, elements) {
+  const on = new Map(); // node name -> [[calibration name, state]]
+  const add = (node, entry) => on.set(node, [...(on.get(node) ?? []), entry]);
+  for (const [name, now] of changedCalibrations(graph, states)) {
+    const own = [...namesWithQdqNodes([name], graph)].filter((n) => elements.has(n));
+    const feeds = own.length ? own : (graph?.nodes ?? []).filter((n) => n.input_calibrations?.includes(name) && elements.has(n.name)).map((n) => n.name);
+    for (const node of feeds) add(node, [name, now]);
+  }
+  return new Map([...on].map(([node, entries]) => {
+    const texts = new Set(entries.map(([, now]) => effectText(now)));
+    return [node, { text: texts.size === 1 ? [...texts][0] : 'mixed', title: entries.map(([name, now]) => `${name}\n${effectTitle(now)}`).join('\n') }];
+  }));
 }
 
 // True when Netron already styles horizon ops from a schema (our metadata entries are installed):

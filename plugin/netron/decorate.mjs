@@ -113,6 +113,52 @@ export const applyPicked = (doc, picked, elements) => applyMark(doc, PICKED_MARK
 export const applyUnsupported = (doc, summary, elements) =>
   applyMark(doc, UNSUPPORTED_MARK, (summary?.unsupported ?? []).map((u) => u.node), elements);
 
+// The configuration in effect (what-if) on Netron's calibration nodes: a node whose state it changes
+// gets data-ptq-config="<int16 | float>" (outlined by the plugin's stylesheet) and a small label
+// above its top-right corner with the state and a tooltip; the others lose both. `changed`:
+// Map<name, {text, title}>. Returns the count marked.
+export const CONFIG_MARK = 'data-ptq-config';
+const CONFIG_LABEL = 'ptq-config-label';
+export function applyConfig(doc, changed, elements) {
+  const wanted = new Map();
+  for (const [name, label] of changed ?? []) {
+    const el = elements.get(name);
+    if (el) wanted.set(el, label);
+  }
+  for (const el of graphNodeElements(doc)) {
+    if (wanted.has(el) || !el.hasAttribute(CONFIG_MARK)) continue;
+    el.removeAttribute(CONFIG_MARK);
+    [...el.children].find((c) => hasClass(c, CONFIG_LABEL))?.remove();
+  }
+  for (const [el, label] of wanted) {
+    if (el.getAttribute(CONFIG_MARK) === label.text && [...el.children].some((c) => hasClass(c, CONFIG_LABEL))) continue;
+    [...el.children].find((c) => hasClass(c, CONFIG_LABEL))?.remove();
+    el.setAttribute(CONFIG_MARK, label.text);
+    el.appendChild(configLabel(doc, el, label));
+  }
+  return wanted.size;
+}
+
+// <g class="ptq-config-label"><title/><rect/><text/></g> above the node's top-right corner (its
+// header's box where the browser measures it).
+function configLabel(doc, el, { text, title }) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const make = (tag, attrs) => {
+    const e = doc.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    return e;
+  };
+  const width = Math.ceil(text.length * 6.2) + 10;
+  const box = headerPath(el)?.getBBox?.() ?? { x: 0, y: 0, width };
+  const g = make('g', { class: CONFIG_LABEL, transform: `translate(${box.x + box.width - width},${box.y - 15})` });
+  const tip = make('title', {});
+  tip.textContent = title;
+  const label = make('text', { x: width / 2, y: 10, 'text-anchor': 'middle' });
+  label.textContent = text;
+  g.append(tip, make('rect', { width, height: 13, rx: 6.5, ry: 6.5 }), label);
+  return g;
+}
+
 // How many of this render's nodes carry our colour (tests, status line).
 export function coloredCount(doc) {
   return graphNodeElements(doc).filter((el) => el.hasAttribute(MARK)).length;

@@ -6,6 +6,8 @@
 // (body → `default`) applies them once more. Class changes on a g.node are selection changes.
 import { graphRoot, selectedNodeElement, hasClass } from './contract.mjs';
 
+const OWN_MARKS = ['ptq-heat-title', 'ptq-config-label'];
+
 export function observeGraph(win, { onRender, onSelect }) {
   const doc = win.document;
   const target = graphRoot(doc);
@@ -38,9 +40,10 @@ export function observeGraph(win, { onRender, onSelect }) {
   const mo = new win.MutationObserver((records) => {
     for (const r of records) {
       if (r.type === 'childList') {
-        // Our own <title> under a header path (added, removed or its text changed) is not a render.
-        const ours = hasClass(r.target, 'ptq-heat-title') ||
-          [...r.addedNodes, ...r.removedNodes].every((n) => hasClass(n, 'ptq-heat-title'));
+        // Our own marks (a <title> under a header path, the configuration label of a node: added,
+        // removed or their text changed) are not a render.
+        const own = (n) => OWN_MARKS.some((c) => hasClass(n, c));
+        const ours = own(r.target) || [...r.addedNodes, ...r.removedNodes].every(own);
         if (!ours) {
           pendingRender = true;
           pendingSelect = true;

@@ -64,6 +64,9 @@ html[data-ptq-docked] > body > #toolbar { left: calc(var(--ptq-dock-width, 460px
 #ptqscope-panel figure { margin: 4px 0; }
 #nodes > g.node[data-ptq-picked] > path.node-border { stroke: #2e6bd2; stroke-width: 3px; stroke-dasharray: 5 2; }
 #nodes > g.node[data-ptq-unsupported] > path.node-border { stroke: #b00020; stroke-width: 3px; stroke-dasharray: 5 3; }
+#nodes > g.node[data-ptq-config] > path.node-border { stroke: #b00020; stroke-width: 2px; }
+#nodes > g.node > g.ptq-config-label rect { fill: #fff3f3; stroke: #b00020; stroke-width: 1px; }
+#nodes > g.node > g.ptq-config-label text { font: bold 9px -apple-system, "Segoe UI", Ubuntu, sans-serif; fill: #b00020; }
 @media (prefers-color-scheme: dark) {
   #ptqscope-panel { background: #2d2d2d; color: #ddd; border-color: #555; --muted: #aaa; }
   #ptqscope-panel .ptq-header { background: #383838; border-color: #555; }

@@ -2,7 +2,7 @@
 // the node sidebar, the bottom dock for registered panels, the error banner and the status line.
 import './style/app.css';
 import { state } from './state.mjs';
-import { registeredPanels, onRegister } from './shell.mjs';
+import { registeredPanels, onRegister, setPanelShower } from './shell.mjs';
 import { createOpener } from './open/open.mjs';
 import { filesFromDataTransfer, filesFromFileList } from './open/sources.mjs';
 import { loadExample } from './open/example.mjs';
@@ -183,6 +183,7 @@ function createDock(dock) {
   }
   registeredPanels().forEach(add);
   onRegister((kind, item) => kind === 'panel' && add(item));
+  setPanelShower(activate);
   return { activate };
 }
 

@@ -13,6 +13,8 @@
 //   focus            node name to centre in the graph view (set it again to re-centre)
 //   results          merged result object
 //   whatIf           the what-if view: {document, changes, base, before, after, busy, options} (whatif/controller.mjs)
+//   calibrationStates the calibration nodes' states in the configuration in effect, {name: {on, qtype}}
+//                    (the core's resolved what-if document), or null (as stored): badges and tooltips
 //   compare          two compared results: {nameA, nameB, source, metric, comparison} | null (compare/panel.mjs)
 //   report           a toolchain report beside the model: {name, report, mapped, document} | null (reports/)
 //   error            message for the banner | null; the page stays usable
@@ -77,6 +79,7 @@ export const DEFAULTS = Object.freeze({
   focus: null,
   results: null,
   whatIf: null,
+  calibrationStates: null,
   compare: null,
   report: null,
   error: null,

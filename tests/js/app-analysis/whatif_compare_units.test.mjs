@@ -71,6 +71,35 @@ describe('what-if configuration document', () => {
   });
 });
 
+describe('a fix applied to the what-if view', () => {
+  // A fix's document as the core writes it: base, one intent per node raised, the resolved map (here
+  // w_cal as stored: the fix left it, which Conv_1's intent alone would not say).
+  const fix = {
+    schema: 'ptqscope.config', version: 1, base: 'stored', round: 'half_to_even',
+    intents: [{ node: 'Conv_1', action: 'int16' }, { node: 'Conv_3', action: 'float' }],
+    calibrations: { in_cal: { on: true, qtype: 'int16' }, w_cal: { on: true, qtype: 'int8' }, c3_cal: { on: false, qtype: 'int8' } },
+    provenance: { analysis: 'fix', target: 'cosine-similarity>=0.99', met: true },
+  };
+
+  it('becomes one undoable change per node, each carrying the fix\'s states of its calibration nodes', () => {
+    const w = createWhatIf({ graph: GRAPH, modelName: 'm.onnx' });
+    w.applyFix(fix);
+    expect(w.changes.map((c) => [c.targets, c.action, c.source])).toEqual([[['Conv_1'], 'int16', 'fix'], [['Conv_3'], 'float', 'fix']]);
+    expect(w.startDocument()).toEqual({ schema: 'ptqscope.config', version: 1, model: 'm.onnx', base: 'stored', round: 'half_to_even', intents: [] });
+    // The exact states of the fix (w_cal kept at int8 although Conv_1's intent says int16), and its
+    // provenance while the changes are exactly the fix's.
+    expect(w.document()).toEqual({
+      schema: 'ptqscope.config', version: 1, model: 'm.onnx', base: 'stored', round: 'half_to_even', intents: fix.intents,
+      calibrations: fix.calibrations, provenance: fix.provenance,
+    });
+    w.undo();
+    expect(w.document()).toEqual({
+      schema: 'ptqscope.config', version: 1, model: 'm.onnx', base: 'stored', round: 'half_to_even', intents: [fix.intents[0]],
+      calibrations: { in_cal: fix.calibrations.in_cal, w_cal: fix.calibrations.w_cal },
+    });
+  });
+});
+
 describe('paths and the first crossing', () => {
   it('shortest path from the input to the output, routed through chosen nodes, calibration nodes left out', () => {
     expect(findPath(GRAPH, {})).toEqual(['Conv_1', 'Relu_2', 'Add_4']);

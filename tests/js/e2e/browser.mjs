@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { expect } from 'vitest';
 import { REPO_ROOT } from '../helpers.mjs';
 import { cli } from '../cli_fixture.mjs';
 
@@ -90,3 +91,13 @@ export const overflowRightExpression = (root, ignore = null) => `(() => {
     return r.width > 0 && r.height > 0 && r.right > limit && !clipped(el) && !(ignore && el.matches(ignore));
   }).map((el) => el.tagName.toLowerCase() + '.' + [...el.classList].join('.') + ' ' + (el.textContent || '').trim().slice(0, 40));
 })()`;
+
+// runLoop's configShown for the page: the calibration node's badge, brought into view, reads the
+// state in effect ('int16', 'float'), is marked changed and says so in its tooltip.
+export const badgeShows = (page) => async (name, text) => {
+  await page.evaluate((n) => window.ptqscope.state.set('focus', n), name);
+  const badge = page.locator(`#graph g.badge[data-calibration="${name}"]`).first();
+  await expect.poll(() => badge.locator('text').textContent()).toBe(text);
+  expect(await badge.getAttribute('class')).toContain('badge-changed');
+  expect(await badge.locator('title').textContent()).toContain(`in effect (what-if): ${text === 'float' ? 'float (switched off)' : text}`);
+};

@@ -39,20 +39,37 @@ async function download(page, click) {
   return { name: d.suggestedFilename(), bytes: fs.readFileSync(await d.path()) };
 }
 
+// The page's and the plugin's what-if / fix requests judge every sample (describe()'s
+// interactive_default of data_num: a request's null).
+const ALL_SAMPLES = { data_num: null };
+
+// The calibration nodes a resolved configuration document puts in another state than the model
+// stores: [[name, 'int16' | 'float']] (what the graph must show for them).
+function changedStates(summary, resolved) {
+  return summary.calibrations.flatMap((c) => {
+    const s = resolved.calibrations[c.name];
+    const stored = { on: c.switch === true, qtype: c.qtype };
+    if (!s || (s.on === stored.on && (!s.on || s.qtype === stored.qtype))) return [];
+    return [[c.name, s.on ? s.qtype : 'float']];
+  });
+}
+
 /**
- * runLoop(page, {scope, show, entry, sweepDone, exportAs, cancelFix})
+ * runLoop(page, {scope, show, entry, sweepDone, exportAs, cancelFix, configShown})
  * scope: a locator of the panels' container (the page's body, the plugin's dock); show(id): make the
  * panel 'analyses' | 'whatif' | 'fix' | 'compare' visible (the page's dock tabs; the plugin shows all);
  * entry: the fixture (model, data); sweepDone(): waits until the analyses panel's run has finished;
  * exportAs: the toolchain format exported after the fix (default horizon-yaml; qdq-onnx for a Q/DQ
  * or QOperator model, whose own model is its natural target); cancelFix: cancel a first fix search
- * (default true).
+ * (default true); configShown(calibration node, text): waits until the host's graph shows that
+ * calibration node in that state ('int16', 'float': the page's badge, Netron's node label).
  * Returns what it saw, for the caller's own checks.
  */
-export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 'horizon-yaml', cancelFix = true }) {
-  const { session } = await openSession(entry);
+export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 'horizon-yaml', cancelFix = true, configShown }) {
+  const { session, summary, data } = await openSession(entry);
   try {
     const analyze = (request) => JSON.parse(session.analyze(JSON.stringify(request)));
+    const sampleCount = data.sampleCount;
 
     // 1. The node sweep, most sensitive first.
     await show('analyses');
@@ -79,12 +96,16 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
       await whatif.locator(`.ptq-whatif-action[data-action="${action}"]`).click();
       await runs(n);
     };
+    // "Before" is the starting configuration (as calibrated), from the very first change on.
+    const asCalibrated = analyze({ analysis: 'what_if', options: ALL_SAMPLES, config: { schema: 'ptqscope.config', version: 1, base: 'stored', intents: [] } });
     await toggle(items[0], 'int16', 1);
     const first = await numbers(whatif);
+    for (const [m, v] of Object.entries(asCalibrated.what_if.mean)) expect(first[m].before, m).toBe(String(v));
+    // Every number says what it was computed on: all the samples, by default.
+    expect(await whatif.locator('.ptq-whatif-table caption').first().textContent()).toContain(`${sampleCount} of ${sampleCount} samples`);
     await toggle(items[1], 'float', 2);
     const second = await numbers(whatif);
-    // Before / after side by side: the second run's "before" is the first run's "after".
-    for (const m of Object.keys(first)) expect(second[m].before, m).toBe(first[m].after);
+    for (const m of Object.keys(first)) expect(second[m].before, m).toBe(first[m].before);
     expect(await whatif.locator('.ptq-whatif-changes li').count()).toBe(2);
     await whatif.locator('.ptq-whatif-undo').click();
     await runs(3);
@@ -95,14 +116,18 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     const saved = await download(page, () => whatif.locator('.ptq-whatif-save').click());
     const config = JSON.parse(saved.bytes.toString('utf8'));
     expect(config).toMatchObject({ schema: 'ptqscope.config', base: 'stored', intents: [{ node: items[0], action: 'int16' }] });
-    const ref = analyze({ analysis: 'what_if', options: {}, config });
+    const ref = analyze({ analysis: 'what_if', options: ALL_SAMPLES, config });
     for (const [m, v] of Object.entries(ref.what_if.mean)) expect(undone[m].after, m).toBe(String(v));
+    // The graph shows the configuration in effect: the node's calibration nodes at int16.
+    const changed = changedStates(summary, ref.config);
+    expect(changed.length, 'the change switches some calibration node').toBeGreaterThan(0);
+    if (configShown) for (const [name, text] of changed) await configShown(name, text);
 
     // 3. Own and accumulated errors: the path chart and the first node crossing X.
     await whatif.locator('.ptq-node-errors-run').click();
     await scope.locator('.ptq-whatif[data-node-errors="1"]').waitFor({ timeout: 120_000 });
     await whatif.locator('.ptq-path-chart svg path.curve').first().waitFor();
-    const errors = analyze({ analysis: 'node_errors', options: {}, config });
+    const errors = analyze({ analysis: 'node_errors', options: ALL_SAMPLES, config });
     const graph = JSON.parse(session.graphJson());
     const series = pathSeries(errors.node_errors, findPath(graph, {}));
     // X between the best and the worst accumulated value on the path: some node crosses it.
@@ -142,10 +167,21 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     await fix.locator('.ptq-fix-run').click();
     await scope.locator('.ptq-fix:is([data-state="reached"], [data-state="not-reached"], [data-state="error"])').waitFor({ timeout: 300_000 });
     expect(await fix.getAttribute('data-state')).toBe('reached');
+    // The search ends with its progress full and says so.
+    await expect.poll(() => fix.locator('.ptq-fix-progress-text').textContent()).toMatch(/^Fix: done in \d+ s$/);
+    expect(await fix.locator('.ptq-fix-progress').getAttribute('value')).toBe('1');
+    // The final set first: one row per node raised, as many as the summary says and the export holds.
+    const finalRows = fix.locator('.ptq-fix-final tbody tr');
+    const raised = await finalRows.count();
+    expect(raised).toBeGreaterThan(0);
+    expect(await fix.locator('.ptq-fix-summary').textContent()).toMatch(new RegExp(`on ${sampleCount} of ${sampleCount} samples: .* with ${raised} nodes? raised`));
+    // The search steps and the path chart behind their disclosure.
+    if (await fix.locator('.ptq-fix-details').getAttribute('open') === null) await fix.locator('.ptq-fix-details > summary').click();
     expect(await fix.locator('.ptq-fix-steps li').count()).toBeGreaterThan(0);
-    // The path chart: one dot and one x label per point of the core's path (the start, then each step
-    // of the table the panel shows from the same result), labelled as the CLI's fix_path.svg.
-    const rows = fix.locator('.ptq-fix-table tbody tr');
+    // The path chart: one dot per point of the core's path (the start, then each step of the table the
+    // panel shows from the same result), labels as the CLI's fix_path.svg, at least 14 px apart
+    // however long the search (one in k labelled, the first and the last always).
+    const rows = fix.locator('.ptq-fix-steps-table tbody tr');
     const path = [];
     for (let i = 0; i < await rows.count(); i++) path.push(await rows.nth(i).getAttribute('data-node'));
     expect(path.length).toBeGreaterThan(0);
@@ -154,19 +190,33 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     const dots = (await svg.locator('path.steps').getAttribute('d')).match(/M/g) ?? [];
     expect(dots).toHaveLength(path.length + 1);
     expect(await fix.locator('.ptq-fix-chart').getAttribute('data-points')).toBe(String(path.length + 1));
-    // (one locator call per element: Netron replaces window.eval, which allTextContents needs)
-    const tickTexts = svg.locator('.axis-x .tick text');
-    const ticks = [];
-    for (let i = 0; i < await tickTexts.count(); i++) ticks.push(await tickTexts.nth(i).textContent());
-    expect(ticks).toHaveLength(path.length + 1);
-    expect(ticks[0]).toBe('start');
+    const labels = ['start'];
     for (let i = 0; i < path.length; i++) {
-      const step = { phase: await rows.nth(i).getAttribute('data-phase'), node: path[i], action: await rows.nth(i).locator('td').nth(1).textContent() };
-      expect(ticks[i + 1]).toBe(ellipsize(stepLabel(step), 32));
+      const step = { phase: await rows.nth(i).getAttribute('data-phase'), node: path[i], action: await rows.nth(i).locator('td').nth(2).textContent() };
+      labels.push(ellipsize(stepLabel(step), 32));
     }
+    // (one locator call per element: Netron replaces window.eval, which allTextContents needs)
+    const tickEls = svg.locator('.axis-x .tick');
+    const ticks = [];
+    for (let i = 0; i < await tickEls.count(); i++) {
+      const box = await tickEls.nth(i).locator('text').boundingBox();
+      ticks.push({ text: await tickEls.nth(i).locator('text').textContent(), x: box.x + box.width / 2 });
+    }
+    expect(ticks[0].text).toBe('start');
+    expect(ticks.at(-1).text).toBe(labels.at(-1));
+    let from = 0;
+    for (const t of ticks) {
+      const at = labels.indexOf(t.text, from);
+      expect(at, `tick '${t.text}' is a step label, in order`).toBeGreaterThanOrEqual(from);
+      from = at + 1;
+    }
+    for (let i = 1; i < ticks.length; i++) expect(ticks[i].x - ticks[i - 1].x, 'labels 14 px apart or more').toBeGreaterThanOrEqual(13.5);
+    // Applied: the what-if view shows, each node of the fix one change that can be undone.
     await fix.locator('.ptq-fix-apply').click();
-    await show('whatif');
+    await whatif.waitFor();
     await runs(4);
+    expect(await whatif.locator('.ptq-whatif-changes li').count()).toBe(raised);
+    expect(await whatif.locator('.ptq-whatif-status').textContent()).toBe(`Changes in effect: ${raised}`);
     const fixed = await numbers(whatif);
     expect(Number(fixed['cosine-similarity'].after)).toBeGreaterThanOrEqual(target);
 
@@ -187,7 +237,7 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     await compare.locator('.ptq-compare-source').selectOption('node_errors:accumulated');
     await compare.locator('.ptq-compare-rows tbody tr').first().waitFor();
     expect(await compare.locator('.ptq-compare-chart svg path.curve').count()).toBe(2);
-    const after = analyze({ analysis: 'node_errors', options: {}, config: fixConfig });
+    const after = analyze({ analysis: 'node_errors', options: ALL_SAMPLES, config: fixConfig });
     const top = await compare.locator('.ptq-compare-rows tbody tr').first().getAttribute('data-item');
     const deltas = Object.keys(errors.node_errors.nodes).map((n) => [n, Math.abs(Number(after.node_errors.nodes[n].accumulated) - Number(errors.node_errors.nodes[n].accumulated))]);
     const largest = Math.max(...deltas.map(([, d]) => d).filter(Number.isFinite));
@@ -198,11 +248,12 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
   }
 }
 
-// The results the CLI's `runall` writes (results.json) for the fixture, with its defaults.
+// The results the CLI's `runall` writes (results.json) for the fixture, with its defaults but the
+// sweeps' samples: every one, as the page and the plugin start with (-dn 0).
 export async function cliRunall(entry) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-e2e-runall-'));
   try {
-    const r = await cli(['runall', entry.model, entry.data, '-s', out, '--workers', '1', '--quiet']);
+    const r = await cli(['runall', entry.model, entry.data, '-s', out, '-dn', '0', '--workers', '1', '--quiet']);
     expect(r.code, r.stderr).toBe(0);
     return JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
   } finally {

@@ -13,7 +13,7 @@
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { fixture } from '../helpers.mjs';
-import { openApp, openPanel } from './browser.mjs';
+import { openApp, openPanel, badgeShows } from './browser.mjs';
 import { runAll, runLoop } from './loop.mjs';
 
 const FIXTURES = ['qdq_resnet_tiny', 'qop_mixed'];
@@ -34,7 +34,7 @@ async function open(page, entry) {
   await page.waitForFunction((name) => document.querySelector('#model-info').textContent.startsWith(`${name} · `)
     && document.querySelector('#graph').dataset.state === 'ready', path.basename(entry.model));
   await page.setInputFiles('#open-data-folder', entry.data);
-  await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+  await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info').textContent));
 }
 
 describe('standard quantized models in the page (file://)', () => {
@@ -50,6 +50,7 @@ describe('standard quantized models in the page (file://)', () => {
       sweepDone: () => page.waitForFunction(() => /^Sensitivity: done in /.test(document.querySelector('.ptq-progress-text').textContent), null, { timeout: 300_000 }),
       exportAs: 'qdq-onnx',
       cancelFix: false, // these small models' search ends within the click's latency (cancel: whatif_loop.test.mjs)
+      configShown: badgeShows(page), // a quantizer's badge (the Q/DQ pair folded) reads its state in effect
     });
 
     await runAll(page, {

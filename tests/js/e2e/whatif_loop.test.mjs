@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { fixture } from '../helpers.mjs';
-import { openApp, openPanel } from './browser.mjs';
+import { openApp, openPanel, badgeShows } from './browser.mjs';
 import { runAll, runLoop } from './loop.mjs';
 
 const FIXTURES = ['ppocr_cls_calibrated', 'yolov8n_like_calibrated'];
@@ -31,7 +31,7 @@ describe('diagnosis to fix in the page (file://)', () => {
     await page.waitForFunction((name) => document.querySelector('#model-info').textContent.startsWith(`${name} · `)
       && document.querySelector('#graph').dataset.state === 'ready', path.basename(entry.model));
     await page.setInputFiles('#open-data-folder', entry.data);
-    await page.waitForFunction(() => /calibration samples/.test(document.querySelector('#model-info').textContent));
+    await page.waitForFunction(() => /calibration samples?\b/.test(document.querySelector('#model-info').textContent));
     const scope = page.locator('body');
     const show = (id) => openPanel(page, id);
     // On the classifier, Run all first: the loop's node sweep must still be the table it reads (the
@@ -49,6 +49,7 @@ describe('diagnosis to fix in the page (file://)', () => {
       entry,
       show,
       sweepDone: () => page.waitForFunction(() => /^Sensitivity: done in /.test(document.querySelector('.ptq-progress-text').textContent), null, { timeout: 300_000 }),
+      configShown: badgeShows(page),
     });
     // The heat follows the comparison: the graph's nodes are coloured by the change B − A.
     expect(await page.evaluate(() => window.ptqscope.state.get('heat')?.legend?.view)).toBe('compare');

@@ -121,10 +121,11 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     // Netron's own sidebar (a node's properties) takes its share on the right; the graph keeps the rest.
     await page.locator('#nodes > g.node').first().locator('g.node-item').first().click();
     await page.locator('#sidebar[style*="opacity: 1"]').waitFor();
-    // Netron's rule for its graph with the sidebar open, max(40vw, 100vw - 42em) at 12 px per em.
+    // Netron's rule for its graph with the sidebar open, max(40vw, 100vw - 42em) at 12 px per em; its
+    // sidebar slides in (0.1 s) to end where that pane ends (its 1 px border over the pane's last pixel).
     const netronGraphRight = Math.max(0.4 * 1400, 1400 - 42 * 12);
     expect(await graphPane()).toEqual({ left: 600, right: netronGraphRight });
-    expect((await box('#sidebar')).x).toBeGreaterThanOrEqual(netronGraphRight);
+    await expect.poll(async () => (await box('#sidebar')).x).toBe(netronGraphRight - 1);
     await page.locator('#sidebar-closebutton').click();
     await expect.poll(graphPane).toEqual({ left: 600, right: 1400 });
     expect(problems).toEqual([]);
@@ -191,6 +192,13 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
       show: async () => {},
       sweepDone: async () => {
         await page.locator('#ptqscope-panel .ptq-progress-text', { hasText: 'Sensitivity: done in' }).waitFor({ timeout: 300_000 });
+      },
+      // Netron's node of that calibration node (a Q/DQ model's: its QuantizeLinear) is outlined and
+      // labelled with the state in effect.
+      configShown: async (name, text) => {
+        const label = page.locator(`#nodes > g.node[data-ptq-config="${text}"] > g.ptq-config-label`, { hasText: name }).first();
+        await label.waitFor();
+        expect(await label.locator('text').textContent()).toBe(text);
       },
       ...options,
     });

@@ -2,6 +2,7 @@
 // its badges and label, and their decoration by the state's selection, picks and heat. Elements are
 // built from the view model (model.mjs) and the layout's positions; sizes are computed, never
 // measured (getBBox would force a layout per mark).
+import { changedState, effectText, effectTitle } from '../whatif/in_effect.mjs';
 import { line, curveBasis } from 'd3';
 import { HEADER_HEIGHT, ROW_HEIGHT, badgeWidth, textWidth } from './model.mjs';
 import { pointsBox } from './cull.mjs';
@@ -33,16 +34,29 @@ function headerPath(w, h, r, roundBottom) {
     (b ? `a${b},${b} 0 0 1 -${b},${b}h-${w - 2 * b}a${b},${b} 0 0 1 -${b},-${b}z` : `h-${w}z`);
 }
 
-// A calibration badge at (x, y) in `parent`.
+// The tooltip of a calibration badge: the node, its stored state and, when a configuration changes
+// it, the state in effect.
+const badgeTitle = (badge, effect) => `${badge.node}\n${badge.kind || 'calibration'} · stored: ${badge.qtype} · switch ${badge.on ? 'ON' : 'OFF'}` +
+  (effect ? `\n${effectTitle(effect)}` : '');
+
+// A calibration badge at (x, y) in `parent` (its stored state; decorateBadge shows the one in effect).
 export function badgeMark(parent, badge, x, y) {
   const w = badgeWidth(badge);
   const g = svgElement('g', { class: `badge badge-${badge.kind || 'unknown'}${badge.on ? '' : ' badge-off'}`, transform: `translate(${x},${y})` }, parent);
   g.dataset.calibration = badge.node;
-  svgElement('title', {}, g).textContent = `${badge.node}\n${badge.kind || 'calibration'} · ${badge.qtype} · switch ${badge.on ? 'ON' : 'OFF'}`;
+  g.dataset.kind = badge.kind || '';
+  g.dataset.qtype = badge.qtype;
+  g.dataset.on = String(badge.on);
+  g.dataset.text = badge.text;
+  svgElement('title', {}, g).textContent = badgeTitle(badge);
   svgElement('rect', { width: w, height: 13, rx: 6.5, ry: 6.5 }, g);
   svgElement('text', { x: w / 2, y: 10 }, g).textContent = badge.text;
   return g;
 }
+
+// The state a configuration gives a badge's calibration node when it differs from the stored one
+// ({on, qtype}), else null. `states`: state 'calibrationStates' ({name: {on, qtype}} or null).
+const stateInEffect = (b, states) => changedState({ on: b.dataset.on === 'true', qtype: b.dataset.qtype }, states?.[b.dataset.calibration]);
 
 // The box of view node `v` centred at `p`, appended to `layer`.
 // The classes of view node `v`'s box (also what the overview reads its colours by).
@@ -123,11 +137,23 @@ export function decorateNode(g, marks) {
   if (h) svgElement('title', { class: 'heat' }, g).textContent = `${stands ? `${id} (${stands})` : id}\n${marks.heat.legend?.title ?? 'value'}: ${h.label ?? h.value}`;
 }
 
-// A badge is selected by its calibration node's own name (`selection`, the state's).
+// A badge is selected by its calibration node's own name (`selection`, the state's). A badge whose node
+// the configuration in effect changes (marks.states) reads that state (int16, float) and is marked.
 export function decorateBadge(b, marks, selection) {
   const name = b.dataset.calibration;
   const h = marks.heat?.values.get(name);
   b.classList.toggle('selected', name === selection);
   b.querySelector('rect').style.fill = h ? h.color : '';
   b.classList.toggle('heat-dark', Boolean(h) && isDark(h.color));
+  const effect = stateInEffect(b, marks.states);
+  const text = effect ? effectText(effect) : b.dataset.text;
+  if (b.querySelector('text').textContent !== text) {
+    const w = badgeWidth({ text });
+    b.querySelector('text').textContent = text;
+    b.querySelector('text').setAttribute('x', w / 2);
+    b.querySelector('rect').setAttribute('width', w);
+  }
+  b.classList.toggle('badge-changed', Boolean(effect));
+  b.classList.toggle('badge-off', effect ? !effect.on : b.dataset.on !== 'true');
+  b.querySelector('title').textContent = badgeTitle({ node: name, kind: b.dataset.kind, qtype: b.dataset.qtype, on: b.dataset.on === 'true' }, effect);
 }

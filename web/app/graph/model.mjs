@@ -9,6 +9,7 @@
 // ConvInteger, ...) in place of what it became, standing for the node the core names (its output's
 // calibration node), its weight's calibration node as a badge on its weight row; the Q/DQ nodes the
 // rewrite made are not drawn, those of the file are.
+import { storedState } from '../whatif/in_effect.mjs';
 import { categoryOf, inputNamesOf } from './categories.mjs';
 
 export const CALIBRATION_OP = 'HzCalibration';
@@ -80,8 +81,8 @@ export const badgeWidth = (badge) => Math.ceil(textWidth(badge.text) * 0.82) + 1
 
 export function badgeOf(cali) {
   const c = cali.calibration ?? {};
-  const on = c.switch === undefined ? true : c.switch === true || c.switch === 'ON';
-  return { node: c.item ?? cali.name, qtype: c.qtype ?? 'int8', on, kind: c.kind ?? '', text: `${c.qtype ?? 'int8'}${on ? '' : ' off'}` };
+  const { on, qtype } = storedState(c);
+  return { node: c.item ?? cali.name, qtype, on, kind: c.kind ?? '', text: `${qtype}${on ? '' : ' off'}` };
 }
 
 // The file's Q/DQ node names of a Q/DQ model's quantizer (empty for an HzCalibration node).

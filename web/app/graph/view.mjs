@@ -206,6 +206,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
       heat: state.get('heat')?.values ? state.get('heat') : null,
       selectedName: state.get('selection') ?? null,
       pickedNames: new Set(state.get('picked') ?? []),
+      states: state.get('calibrationStates'),
     };
     container.classList.toggle('heat-on', Boolean(state.get('heat')));
     overview.setMarks(marks);
@@ -232,6 +233,7 @@ export function createGraphView(container, state, { setStatus = () => {}, layout
   state.on('selection', applyMarks);
   state.on('picked', applyMarks);
   state.on('heat', applyMarks);
+  state.on('calibrationStates', applyMarks);
   state.on('focus', (name) => focus(name));
   state.on('graph', (g) => show(g));
 

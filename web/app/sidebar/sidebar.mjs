@@ -1,5 +1,6 @@
 // Node properties sidebar (Netron's "Node Properties"): type, name, attributes, inputs/outputs with
 // shapes, calibration parameters, then the sections other modules registered (results, charts).
+import { changedState, storedState } from '../whatif/in_effect.mjs';
 import { registeredSections, onRegister } from '../shell.mjs';
 import { formatDims, formatValue, isCalibration } from '../graph/model.mjs';
 
@@ -42,12 +43,16 @@ function tensorRow(label, tensor, graph, onTensor) {
     h('span', { class: 'sidebar-value' }, link, ' ', h('span', { class: 'tensor-type' }, type), info.initializer ? h('span', { class: 'tag' }, 'initializer') : null));
 }
 
-function calibrationRows(c) {
-  const on = c.switch === true || c.switch === 'ON' || c.switch === undefined;
+// `effect`: the state the configuration in effect gives this node (state 'calibrationStates'), shown
+// when it differs from the stored one.
+function calibrationRows(c, effect) {
+  const { on, qtype } = storedState(c);
+  const now = changedState({ on, qtype }, effect);
   return [
     row('kind', c.kind || '(unknown)'),
-    row('qtype', c.qtype ?? 'int8'),
+    row('qtype', qtype),
     row('switch', on ? 'ON' : 'OFF', on ? '' : 'warn'),
+    now ? row('in effect (what-if)', now.on ? now.qtype : 'float (switched off)', 'warn') : null,
     row('axis', c.axis ?? ''),
     row('tensor', c.tensor ?? ''),
     row(`thresholds (${c.thresholds?.length ?? 0})`, numberList(c.thresholds)),
@@ -86,7 +91,7 @@ export function createSidebar(container, state) {
     if (attrs.length) container.append(section('Attributes', ...attrs.map(([k, v]) => row(k, formatValue(v)))));
     container.append(section('Inputs', ...node.inputs.map((t, i) => tensorRow(String(i), t, graph, onTensor))));
     container.append(section('Outputs', ...node.outputs.map((t, i) => tensorRow(String(i), t, graph, onTensor))));
-    if (node.calibration) container.append(section('Calibration', ...calibrationRows(node.calibration)));
+    if (node.calibration) container.append(section('Calibration', ...calibrationRows(node.calibration, state.get('calibrationStates')?.[node.calibration.item ?? node.name])));
     // A normal node lists the calibration nodes on its inputs (collapsed into badges in the graph).
     const feeding = node.inputs.map((t) => graph.values?.[t]?.producer).filter((p) => p && isCalibration(index.get(p)));
     if (!isCalibration(node) && feeding.length) {
@@ -119,6 +124,7 @@ export function createSidebar(container, state) {
   state.on('selection', (name) => renderNode(name));
   state.on('results', () => renderNode(state.get('selection')));
   state.on('report', () => renderNode(state.get('selection')));
+  state.on('calibrationStates', () => renderNode(state.get('selection')));
   onRegister((kind) => {
     if (kind === 'section') renderNode(state.get('selection'));
   });

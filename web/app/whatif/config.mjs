@@ -11,21 +11,25 @@ export const BASES = { stored: 'as calibrated', all_off: 'all float', all_on: 'a
 const isCalibration = (graph, name) => graph?.nodes?.some((n) => n.name === name && n.calibration) ?? false;
 
 /**
- * createWhatIf({graph, modelName}) -> {document(), changes, add(targets, action), undo(), reset(base),
- *   open(doc), canUndo}
+ * createWhatIf({graph, modelName}) -> {document(), startDocument(), changes, add(targets, action),
+ *   undo(), reset(base), open(doc), applyFix(doc), canUndo}
  * targets: node names (normal nodes become intents, calibration nodes overrides), one undo step.
+ * A change may carry `calibrations` ({name: {on, qtype}}): the exact states it gives those calibration
+ * nodes (a fix's node: the fix only ever raises precision, which an intent alone does not say).
  */
 export function createWhatIf({ graph = null, modelName = null } = {}) {
   let start = emptyDocument('stored', modelName);
   let changes = []; // [{targets, action}]
+  // A fix applied as changes: its provenance stays on the document while the changes are exactly its.
+  let applied = null; // {changes, provenance}
 
   const calibrationSet = (name) => graph?.nodes?.find((n) => n.name === name)?.input_calibrations ?? [];
 
-  function document() {
+  function document(upTo = changes.length) {
     const doc = structuredClone(start);
     doc.intents = [...(doc.intents ?? [])];
     doc.calibrations = { ...(doc.calibrations ?? {}) };
-    for (const { targets, action } of changes) {
+    for (const { targets, action, calibrations } of changes.slice(0, upTo)) {
       for (const name of targets) {
         if (isCalibration(graph, name)) {
           doc.calibrations[name] = action === 'float' ? { on: false } : { on: true, qtype: action };
@@ -36,13 +40,17 @@ export function createWhatIf({ graph = null, modelName = null } = {}) {
           for (const c of calibrationSet(name)) delete doc.calibrations[c];
         }
       }
+      Object.assign(doc.calibrations, structuredClone(calibrations ?? {}));
     }
     if (!Object.keys(doc.calibrations).length) delete doc.calibrations;
+    if (applied && applied.changes === changes && upTo === changes.length && applied.provenance) doc.provenance = structuredClone(applied.provenance);
     return doc;
   }
 
   return {
-    document,
+    document: () => document(),
+    // The configuration the changes start from (what "before" is computed on).
+    startDocument: () => document(0),
     get changes() {
       return changes.map((c) => ({ ...c, targets: [...c.targets] }));
     },
@@ -72,10 +80,23 @@ export function createWhatIf({ graph = null, modelName = null } = {}) {
       start = emptyDocument(base, modelName);
       changes = [];
     },
-    // A saved document (a fix, a file): the new starting point, no changes.
+    // A saved document (a file): the new starting point, no changes.
     open(doc) {
       start = checkDocument(doc);
       changes = [];
+    },
+    // A fix's document: its base is the starting point and each node it raised one change (in the
+    // order chosen, each undoable), giving that node's calibration nodes the fix's states.
+    applyFix(doc) {
+      const fix = checkDocument(doc, 'fix');
+      start = emptyDocument(fix.base ?? 'stored', modelName);
+      if (fix.round) start.round = fix.round;
+      const states = fix.calibrations ?? {};
+      changes = (fix.intents ?? []).map(({ node, action }) => ({
+        targets: [node], action, source: 'fix',
+        calibrations: Object.fromEntries(calibrationSet(node).filter((c) => states[c]).map((c) => [c, states[c]])),
+      }));
+      applied = { changes, provenance: fix.provenance ?? null };
     },
   };
 }
@@ -100,5 +121,5 @@ export function checkDocument(doc, file = 'configuration') {
   return structuredClone(doc);
 }
 
-// Text of one change for the list ("Conv_2, Conv_9 → int16").
-export const changeText = ({ targets, action }) => `${targets.join(', ')} → ${action}`;
+// Text of one change for the list ("Conv_2, Conv_9 → int16", "Conv_2 → int16 (fix)").
+export const changeText = ({ targets, action, source }) => `${targets.join(', ')} → ${action}${source ? ` (${source})` : ''}`;

@@ -1,8 +1,11 @@
 // The what-if loop of a host (the app or the Netron plugin), env-neutral: the configuration document
 // being edited (config.mjs), a `what_if` analysis after every change on the host's runner (the core
-// re-runs only what the change reaches: its run cache in the worker), the previous and current
-// answers for the before / after table, and `node_errors` on demand. Everything panels draw is in
-// state 'whatIf': {document, changes, base, before, after, busy, options}.
+// re-runs only what the change reaches: its run cache in the worker), the answers for the starting
+// configuration ("before": as calibrated, or the document opened) and for the current one ("after"),
+// and `node_errors` on demand. Everything panels draw is in state 'whatIf': {document, changes, base,
+// before, after, busy, options}; the calibration nodes' states in effect (the core's resolved
+// document of the latest answer, {name: {on, qtype}}) are state 'calibrationStates' (null before the
+// first answer: the model as stored), for the graph's badges and tooltips.
 //
 // The worker that answers is the pool's first free one; what-if runs are sequential, so they land on
 // the same worker and find its cached float and quantized passes.
@@ -12,6 +15,7 @@ import { queuedRun } from '../analysis/runner.mjs';
 import { coreOption } from './defaults.mjs';
 
 // What the panel shows before the user changes anything: the core's defaults of what_if.
+// data_num 0 = every sample.
 export const defaultOptions = () => Object.fromEntries(['metric', 'data_num', 'sample_selection']
   .map((k) => [k, coreOption('what_if', k)?.default]).filter(([, v]) => v !== undefined && v !== null));
 
@@ -24,7 +28,7 @@ export const defaultOptions = () => Object.fromEntries(['metric', 'data_num', 's
 export function createWhatIfController(state, runner) {
   let model = createWhatIf({ graph: state.get('graph'), modelName: state.get('modelName') });
   let options = defaultOptions(); // only what the core describes or the user set is sent
-  let before = null;
+  let before = null; // the starting configuration's answer
   let after = null;
   let busy = null; // label of the run in flight
   let wanted = 0; // edits not yet run
@@ -38,9 +42,21 @@ export function createWhatIfController(state, runner) {
     });
   }
 
-  const request = (analysis) => ({ analysis, options: { ...options }, config: model.document() });
+  const request = (analysis, config = model.document()) => ({ analysis, options: { ...options }, config });
+  // One what_if answer ({what_if, config (the core's resolved document), changes, calibration_samples}),
+  // null on failure (the runner put the message in state 'error').
+  const answer = async (config, changes) => {
+    try {
+      const doc = await queued(request('what_if', config), 'What-if');
+      return doc?.what_if ? { what_if: doc.what_if, config: doc.config ?? config, changes, calibration_samples: doc.calibration_samples } : null;
+    } catch {
+      return null;
+    }
+  };
 
-  // Runs what_if for the latest document; edits during a run trigger one more run afterwards.
+  // Runs what_if for the latest document, after the starting configuration's when that is not known
+  // yet (a new start: another model, a reset, a document opened, other options); edits during a run
+  // trigger one more run afterwards.
   function refresh() {
     wanted++;
     publish();
@@ -50,17 +66,19 @@ export function createWhatIfController(state, runner) {
           wanted = 0;
           busy = 'what-if';
           publish();
-          let doc = null;
-          try {
-            doc = await queued(request('what_if'), 'What-if');
-          } catch {
-            // the runner put the message in state 'error'
+          const changes = model.changes.length;
+          if (!before) {
+            before = await answer(model.startDocument(), 0);
+            if (before && !changes) after = before;
+            publish();
+            if (!changes) continue;
           }
-          if (doc?.what_if) {
-            before = after;
-            after = { what_if: doc.what_if, config: doc.config ?? model.document(), changes: model.changes.length };
-            state.set('heatSettings', { ...state.get('heatSettings'), view: 'what_if', metric: doc.what_if.metric });
-          }
+          const now = await answer(model.document(), changes);
+          if (now) after = now;
+        }
+        if (after) {
+          state.set('heatSettings', { ...state.get('heatSettings'), view: 'what_if', metric: after.what_if.metric });
+          state.set('calibrationStates', after.config.calibrations ?? null);
         }
       } finally {
         busy = null;
@@ -89,6 +107,11 @@ export function createWhatIfController(state, runner) {
     fn();
     return refresh();
   };
+  // An edit that replaces the starting configuration: "before" is computed again.
+  const restart = (fn) => edit(() => {
+    fn();
+    before = null;
+  });
 
   // A new model: a fresh document, no answers.
   const offs = ['graph', 'modelName'].map((k) => state.on(k, (v, prev) => {
@@ -96,6 +119,7 @@ export function createWhatIfController(state, runner) {
     model = createWhatIf({ graph: state.get('graph'), modelName: state.get('modelName') });
     before = null;
     after = null;
+    state.set('calibrationStates', null);
     publish();
   }));
   publish();
@@ -106,13 +130,17 @@ export function createWhatIfController(state, runner) {
       return refresh();
     },
     undo: () => edit(() => model.undo()),
-    reset: (base) => edit(() => model.reset(base)),
-    open: (doc) => edit(() => model.open(doc)),
+    reset: (base) => restart(() => model.reset(base)),
+    open: (doc) => restart(() => model.open(doc)),
+    // A fix's configuration as the changes it makes (each undoable) on top of its base.
+    applyFix: (doc) => restart(() => model.applyFix(doc)),
     refresh,
     nodeErrors,
-    // New options re-run what-if only when it has an answer to replace.
+    // New options (samples, metric) re-run what-if, the starting configuration's too, only when it
+    // has an answer to replace.
     setOptions(o) {
       options = { ...options, ...o };
+      before = null;
       if (after || loop) return refresh();
       publish();
       return Promise.resolve();

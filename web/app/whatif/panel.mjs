@@ -14,6 +14,7 @@ import { renderAccError } from '../../charts/acc_error.mjs';
 import { formatValue, toNumber } from '../../charts/format.mjs';
 import { worseDirection } from '../../charts/heat_scale.mjs';
 import { download } from '../export/download.mjs';
+import { samplesNote } from '../../pipeline/result.mjs';
 
 // Sets a <select>'s value through its options (works on DOMs without the value setter, e.g. linkedom).
 export function selectValue(select, value) {
@@ -56,9 +57,10 @@ function changeClass(metric, a, b) {
 
 /**
  * Before / after table of one what_if section pair: one <table> per output and one for the mean,
- * rows = the five metrics, columns = before, after, change.
+ * rows = the five metrics, columns = before (the starting configuration: `startLabel`), after (the
+ * current one), change. `samples`: what they were computed on ("6 of 6 samples"), in each caption.
  */
-export function renderBeforeAfter(container, before, after) {
+export function renderBeforeAfter(container, before, after, { startLabel = 'as calibrated', samples = '' } = {}) {
   const doc = container.ownerDocument;
   container.replaceChildren();
   if (!after) {
@@ -69,8 +71,10 @@ export function renderBeforeAfter(container, before, after) {
   for (const [name, now, was] of groups) {
     if (!now) continue;
     const table = el(doc, 'table', { class: 'ptq-whatif-table', 'data-output': name });
-    table.append(el(doc, 'caption', { text: name, title: name }));
-    const head = el(doc, 'tr', {}, el(doc, 'th', { text: 'metric' }), el(doc, 'th', { text: 'before' }), el(doc, 'th', { text: 'after' }), el(doc, 'th', { text: 'change' }));
+    table.append(el(doc, 'caption', { text: samples ? `${name} · ${samples}` : name, title: name }));
+    const head = el(doc, 'tr', {}, el(doc, 'th', { text: 'metric' }),
+      el(doc, 'th', { text: 'before', title: `the starting configuration: ${startLabel}` }),
+      el(doc, 'th', { text: 'after', title: 'with the changes in effect' }), el(doc, 'th', { text: 'change' }));
     table.append(el(doc, 'thead', {}, head));
     const body = el(doc, 'tbody');
     for (const metric of Object.keys(now)) {
@@ -131,16 +135,21 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
   // --- options ---
   const metric = el(doc, 'select', { class: 'ptq-whatif-metric', 'aria-label': 'metric of the per-node errors' },
     ...METRICS.map((m) => el(doc, 'option', { value: m, text: m })));
-  const dataNum = el(doc, 'input', { type: 'number', min: 1, class: 'ptq-whatif-data-num', placeholder: 'all', 'aria-label': 'data_num' });
+  const dataNum = el(doc, 'input', { type: 'number', min: 1, class: 'ptq-whatif-data-num', placeholder: 'all', 'aria-label': 'number of samples (data_num)', title: 'data_num' });
+  const dataCount = el(doc, 'span', { class: 'ptq-hint ptq-whatif-sample-count' });
+  const showCount = () => {
+    const n = state.get('samples')?.count;
+    dataCount.textContent = n ? `empty = all ${n} samples` : 'empty = all samples';
+  };
   const initial = state.get('whatIf')?.options ?? {};
   if (initial.metric) selectValue(metric, initial.metric);
-  if (initial.data_num) dataNum.value = String(initial.data_num);
+  if (initial.data_num) dataNum.value = String(initial.data_num); // 0 = every sample: left empty
   metric.addEventListener('change', guard(() => whatIf.setOptions({ metric: metric.value })));
   dataNum.addEventListener('change', guard(() => {
     const v = dataNum.value.trim();
     const n = v === '' ? null : Number(v);
     if (n !== null && !(Number.isInteger(n) && n >= 1)) throw new Error(`what-if: data_num must be a positive integer or empty for all samples (got '${v}')`);
-    return whatIf.setOptions({ data_num: n });
+    return whatIf.setOptions({ data_num: n ?? 0 }); // 0: every sample
   }));
 
   // --- changes ---
@@ -251,7 +260,8 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
   const element = el(doc, 'div', { class: 'ptq-whatif' },
     el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Change' }), targetText, usePickedLabel),
     el(doc, 'div', { class: 'ptq-field ptq-whatif-actions' }, el(doc, 'label', { text: 'to' }), ...actionButtons),
-    el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Metric, samples' }), metric, dataNum),
+    el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Node metric', title: 'metric of the per-node errors (metric)' }), metric),
+    el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Samples', title: 'data_num' }), dataNum, dataCount),
     el(doc, 'div', { class: 'ptq-whatif-history' }, baseLine, changes,
       el(doc, 'div', { class: 'ptq-whatif-buttons' }, undo, ...resets, saveBtn, openBtn, openInput)),
     status, numbers,
@@ -278,7 +288,8 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
       // data-runs: what-if answers for this model (for scripts and tests); a new model starts at 0.
       runs = s.after ? runs + 1 : 0;
       element.setAttribute('data-runs', String(runs));
-      renderBeforeAfter(numbers, s.before?.what_if ?? null, s.after?.what_if ?? null);
+      renderBeforeAfter(numbers, s.before?.what_if ?? null, s.after?.what_if ?? null,
+        { startLabel: BASES[s.base] ?? s.base, samples: samplesNote(s.after, 'what_if') });
     }
     if (s.options?.metric && metric.value !== s.options.metric) selectValue(metric, s.options.metric);
   }
@@ -287,7 +298,8 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
   let errorRuns = 0; // node_errors answers for this model (data-node-errors, for scripts and tests)
   renderBeforeAfter(numbers, null, null);
   offs.push(state.on('whatIf', draw));
-  offs.push(state.on('selection', showTargets), state.on('picked', showTargets));
+  offs.push(state.on('selection', showTargets), state.on('picked', showTargets), state.on('samples', showCount));
+  showCount();
   usePicked.addEventListener('change', showTargets);
   offs.push(state.on('graph', () => {
     errorRuns = 0;
