@@ -78,3 +78,15 @@ TEST(Relations, NormalNodesCaliMapTaeAndOutputs) {
   EXPECT_EQ(r.tae_nodes(), (std::vector<std::string>{"x_HzCalibration", "m3_HzCalibration"}));
   EXPECT_EQ(r.model_outputs(), (std::vector<std::string>{"a7", "g6"}));
 }
+
+// The original appends a consumer's name once per input of it that reads the calibration node's output.
+TEST(Relations, NodeColumnRepeatsAConsumerPerInputSlot) {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1, 4});
+  b.calibration("x", {attr_floats("thresholds", {1.0f})});
+  b.node("Mul_1", "Mul", {"x_cal", "x_cal"}, {"m"});
+  b.node("Add_2", "Add", {"x_cal", "m"}, {"y"});
+  b.output("y");
+  const quant::CalibrationRelations r(b.graph());
+  EXPECT_EQ(r.cali_normal_map().at("x_HzCalibration"), "Mul_1;Mul_1;Add_2");
+}

@@ -99,9 +99,9 @@ void CalibrationRelations::relate(const ir::Graph& graph, const std::string& pre
     if (!is_calibration(node) || node.outputs.empty() || node.outputs[0] < 0) continue;
     std::string joined;
     bool feeds_compute = false;
-    std::vector<int> consumers = graph.value(node.outputs[0]).consumers;
-    consumers.erase(std::unique(consumers.begin(), consumers.end()), consumers.end());
-    for (int c : consumers) {
+    // A consumer once per input slot reading this output (the original appends a node's name for each
+    // of its inputs): Mul(x, x) gives "Mul_1;Mul_1".
+    for (int c : graph.value(node.outputs[0]).consumers) {
       const ir::Node& consumer = graph.node(c);
       if (is_calibration(consumer)) continue;
       joined += (joined.empty() ? "" : ";") + prefix + consumer.name;

@@ -33,7 +33,8 @@ class CalibrationRelations {
   // The node items of a sweep (§3.1): normal_nodes(), then the normal nodes with calibrated inputs
   // inside subgraphs (qualified names, for_each_scope order), whose tensors live in their subgraph.
   const std::vector<std::string>& node_items() const { return node_items_; }
-  // Calibration node -> direct non-calibration consumers joined with ';' in graph order.
+  // Calibration node -> direct non-calibration consumers joined with ';' in graph order, a consumer once
+  // per input slot that reads the calibration node's output (Mul(x, x) -> "Mul_1;Mul_1"), as the original.
   const std::map<std::string, std::string>& cali_normal_map() const { return cali_normal_map_; }
   // Feature calibration nodes with a direct Conv/MatMul/Gemm/ConvTranspose consumer, graph order
   // (subgraphs' after the main graph's).

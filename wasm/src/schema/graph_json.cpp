@@ -153,15 +153,19 @@ void write_calibration(io::JsonWriter& w, const ir::Graph& graph, int node_id, c
   w.end_array();
   w.field("asymmetric", spec.asymmetric).field("constant", spec.constant).field("group", spec.group);
   if (spec.block_size > 0) w.field("block_size", spec.block_size);
-  // cali_normal_map joins consumer names with ';' (the original's format); split for the viewer.
+  // cali_normal_map joins consumer names with ';' (the original's format), a consumer once per input slot
+  // that reads the tensor; split for the viewer, each consumer once.
   w.key("consumers").begin_array();
   auto it = rel.cali_normal_map().find(scope.prefix + spec.node_name);
   if (it != rel.cali_normal_map().end()) {
     size_t start = 0;
     const std::string& joined = it->second;
+    std::string previous;
     while (start <= joined.size()) {
       const size_t end = std::min(joined.find(';', start), joined.size());
-      if (end > start) w.value(local_name(scope, joined.substr(start, end - start)));
+      const std::string name = joined.substr(start, end - start);
+      if (!name.empty() && name != previous) w.value(local_name(scope, name));
+      previous = name;
       start = end + 1;
     }
   }
