@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "core/error.h"
 #include "ops/op_test_util.h"
@@ -197,4 +198,41 @@ TEST(Calibration, Constant2AsymmetricKeepsStoredZeroPoint) {
 TEST(Calibration, RejectsNaNAndZeroThresholds) {
   EXPECT_THROW(parse_calibration(calibration_graph({attr_floats("thresholds", {std::nanf("")})}), 0), Error);
   EXPECT_THROW(parse_calibration(calibration_graph({attr_floats("thresholds", {0.0f})}), 0), Error);
+}
+
+// Asymmetric scales, zero points and the asymq shift are computed in double on the float attributes and
+// rounded to float32 once, as the original's IR does with Python floats (§1.4). Each case differs from a
+// float32 evaluation; the values are numpy's (np.float32 of the double expression).
+TEST(Calibration, ParametersAreComputedInDouble) {
+  const auto bits = [](float v) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    return u;
+  };
+  // [fmin, fmax] = [-0.3, 0.1]: 0.1f - (-0.3f) = 0.4000000134110451 is exact in double (float32 rounds it to
+  // 0.40000003576...); / 255 = 0.0015686275035727... -> float32 0.0015686275437474 (bits 986552936); the
+  // float32 evaluation gives 0.0015686274273321 (986552935).
+  ir::Graph g = calibration_graph({attr_floats("thresholds", {-0.3f, 0.1f}), attr_string("qtype", "uint8"), attr_ints("zero_point", {0})});
+  const CalibrationSpec s = parse_calibration(g, 0);
+  ASSERT_TRUE(s.asymmetric);
+  EXPECT_EQ(bits(s.scales[0]), 986552936u);
+  // zero point 255 - round(0.1f / s) = 255 - round(63.749997...) = 191 either way.
+  EXPECT_EQ(s.zero_points[0], 191);
+  // [-0.29, 0.01]: s = 0.0011764705413952 (either way); 0.01f / s = 8.50000014842954 in double -> 9, zero
+  // point 246, where the float32 quotient is exactly 8.5 and would round (half to even) to 8, giving 247.
+  ir::Graph h = calibration_graph({attr_floats("thresholds", {-0.29f, 0.01f}), attr_string("qtype", "uint8"), attr_ints("zero_point", {0})});
+  EXPECT_EQ(parse_calibration(h, 0).zero_points[0], 246);
+  // Under an override to uint16 the zero point is the new type's, not the stored 246: s = 0.2999999914318323
+  // / 65535 -> float32 4.577706476993626e-06, 0.01f / s = 2184.499995... -> 2184, 65535 - 2184 = 63351.
+  const CalibrationSpec sh = parse_calibration(h, 0);
+  const QType u16 = QType::parse("uint16");
+  const std::vector<float> s16 = derive_scales(sh, u16);
+  EXPECT_EQ(s16, std::vector<float>{4.577706476993626e-06f});
+  EXPECT_EQ(derive_zero_points(sh, u16, s16), std::vector<int64_t>{63351});
+  // asymq: threshold 1.0, scale 0.05f (0.05000000074505806), zero point 9: 1 - 9 * 0.05000000074505806 =
+  // 0.5499999932944775 in double -> float32 0.550000011920929 (= 0.55f); float32 arithmetic gives
+  // 0.5499999523162842, one ulp below.
+  ir::Graph a = calibration_graph({attr_floats("thresholds", {1.0f}), attr_floats("scales", {0.05f}), attr_ints("zero_point", {9}),
+                                   attr_strings("info_strings", {"asymq"})});
+  EXPECT_EQ(parse_calibration(a, 0).thresholds[0], 0.55f);
 }

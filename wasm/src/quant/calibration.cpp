@@ -41,6 +41,12 @@ constexpr const char* kFloatTypes[] = {"float16", "bfloat16", "float32"};
 // Python's round(): half to even, on doubles.
 double round_half_even(double v) { return std::nearbyint(v); }
 
+// An asymmetric node's zero point (§1.4): qmax - round(fmax / s), the quotient in double as the original's
+// IR computes it from its float attributes (Python floats), so a quotient near .5 rounds as it does.
+int64_t asymmetric_zero_point(float fmax, float scale, const QType& qtype) {
+  return static_cast<int64_t>(qtype.qmax() - round_half_even(static_cast<double>(fmax) / static_cast<double>(scale)));
+}
+
 }  // namespace
 
 bool QType::is_integer() const {
@@ -155,24 +161,32 @@ std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype
     return scales;
   }
   if (spec.thresholds.empty()) return spec.scales;
+  // The original's IR computes in double on its float attributes (Python floats) and rounds the scales to
+  // float32 at the end; so does this. (A symmetric t / qmax comes out the same either way: a quotient of
+  // two floats rounded once in double, then to float, is the float quotient.)
   std::vector<float> scales;
   if (spec.asymmetric) {
-    // thresholds = [fmin, fmax]
-    const float range = spec.thresholds[1] - spec.thresholds[0];
-    scales.push_back(range / static_cast<float>(qtype.qmax() - qtype.qmin()));
+    // thresholds = [fmin, fmax]: fmax - fmin is exact in double, not always in float.
+    const double range = static_cast<double>(spec.thresholds[1]) - static_cast<double>(spec.thresholds[0]);
+    scales.push_back(static_cast<float>(range / (qtype.qmax() - qtype.qmin())));
     return scales;
   }
-  const float qmax = static_cast<float>(qtype.qmax());
   for (float t : spec.thresholds) {
-    float s = t / qmax;  // float32 arithmetic, as numpy does on the float32 thresholds array
-    if (spec.shift) s = static_cast<float>(std::exp2(-round_half_even(-std::log2(static_cast<double>(s)))));
-    scales.push_back(s);
+    const double s = static_cast<double>(t) / qtype.qmax();
+    scales.push_back(static_cast<float>(spec.shift ? std::exp2(-round_half_even(-std::log2(s))) : s));
   }
   return scales;
 }
 
 std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales) {
-  if (!spec.affine) return {spec.asymmetric && !spec.zero_points.empty() ? spec.zero_points[0] : 0};
+  if (!spec.affine) {
+    if (!spec.asymmetric || spec.zero_points.empty()) return {0};
+    // Stored scales (constant = 2) keep their stored zero point; derived ones get the zero point of the
+    // type they were derived for (the original's IR recomputes it from the current qtype's qmax).
+    if (qtype.name == spec.qtype.name || spec.constant == 2 || scales.empty() || spec.thresholds.size() != 2)
+      return {spec.zero_points[0]};
+    return {asymmetric_zero_point(spec.thresholds[1], scales[0], qtype)};
+  }
   if (qtype.name == spec.qtype.name) return spec.zero_points;
   if (!spec.asymmetric) return {0};
   // zp = round(qmin - range_min / s), clamped to the type (as onnxruntime's quantizer derives it).
@@ -271,10 +285,11 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
     // unsigned (the original drops the token without setting the asymmetric flag).
     check(!spec.scales.empty() && !spec.thresholds.empty() && !spec.zero_points.empty(),
           "Low version model, asymq calibration node missing scales, thresholds or zero_point: " + node.name);
+    // In double, rounded to float32 once, as the original's IR updates its (Python float) thresholds.
     for (size_t i = 0; i < spec.thresholds.size(); ++i) {
-      const float s = spec.scales[std::min(i, spec.scales.size() - 1)];
-      const float zp = static_cast<float>(spec.zero_points[std::min(i, spec.zero_points.size() - 1)]);
-      spec.thresholds[i] -= zp * s;
+      const double s = spec.scales[std::min(i, spec.scales.size() - 1)];
+      const double zp = static_cast<double>(spec.zero_points[std::min(i, spec.zero_points.size() - 1)]);
+      spec.thresholds[i] = static_cast<float>(static_cast<double>(spec.thresholds[i]) - zp * s);
     }
     if (qtype.rfind("int", 0) == 0) qtype = "u" + qtype;
     spec.zero_points.clear();
@@ -331,8 +346,7 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
     finish_affine(spec, where);
   } else if (spec.asymmetric && !stored_scales) {
     // With stored scales (constant = 2) an asymmetric node keeps its stored zero point and [fmin, fmax].
-    const float s = spec.scales.at(0);
-    spec.zero_points = {static_cast<int64_t>(spec.qtype.qmax() - round_half_even(spec.thresholds[1] / s))};
+    spec.zero_points = {asymmetric_zero_point(spec.thresholds[1], spec.scales.at(0), spec.qtype)};
   }
   if (spec.qtype.is_integer()) {
     check(!spec.scales.empty(), where + " has neither thresholds nor scales");

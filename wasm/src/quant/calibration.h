@@ -113,12 +113,13 @@ struct CalibrationCounts {
 };
 CalibrationCounts count_calibration_nodes(const ir::Graph& graph);
 
-// Scales for `qtype` from the spec's thresholds (§1.4). Used when a run overrides the qtype.
+// Scales for `qtype` from the spec's thresholds (§1.4), in double rounded to float32 as the original's IR.
 std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype);
 
 // Zero points for `qtype` with `scales` (one, or one per channel): the stored ones under the stored
-// qtype; under an override, an affine quantizer's zero points keep its real range; otherwise the
-// stored asymmetric zero point, or 0.
+// qtype; under an override, an affine quantizer's zero points keep its real range, an asymmetric
+// Horizon node's is qmax - round(fmax / s) for the new type (its stored one with constant = 2);
+// symmetric nodes have 0.
 std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales);
 
 // y = fake_quant(x) under `qtype` (switch ON): quant/fake_quant.h per value. Per-channel along spec.axis
