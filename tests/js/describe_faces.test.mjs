@@ -38,6 +38,7 @@ describe('the command line reads its defaults from describe()', () => {
     [sensitivityAnalysisCmd, 'pick_threshold', 'sensitivity_analysis', 'pick_threshold'],
     [sensitivityAnalysisCmd, 'data_num', 'sensitivity_analysis', 'data_num'],
     [sensitivityAnalysisCmd, 'qtype', 'sensitivity_analysis', 'qtype'],
+    [sensitivityAnalysisCmd, 'override_scales', 'sensitivity_analysis', 'override_scales'],
     [runallCmd, 'ns_metrics', 'sensitivity', 'metrics'],
     [runallCmd, 'data_num', 'sensitivity', 'data_num'],
     [runallCmd, 'ae_metric', 'acc_error', 'metric'],

@@ -144,3 +144,52 @@ TEST(SensitivityAnalysis, ValidationAndCancel) {
   EXPECT_TRUE(r.cancelled);
   EXPECT_EQ(r.x, (std::vector<std::string>{"none", "Mul_2"}));
 }
+
+// A Horizon node with constant = 2 re-quantized to int16 (§1.4, §8.2): the original's IR returns its stored
+// scales whatever the qtype, so the int8 step stays and only the clamp widens ("stored", the default);
+// "derived" gives the step of the new type, as the toolchain re-calibrates an int16 node (what-if, fix).
+TEST(SensitivityAnalysis, Int16OfAConstant2NodeKeepsItsStoredStep) {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1, 4});
+  b.calibration("x", {attr_floats("scales", {0.5f}), test::attr_int("constant", 2)});
+  b.node("Relu_1", "Relu", {"x_cal"}, {"y"});
+  b.output("y");
+  exec::Executor ex{b.model()};
+  const quant::CalibrationRelations rel{ex.graph()};
+  const test::SampleSet samples{ex.graph(), {{Tensor::from_floats({1, 4}, {100.3f, -0.2f, 30.1f, 7.7f})}}};
+  const auto output = [&](const exec::QuantConfig& c) {
+    const Tensor y = ex.outputs(ex.run(samples.data().sample(0), c))[0];
+    return std::vector<float>(y.data<float>(), y.data<float>() + 4);
+  };
+  exec::QuantConfig int16 = ex.stored_config();
+  int16.qtype[0] = "int16";
+  exec::QuantConfig stored = int16;
+  stored.stored_scales = {1};
+  // int8 as stored: round(x / 0.5) = 201 -> clamped to 127 (63.5), 0, 60 (30), 15 (7.5).
+  EXPECT_EQ(output(ex.stored_config()), (std::vector<float>{63.5f, 0.0f, 30.0f, 7.5f}));
+  // int16 with the stored step: 201 is inside [-32768, 32767]: 100.5; the others as int8.
+  EXPECT_EQ(output(stored), (std::vector<float>{100.5f, 0.0f, 30.0f, 7.5f}));
+  // int16 derived: the threshold 0.5 * 127 = 63.5 over 32767 levels, step 63.5 / 32767 = 0.0019379...,
+  // so 100.3 saturates at 63.5 and the others are within half a step of x.
+  const std::vector<float> derived = output(int16);
+  const float step = 63.5f / 32767.0f;
+  EXPECT_FLOAT_EQ(derived[0], 32767.0f * step);
+  EXPECT_NEAR(derived[2], 30.1f, step / 2);
+  EXPECT_NEAR(derived[3], 7.7f, step / 2);
+
+  // sensitivity_analysis -q int16: the cumulative point of Relu_1 is that run's cosine against the float
+  // outputs [100.3, 0, 30.1, 7.7] (the per-sample cosine of §3.3, one sample and one output).
+  const float x[4] = {100.3f, 0.0f, 30.1f, 7.7f};
+  const auto cosine = [&](const std::vector<float>& y) {
+    return analysis::compute_metric(analysis::Metric::Cosine, x, y.data(), 4);
+  };
+  analysis::SensitivityAnalysisOptions o;
+  o.sensitive_nodes = {"Relu_1"};
+  o.qtype = "int16";
+  const auto r = analysis::sensitivity_analysis(ex, rel, samples.data(), o);
+  ASSERT_EQ(r.cumulative.size(), 2u);
+  EXPECT_EQ(r.cumulative[0], cosine({63.5f, 0.0f, 30.0f, 7.5f}));
+  EXPECT_EQ(r.cumulative[1], cosine({100.5f, 0.0f, 30.0f, 7.5f}));
+  o.stored_scales = false;
+  EXPECT_EQ(analysis::sensitivity_analysis(ex, rel, samples.data(), o).cumulative[1], cosine(derived));
+}

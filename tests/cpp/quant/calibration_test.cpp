@@ -236,3 +236,15 @@ TEST(Calibration, ParametersAreComputedInDouble) {
                                    attr_strings("info_strings", {"asymq"})});
   EXPECT_EQ(parse_calibration(a, 0).thresholds[0], 0.55f);
 }
+
+// A qtype override of a Horizon node with constant = 2 (quant::override_scales): its stored scales with
+// `stored` (the original's IR), else derived for the new type; a Q/DQ quantizer is never such a node.
+TEST(Calibration, OverrideScalesOfConstant2Nodes) {
+  ir::Graph g = calibration_graph({attr_floats("scales", {0.5f}), attr_int("constant", 2)});
+  const CalibrationSpec s = parse_calibration(g, 0);
+  const QType i16 = QType::parse("int16");
+  EXPECT_EQ(override_scales(s, i16, true), std::vector<float>{0.5f});
+  EXPECT_EQ(override_scales(s, i16, false), std::vector<float>{63.5f / 32767.0f});  // thresholds 0.5 * 127
+  ir::Graph t = calibration_graph({attr_floats("thresholds", {63.5f})});  // constant 0: derived either way
+  EXPECT_EQ(override_scales(parse_calibration(t, 0), i16, true), std::vector<float>{63.5f / 32767.0f});
+}

@@ -206,9 +206,11 @@ DistributionResult plot_distribution(exec::Executor& ex, const quant::Calibratio
         const Tensor w = spec.graph->constant(spec.input_value)->to_float();
         // The weight under the quantized model's qtype for it (the stored one unless a configuration
         // overrides it) and its rounding.
-        const std::string& override_qtype = quantized.qtype[static_cast<size_t>(ex.calibration_index(name))];
+        const size_t ci = static_cast<size_t>(ex.calibration_index(name));
+        const std::string& override_qtype = quantized.qtype[ci];
         const quant::QType qtype = override_qtype.empty() ? spec.qtype : quant::QType::parse(override_qtype);
-        const std::vector<float> scales = override_qtype.empty() ? spec.scales : quant::derive_scales(spec, qtype);
+        const std::vector<float> scales =
+            override_qtype.empty() ? spec.scales : quant::override_scales(spec, qtype, quantized.keeps_stored_scales(ci));
         compare(p, w, quant::fake_quantize(spec, qtype, scales, w, quantized.round), o.bins);
         result.plots.push_back(std::move(p));
         break;

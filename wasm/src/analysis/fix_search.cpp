@@ -35,7 +35,7 @@ const std::string& effective_qtype(const exec::Executor& ex, const exec::QuantCo
 }
 
 bool same_state(const exec::QuantConfig& a, const exec::QuantConfig& b) {
-  return a.on == b.on && a.qtype == b.qtype && a.round == b.round;
+  return a.on == b.on && a.qtype == b.qtype && a.round == b.round && a.stored_scales == b.stored_scales;
 }
 
 // Runs configurations incrementally from the last accepted state and scores them against the float model.

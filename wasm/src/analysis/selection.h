@@ -125,15 +125,18 @@ inline exec::QuantConfig whitelist_config(const exec::Executor& ex, const exec::
 }
 
 // §1.8 black-list model: `quantized` with `calibrations` switched OFF, or, when `qtype` is neither
-// empty nor "float32", kept as they are but re-quantized to `qtype` (e.g. "int16").
+// empty nor "float32", kept as they are but re-quantized to `qtype` (e.g. "int16"), with
+// `stored_scales` keeping a constant = 2 node's stored scales (exec::QuantConfig::stored_scales).
 inline exec::QuantConfig blacklist_config(const exec::QuantConfig& quantized, const std::vector<int>& calibrations,
-                                          const std::string& qtype = "") {
+                                          const std::string& qtype = "", bool stored_scales = false) {
   exec::QuantConfig c = quantized;
   const bool switch_off = qtype.empty() || qtype == "float32";
   if (c.qtype.size() < c.on.size()) c.qtype.resize(c.on.size());
+  if (!switch_off && stored_scales) c.stored_scales.resize(c.on.size());
   for (int i : calibrations) {
     if (switch_off) c.on[static_cast<size_t>(i)] = 0;
     else c.qtype[static_cast<size_t>(i)] = qtype;
+    if (!switch_off && stored_scales) c.stored_scales[static_cast<size_t>(i)] = 1;
   }
   return c;
 }

@@ -96,7 +96,8 @@ SensitivityAnalysisResult sensitivity_analysis(exec::Executor& ex, const quant::
     taken_out.insert(set.begin(), set.end());
     result.x.push_back(nodes[k]);
     result.per_node.push_back(cosine_of(ex, bases, compared, whitelist_config(ex, quantized, set), from_float));
-    const exec::QuantConfig cumulative = blacklist_config(quantized, {taken_out.begin(), taken_out.end()}, o.qtype);
+    const exec::QuantConfig cumulative =
+        blacklist_config(quantized, {taken_out.begin(), taken_out.end()}, o.qtype, o.stored_scales);
     result.cumulative.push_back(cosine_of(ex, bases, compared, cumulative, from_calibrated));
     if (o.progress && !o.progress(k + 1, nodes.size())) {
       result.cancelled = true;

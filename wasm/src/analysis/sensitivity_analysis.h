@@ -26,6 +26,10 @@ struct SensitivityAnalysisOptions {
   // What the sensitive nodes become in the cumulative curve: "float32" switches their calibration
   // nodes off (the original); another qtype ("int16") keeps them on with that type.
   std::string qtype = "float32";
+  // The scales of a re-quantized Horizon node with constant = 2 (§1.4, option override_scales): true
+  // ("stored") keeps them, as the original's IR does (the int8 step, a wider clamp); false ("derived")
+  // derives them for the new type, as the toolchain re-calibrates a node and the what-if and fix do.
+  bool stored_scales = true;
   // The quantized model (docs/config-schema.md): a request's configuration; unset = as stored.
   std::optional<exec::QuantConfig> config;
   // Called with (done, total): first over the ranking sweep (when it runs), then over the sensitive

@@ -132,7 +132,10 @@ std::vector<AnalysisSpec> build() {
         data_num(sa.data_num),
         sample_selection(sa.selection, true),
         {"sensitive_nodes", T::kStrings, Json::null(), {}, "the sensitive nodes (empty = ranked by node sensitivity and picked)"},
-        {"qtype", T::kString, Json::string(sa.qtype), {}, "what the sensitive nodes become: float32 (not quantized) or e.g. int16"}}},
+        {"qtype", T::kString, Json::string(sa.qtype), {}, "what the sensitive nodes become: float32 (not quantized) or e.g. int16"},
+        {"override_scales", T::kString, Json::string(sa.stored_scales ? "stored" : "derived"), {"stored", "derived"},
+         "the scales of a re-quantized node with constant = 2: stored (the original's: its step, a wider clamp) or "
+         "derived for the new type (as the toolchain re-calibrates, and as what-if and fix do)"}}},
       {Analysis::WhatIf, "what_if", "what_if", false, false, "", "",
        {data_num(wi.data_num), sample_selection(wi.selection, true),
         {"metric", T::kString, Json::string(wi.metric), metric_names(), "metric of the per-node error layer (the outputs get all five)"}}},

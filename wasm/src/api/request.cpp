@@ -106,6 +106,15 @@ class Options {
     return out;
   }
 
+  // A string among the option's choices (describe()).
+  std::string choice(const std::string& name) const {
+    const std::string s = string(name);
+    const std::vector<std::string>& choices = option(name).choices;
+    check(std::find(choices.begin(), choices.end(), s) != choices.end(),
+          "options." + name + " must be " + choice_list(choices) + ", got '" + s + "'");
+    return s;
+  }
+
   // sample_selection, one of the option's choices.
   data::SampleSelection selection() const {
     const std::string s = string("sample_selection");
@@ -307,6 +316,7 @@ analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request&
   s.selection = o.selection();
   s.sensitive_nodes = o.names("sensitive_nodes");
   s.qtype = o.string("qtype");
+  s.stored_scales = o.choice("override_scales") == "stored";
   return s;
 }
 

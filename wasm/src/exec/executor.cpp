@@ -16,7 +16,8 @@ bool is_constant_op(const ir::Node& n) { return n.op_type == "Constant" && n.dom
 // What decides a calibration node's output: OFF is identity whatever the qtype says.
 std::string calibration_state_key(const QuantConfig& c, size_t i) {
   if (!c.on[i]) return "off";
-  return "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" + std::to_string(static_cast<int>(c.round));
+  return "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" + std::to_string(static_cast<int>(c.round)) +
+         (c.keeps_stored_scales(i) ? ":stored" : "");
 }
 
 // Input `in` of `node` in a forward pass over `values`: a constant, or a tensor an earlier node computed.
@@ -258,12 +259,14 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
   const std::optional<quant::QType> override_type = qtype_override(ci, config);
   const quant::QType& qtype = override_type ? *override_type : stored_qtypes_[i];
   auto compute = [&] {
-    return quant::fake_quantize(spec, qtype, override_type ? quant::derive_scales(spec, qtype) : spec.scales, input,
-                                config.round);
+    return quant::fake_quantize(
+        spec, qtype, override_type ? quant::override_scales(spec, qtype, config.keeps_stored_scales(i)) : spec.scales,
+        input, config.round);
   };
   if (!spec.graph->constant(spec.input_value)) return compute();
-  // Weights: quantized once per (node, qtype, rounding) and reused by every later run.
-  const std::string key = std::to_string(ci) + "|" + qtype.name + "|" + std::to_string(static_cast<int>(config.round));
+  // Weights: quantized once per (node, qtype, rounding, scales rule) and reused by every later run.
+  const std::string key = std::to_string(ci) + "|" + qtype.name + "|" + std::to_string(static_cast<int>(config.round)) +
+                          (override_type && config.keeps_stored_scales(i) ? "|stored" : "");
   auto it = weight_cache_.find(key);
   if (it == weight_cache_.end()) it = weight_cache_.emplace(key, compute()).first;
   return it->second;

@@ -7,7 +7,7 @@ namespace ptq::exec {
 namespace {
 
 bool same_config(const QuantConfig& a, const QuantConfig& b) {
-  return a.on == b.on && a.qtype == b.qtype && a.round == b.round;
+  return a.on == b.on && a.qtype == b.qtype && a.round == b.round && a.stored_scales == b.stored_scales;
 }
 
 // The same tensor, or a dense one of the same dtype, shape and bytes: calibration samples are decoded

@@ -15,6 +15,12 @@ struct QuantConfig {
   std::vector<uint8_t> on;         // 1 = fake-quantize, 0 = identity
   std::vector<std::string> qtype;  // "" = as stored; otherwise an override such as "int16"
   quant::RoundMode round = quant::RoundMode::HalfToEven;
+  // 1 = under its qtype override, a Horizon node with constant = 2 keeps its stored scales (the original's
+  // IR, which sensitivity_analysis emulates) instead of scales derived for the new type
+  // (quant::override_scales). Empty = none.
+  std::vector<uint8_t> stored_scales;
+
+  bool keeps_stored_scales(size_t i) const { return i < stored_scales.size() && stored_scales[i] != 0; }
 };
 
 // All tensors of one run of one sample, indexed by value id (undefined where not kept).

@@ -178,6 +178,13 @@ std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype
   return scales;
 }
 
+std::vector<float> override_scales(const CalibrationSpec& spec, const QType& qtype, bool stored) {
+  // The original's IR returns the stored scales of a constant = 2 node whatever its qtype: an override
+  // keeps the step and only widens the clamp. A Q/DQ quantizer (affine) is not such a node (§1.11).
+  if (stored && spec.constant == 2 && !spec.affine && !spec.dynamic && !spec.scales.empty()) return spec.scales;
+  return derive_scales(spec, qtype);
+}
+
 std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales) {
   if (!spec.affine) {
     if (!spec.asymmetric || spec.zero_points.empty()) return {0};

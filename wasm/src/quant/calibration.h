@@ -116,6 +116,12 @@ CalibrationCounts count_calibration_nodes(const ir::Graph& graph);
 // Scales for `qtype` from the spec's thresholds (§1.4), in double rounded to float32 as the original's IR.
 std::vector<float> derive_scales(const CalibrationSpec& spec, const QType& qtype);
 
+// Scales of a calibration node whose qtype a run overrides with `qtype` (§1.4): derived again from its
+// range (derive_scales: the step follows the type, as the toolchain re-calibrates a node), or, with
+// `stored`, a Horizon node with constant = 2 keeps its stored scales: the original's IR returns them
+// whatever the qtype, so an int16 override keeps the int8 step and only widens the clamp.
+std::vector<float> override_scales(const CalibrationSpec& spec, const QType& qtype, bool stored);
+
 // Zero points for `qtype` with `scales` (one, or one per channel): the stored ones under the stored
 // qtype; under an override, an affine quantizer's zero points keep its real range, an asymmetric
 // Horizon node's is qmax - round(fmax / s) for the new type (its stored one with constant = 2);

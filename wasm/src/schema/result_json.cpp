@@ -428,7 +428,7 @@ void write_stat_info_options(io::JsonWriter& w, const analysis::StatInfoOptions&
 void write_sensitivity_analysis_options(io::JsonWriter& w, const analysis::SensitivityAnalysisOptions& o) {
   w.begin_object().field("pick_threshold", o.pick_threshold).field("data_num", o.data_num);
   w.field("sample_selection", selection_name(o.selection)).key("sensitive_nodes").string_array(o.sensitive_nodes);
-  w.field("qtype", o.qtype).end_object();
+  w.field("qtype", o.qtype).field("override_scales", o.stored_scales ? "stored" : "derived").end_object();
 }
 
 }  // namespace ptq::schema
