@@ -16,14 +16,15 @@ function workerClient(spawn) {
   }, { name: 'analysis worker' });
 }
 
-// externalFiles: [{path, bytes}] the files opened with the model (its external data, if it has any).
+// externalFiles: [{path, bytes}] the files opened with the model (its external data, if it has any);
+// relations: the relation rules of the graph (describe().relation_rules; the default when absent).
 // -> {graph, summary} (summary: the core's model summary, e.g. its unsupported nodes).
-export async function loadGraphInWorker(spawn, bytes, modelName, externalFiles = []) {
+export async function loadGraphInWorker(spawn, bytes, modelName, externalFiles = [], relations = undefined) {
   const client = workerClient(spawn);
   try {
     // A copy: the page keeps modelBytes for the analysis pool.
     // Both sent at once; the worker answers in order, so a model that fails to load is the error.
-    const [{ summary }, { json }] = await Promise.all([client.call('load', { model: bytes, externalFiles, modelName }), client.call('graph')]);
+    const [{ summary }, { json }] = await Promise.all([client.call('load', { model: bytes, externalFiles, modelName, relations }), client.call('graph')]);
     try {
       return { graph: JSON.parse(json), summary };
     } catch (err) {
@@ -49,8 +50,8 @@ export async function loadDataInWorker(spawn, files, modelBytes, externalFiles =
 // The engine of web/app/open/open.mjs createOpener over these workers. Every file opened with the
 // model is handed to the analyses as a possible external-data file (the core reads those it names).
 export const workerEngine = (spawn, modelName) => ({
-  loadModel: async (bytes, candidates = []) => ({
-    ...await loadGraphInWorker(spawn, bytes, modelName(), candidates), externalPaths: candidates.map((c) => c.path),
+  loadModel: async (bytes, candidates = [], relations = undefined) => ({
+    ...await loadGraphInWorker(spawn, bytes, modelName(), candidates, relations), externalPaths: candidates.map((c) => c.path),
   }),
   loadCalibration: (files, modelBytes, externalFiles) => loadDataInWorker(spawn, files, modelBytes, externalFiles),
 });

@@ -79,6 +79,12 @@ export function installPlugin(win, deps) {
     await opener.openModel({ path: name, bytes }, candidates);
   }, { skip: (e) => !!e.target?.closest?.(`#${PANEL_ID}`) });
 
+  // The panel's relation rules (§1.9): the graph's relations read again under them (the opener drops
+  // the results of the former rules with the rest of the model-scoped state).
+  const offRelations = state.on('relationRules', (rules, prev) => {
+    if (rules !== prev) opener.readRelations();
+  });
+
   // --- colours on every render, selection from Netron's `select` class ---
   let broken = false;
   const decorate = () => {
@@ -129,6 +135,7 @@ export function installPlugin(win, deps) {
     decorate,
     dispose() {
       stopCapture();
+      offRelations();
       target.removeEventListener('click', onPickClick, true);
       observer.disconnect();
       offs.forEach((off) => off());

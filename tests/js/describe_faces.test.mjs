@@ -54,6 +54,11 @@ describe('the command line reads its defaults from describe()', () => {
       expect(asRequest).toEqual(def(analysis, option));
     });
   }
+  it('--relations takes the core\'s relation rules, the default first', () => {
+    const { options } = parseClick(POS, sensitivityCmd.SPEC);
+    expect(options.relations).toBe(doc.relation_rules[0].name);
+    expect(sensitivityCmd.SPEC.options.find((o) => o.name === 'relations').choices).toEqual(doc.relation_rules.map((r) => r.name));
+  });
   it('-n choices are the core\'s node types the original\'s command line accepts', () => {
     const choices = sensitivityCmd.SPEC.options.find((o) => o.name === 'node_type').choices;
     expect(choices.every((t) => doc.node_types.includes(t))).toBe(true);

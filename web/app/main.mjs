@@ -79,6 +79,10 @@ state.on('summary', (s) => {
 });
 state.on('graph', describe);
 for (const key of ['samples', 'calibrationFiles', 'heldData']) state.on(key, describe);
+// The analyses panel's relation rules: the graph's relations are the core's, read again under them.
+state.on('relationRules', (v, prev) => {
+  if (v !== prev) opener.readRelations();
+});
 state.on('memory', describe);
 
 async function guarded(task) {

@@ -23,6 +23,9 @@
 //                    analysis: [each analysis worker after the latest run] | null}
 //   convolutionMode  'accurate' (default when unset) | 'fast' | 'fastest': the analysis workers' convolution
 //                    kernels (the analyses panel's setting; docs/compatibility.md)
+//   relationRules    'horizon_nn' (default when unset) | 'hmct': how calibration nodes relate to the nodes
+//                    reading them (describe().relation_rules, behaviour.md §1.9; the analyses panel's
+//                    setting): the graph is read again and the analysis workers reloaded when it changes
 // Listeners get (value, previous, key). `set` notifies even when the value is identical so that
 // re-setting 'focus' to the same node re-centres it; use `update` to notify only on change.
 

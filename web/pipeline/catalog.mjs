@@ -12,6 +12,10 @@ export const ANALYSES = describe.analyses.map((a) => a.name);
 // The convolution kernels ({name, doc}, the default first): setConvolutionMode's names, the CLI's
 // --conv values and the page's "Convolutions" setting.
 export const CONVOLUTION_MODES = describe.convolution_modes;
+// How calibration nodes relate to the nodes reading them (§1.9), per toolchain version ({name, doc,
+// skippable}, the default first): Session.setRelations' names, the CLI's --relations values and the
+// page's and plugin's "Relations" setting.
+export const RELATION_RULES = describe.relation_rules;
 // The node types the original's command line and runall accept (§3.1: "CLI restricts to the first
 // three"; §8.4): every node type of the core but tae.
 export const ORIGINAL_NODE_TYPES = NODE_TYPES.filter((t) => t !== 'tae');

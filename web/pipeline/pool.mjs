@@ -106,9 +106,9 @@ export function createPool({ size, spawn }) {
 
   // Loads the model (and calibration files) into every worker; resolves with the first reply
   // ({summary, data}). Errors name the file when modelName / dataName are given.
-  async function load({ model, externalFiles, files, modelName, dataName, convolution }) {
+  async function load({ model, externalFiles, files, modelName, dataName, convolution, relations }) {
     if (slots.some((s) => s.job)) throw new Error('load() while analyses are running');
-    const msg = { type: 'load', model, externalFiles, files, modelName, dataName, convolution };
+    const msg = { type: 'load', model, externalFiles, files, modelName, dataName, convolution, relations };
     loadMsg = msg;
     try {
       // Wait for every worker (even after a failure) so that none is left mid-load.

@@ -2,11 +2,12 @@
 // and the browser worker (web/app/analysis/worker.mjs) both forward their messages to
 // handleMessage(ptq, msg, post) with their loaded wasm module. Message shapes, ids, events,
 // cancellation and errors are protocol.mjs's; the requests and their results:
-//   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes} | {path, file}], modelName?, dataName?, convolution?}
+//   load  {model: Uint8Array, externalFiles?: [{path, bytes}], files: [{path, bytes} | {path, file}], modelName?, dataName?, convolution?, relations?}
 //                             -> {summary, data: {sampleCount, sampleNames} | null, memory}
 //                             convolution: the module's convolution kernels (setConvolutionMode,
 //                             describe().convolution_modes: 'accurate' when absent, 'fast',
-//                             'fastest'); externalFiles: the model's external-data files
+//                             'fastest'); relations: the session's relation rules (setRelations,
+//                             describe().relation_rules; the default when absent); externalFiles: the model's external-data files
 //                             (Session.loadModel(bytes, files), docs/wasm-api.md); files: the
 //                             calibration files, each with its bytes or with `file`, what the
 //                             worker's readFile reads whenever the core decodes that sample (a
@@ -55,6 +56,7 @@ const HANDLERS = {
     ptq.setConvolutionMode(msg.convolution ?? 'accurate');
     const session = new ptq.Session();
     try {
+      if (msg.relations) session.setRelations(msg.relations);
       const summary = inFile(msg.modelName, () => session.loadModel(msg.model, msg.externalFiles ?? []));
       const files = msg.files?.map((f) => (f.bytes ? f : { path: f.path, bytes: () => readFile(f.file) }));
       const data = files ? inFile(msg.dataName, () => session.loadCalibrationData(files)) : null;

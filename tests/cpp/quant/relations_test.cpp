@@ -79,6 +79,60 @@ TEST(Relations, NormalNodesCaliMapTaeAndOutputs) {
   EXPECT_EQ(r.model_outputs(), (std::vector<std::string>{"a7", "g6"}));
 }
 
+// x -> x_HzCalibration -> Clip_1 (ReLU6) -> Conv_2(w_HzCalibration) -> Sigmoid_3: horizon_nn's finder
+// (the default) stops at Clip, hmct's looks through it as through Relu (behaviour.md §1.9).
+TEST(Relations, ClipIsLookedThroughByHmctRulesOnly) {
+  test::GraphBuilder b;
+  b.input("x", DType::Float, {1, 1, 2, 2});
+  b.initializer("w", Tensor::from_floats({1, 1, 1, 1}, {1.0f}));
+  b.initializer("lo", Tensor::from_floats({}, {0.0f}));
+  b.initializer("hi", Tensor::from_floats({}, {6.0f}));
+  b.calibration("x", {attr_floats("thresholds", {6.0f})});
+  b.calibration("w", {attr_floats("thresholds", {1.0f})});
+  b.node("Clip_1", "Clip", {"x_cal", "lo", "hi"}, {"r"});
+  b.node("Conv_2", "Conv", {"r", "w_cal"}, {"c"});
+  b.node("Clip_3", "Clip", {"x_cal", "lo", "hi"}, {"r3"});
+  b.node("Sigmoid_4", "Sigmoid", {"r3"}, {"s"});
+  b.node("Add_5", "Add", {"c", "s"}, {"y"});
+  b.output("y");
+  const ir::Graph g = b.graph();
+  auto normal = [](const quant::CalibrationRelations& r) {
+    std::vector<std::string> names;
+    for (const auto& [n, outs] : r.normal_nodes()) names.push_back(n);
+    return names;
+  };
+
+  const quant::CalibrationRelations older(g);
+  EXPECT_EQ(older.rules(), quant::RelationRules::HorizonNn);
+  EXPECT_EQ(older.node_to_calibration().at("Conv_2"), (std::set<std::string>{"w_HzCalibration"}));
+  EXPECT_EQ(older.node_to_calibration().count("Sigmoid_4"), 0u);
+  EXPECT_EQ(normal(older), (std::vector<std::string>{"Clip_1", "Conv_2", "Clip_3"}));
+
+  const quant::CalibrationRelations newer(g, quant::RelationRules::Hmct);
+  EXPECT_EQ(newer.node_to_calibration().at("Conv_2"), (std::set<std::string>{"x_HzCalibration", "w_HzCalibration"}));
+  EXPECT_EQ(newer.node_to_calibration().at("Sigmoid_4"), (std::set<std::string>{"x_HzCalibration"}));
+  EXPECT_EQ(normal(newer), (std::vector<std::string>{"Clip_1", "Conv_2", "Clip_3", "Sigmoid_4"}));
+  // Only the op types differ: cali_normal_map (direct consumers) and the tae nodes are the same.
+  EXPECT_EQ(newer.cali_normal_map(), older.cali_normal_map());
+  EXPECT_EQ(newer.tae_nodes(), older.tae_nodes());
+}
+
+TEST(Relations, RulesByNameDefaultFirst) {
+  const auto& rules = quant::relation_rules();
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].name, "horizon_nn");
+  EXPECT_EQ(rules[1].name, "hmct");
+  EXPECT_EQ(quant::parse_relation_rules("hmct"), quant::RelationRules::Hmct);
+  EXPECT_FALSE(quant::CalibrationRelations::is_skippable("Clip"));
+  EXPECT_TRUE(quant::CalibrationRelations::is_skippable("Clip", quant::RelationRules::Hmct));
+  try {
+    quant::parse_relation_rules("hmct2");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'horizon_nn', 'hmct'"), std::string::npos) << e.what();
+  }
+}
+
 // The original appends a consumer's name once per input of it that reads the calibration node's output.
 TEST(Relations, NodeColumnRepeatsAConsumerPerInputSlot) {
   test::GraphBuilder b;

@@ -277,4 +277,17 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     expect(await page.locator('#nodes > g.node[data-ptq-heat]').count()).toBe(3);
     expect(problems).toEqual([]);
   });
+
+  it('the panel\'s Relations setting reads the graph again in the worker under the rules picked', async () => {
+    const select = page.locator('#ptqscope-panel select.ptq-relations');
+    expect(await select.locator('option').allTextContents()).toEqual(['horizon_nn', 'hmct']);
+    expect(await select.inputValue()).toBe('horizon_nn');
+    await select.selectOption('hmct');
+    await page.waitForFunction(() => window.__ptqscope__.state.get('graph')?.relations === 'hmct');
+    // The results of the former rules are dropped with the rest of the model's state.
+    expect(await page.evaluate(() => window.__ptqscope__.state.get('results'))).toBeNull();
+    await select.selectOption('horizon_nn');
+    await page.waitForFunction(() => { const g = window.__ptqscope__.state.get('graph'); return g && !('relations' in g); });
+    expect(problems).toEqual([]);
+  });
 });

@@ -399,6 +399,10 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   // How many samples the calibration data holds, beside which ones each section used: every face says
   // "used K of N".
   if (c.data) w.field("calibration_samples", c.data->sample_count());
+  // Relations (§1.9) other than the default rules are part of what the result means (its node items,
+  // calibration sets and compared tensors); the default's documents are what they always were.
+  if (c.relations.rules() != quant::relation_rules().front().rules)
+    w.field("relations", quant::relation_rules_info(c.relations.rules()).name);
   // A configuration is resolved against the model before anything runs (names checked), and the result
   // records it in full; without one the document is what it always was.
   // fix writes the configuration it found there instead (and starts from this one).

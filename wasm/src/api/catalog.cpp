@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "exec/registry.h"
 #include "ops/conv_winograd.h"
+#include "quant/relations.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
@@ -226,6 +227,13 @@ std::string describe_json() {
   w.end_array().key("convolution_modes").begin_array();
   for (const ops::ConvolutionModeInfo& m : ops::convolution_modes())
     w.begin_object().field("name", m.name).field("doc", m.doc).end_object();
+  // How calibration nodes relate to the nodes reading them (§1.9): each toolchain version's rules, the
+  // default first (Session.setRelations, the CLI's --relations, the page's and the plugin's setting).
+  w.end_array().key("relation_rules").begin_array();
+  for (const quant::RelationRulesInfo& r : quant::relation_rules()) {
+    w.begin_object().field("name", r.name).field("doc", r.doc).key("skippable").string_array(r.skippable);
+    w.end_object();
+  }
   w.end_array().key("export_formats").begin_array();
   for (const auto& f : quant::export_formats()) {
     w.begin_object().field("name", f.name).field("suffix", f.suffix).field("media_type", f.media_type);

@@ -146,8 +146,8 @@ std::string merge_results(const std::string& results_json_array) {
   const bool sensitivity = section == "sensitivity" || section == "leave_one_out";
 
   // Every part must come from the same request on the same model and data.
-  const std::vector<std::string> same = {"version", "model", "calibration_samples", "config", "options", "samples",
-                                         "compared_tensors", section + "_sample"};
+  const std::vector<std::string> same = {"version", "model", "calibration_samples", "relations", "config", "options",
+                                         "samples", "compared_tensors", section + "_sample"};
   std::map<size_t, std::string> names;  // full-sweep index -> item name
   std::vector<Entry> entries;
   bool cancelled = false;

@@ -477,7 +477,7 @@ class Session {
       quant::FileProvenance file = quant::import_quantizers(model);
       // A model with unsupported ops loads in a limited state; running it fails naming them.
       auto executor = std::make_unique<exec::Executor>(std::move(model), /*allow_unsupported=*/true);
-      auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph());
+      auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph(), rules_);
       // Commit only when everything succeeded; the executor keeps views into model_bytes_.
       model_bytes_ = std::move(buffer);
       external_bytes_ = std::move(external.buffers);
@@ -621,6 +621,15 @@ class Session {
 
   std::string describe() const { return bind::describe(); }
 
+  // setRelations(name): the relation rules (§1.9, describe().relation_rules) of the loaded model and of
+  // every later load; the node items, calibration sets, graphJson and results follow them.
+  void set_relations(const std::string& name) {
+    guarded([&] {
+      rules_ = quant::parse_relation_rules(name);
+      if (executor_) relations_ = std::make_unique<quant::CalibrationRelations>(executor_->graph(), rules_);
+    });
+  }
+
   // A configuration document in a toolchain format (docs/config-export.md): text, or the model bytes
   // with the configuration written in (calibrated-onnx, a Uint8Array).
   val export_config(const std::string& config_json, const std::string& format) {
@@ -718,6 +727,7 @@ class Session {
   ModelReservation reservation_;        // their bytes, counted against the memory budget
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
+  quant::RelationRules rules_ = quant::relation_rules().front().rules;
   quant::FileProvenance file_;  // the file's QOperator nodes the load rewrote (§1.12)
   std::unique_ptr<data::CalibrationData> data_;
   std::vector<Tensor> outputs_;
@@ -741,6 +751,7 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("resolveConfig", &Session::resolve_config)
       .function("graphJson", &Session::graph_json)
       .function("describe", &Session::describe)
+      .function("setRelations", &Session::set_relations)
       .function("exportConfig", &Session::export_config);
   emscripten::function("describe", &describe);
   emscripten::function("exportFormats", &export_formats);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "quant/calibration.h"
 
 namespace ptq::quant {
@@ -13,15 +14,47 @@ bool is_filter(const ir::Node& n) { return n.op_type == "HzFilter"; }
 
 }  // namespace
 
-bool CalibrationRelations::is_skippable(const std::string& op_type) {
-  static const std::set<std::string> kSkippable = {"MaxPool", "GlobalMaxPool", "Relu",  "Reshape", "Transpose",
-                                                   "ReduceMax", "Split",       "Slice", "Gather",  "ScatterND"};
-  return kSkippable.count(op_type) > 0;
+const std::vector<RelationRulesInfo>& relation_rules() {
+  static const std::vector<std::string> kOlder = {"MaxPool", "GlobalMaxPool", "Relu",  "Reshape", "Transpose",
+                                                  "ReduceMax", "Split",       "Slice", "Gather",  "ScatterND"};
+  static const std::vector<RelationRulesInfo> rules = [] {
+    std::vector<std::string> newer = kOlder;
+    newer.insert(newer.begin() + 3, "Clip");  // hmct's list: Clip after Relu
+    return std::vector<RelationRulesInfo>{
+        {RelationRules::HorizonNn, "horizon_nn",
+         "horizon_nn's relation finder (the original debugger's documented behaviour): does not look through Clip", kOlder},
+        {RelationRules::Hmct, "hmct",
+         "hmct's relation finder (newer toolchains): also looks through Clip, so a node after HzCalibration -> Clip "
+         "(ReLU6) has that calibration node",
+         newer},
+    };
+  }();
+  return rules;
+}
+
+const RelationRulesInfo& relation_rules_info(RelationRules rules) {
+  for (const RelationRulesInfo& r : relation_rules())
+    if (r.rules == rules) return r;
+  fail("unknown relation rules");
+}
+
+RelationRules parse_relation_rules(const std::string& name) {
+  std::string names;
+  for (const RelationRulesInfo& r : relation_rules()) {
+    if (r.name == name) return r.rules;
+    names += (names.empty() ? "'" : ", '") + r.name + "'";
+  }
+  fail("unknown relation rules '" + name + "' (expected " + names + ")");
+}
+
+bool CalibrationRelations::is_skippable(const std::string& op_type, RelationRules rules) {
+  const std::vector<std::string>& ops = relation_rules_info(rules).skippable;
+  return std::find(ops.begin(), ops.end(), op_type) != ops.end();
 }
 
 // Index-less search through a skippable producer: the first calibration node among its distinct
 // producers in input order, else recurse into the first skippable producer (whatever it returns).
-int CalibrationRelations::search_skippable(const ir::Graph& graph, int node_id) {
+int CalibrationRelations::search_skippable(const ir::Graph& graph, int node_id, RelationRules rules) {
   const ir::Node& node = graph.node(node_id);
   std::vector<int> producers;
   const size_t count = node.op_type == "ScatterND" ? std::min<size_t>(1, node.inputs.size()) : node.inputs.size();
@@ -34,11 +67,11 @@ int CalibrationRelations::search_skippable(const ir::Graph& graph, int node_id) 
   for (int p : producers)
     if (is_calibration(graph.node(p))) return p;
   for (int p : producers)
-    if (is_skippable(graph.node(p).op_type)) return search_skippable(graph, p);
+    if (is_skippable(graph.node(p).op_type, rules)) return search_skippable(graph, p, rules);
   return -1;
 }
 
-int CalibrationRelations::input_calibration(const ir::Graph& graph, int node_id, size_t index) {
+int CalibrationRelations::input_calibration(const ir::Graph& graph, int node_id, size_t index, RelationRules rules) {
   const ir::Node& node = graph.node(node_id);
   bool has_producer = false;
   for (int v : node.inputs) has_producer = has_producer || (v >= 0 && graph.value(v).producer >= 0);
@@ -46,11 +79,11 @@ int CalibrationRelations::input_calibration(const ir::Graph& graph, int node_id,
   const int p = graph.value(node.inputs[index]).producer;
   if (p < 0) return -1;
   if (is_calibration(graph.node(p))) return p;
-  if (is_skippable(graph.node(p).op_type)) return search_skippable(graph, p);
+  if (is_skippable(graph.node(p).op_type, rules)) return search_skippable(graph, p, rules);
   return -1;
 }
 
-CalibrationRelations::CalibrationRelations(const ir::Graph& graph) {
+CalibrationRelations::CalibrationRelations(const ir::Graph& graph, RelationRules rules) : rules_(rules) {
   for_each_scope(graph, [&](const ir::Graph& g, const std::string& prefix, int owner) { relate(g, prefix, owner < 0); });
   for (int v : graph.outputs) {
     const int p = graph.value(v).producer;
@@ -74,7 +107,7 @@ void CalibrationRelations::relate(const ir::Graph& graph, const std::string& pre
     const ir::Node& node = graph.nodes[i];
     if (is_calibration(node)) continue;
     for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const int c = input_calibration(graph, static_cast<int>(i), k);
+      const int c = input_calibration(graph, static_cast<int>(i), k, rules_);
       if (c < 0) continue;
       node_to_cali_[prefix + node.name].insert(prefix + graph.node(c).name);
       cali_to_node_[prefix + graph.node(c).name].insert(prefix + node.name);

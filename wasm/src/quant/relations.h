@@ -11,17 +11,38 @@
 
 namespace ptq::quant {
 
+// Which toolchain's relation finder the relations follow (§1.9): the two differ only in the op types
+// looked through. horizon_nn (the older package, the default) does not look through Clip; hmct (the
+// newer one) does, so on ReLU6 networks a node after `HzCalibration -> Clip` has that calibration node.
+enum class RelationRules { HorizonNn, Hmct };
+
+struct RelationRulesInfo {
+  RelationRules rules;
+  std::string name;                    // what describe(), Session.setRelations and the CLI's --relations take
+  std::string doc;                     // one line for help texts and forms
+  std::vector<std::string> skippable;  // the op types looked through
+};
+
+// The rules, the default first.
+const std::vector<RelationRulesInfo>& relation_rules();
+const RelationRulesInfo& relation_rules_info(RelationRules rules);
+// A name of relation_rules() -> its rules; throws ptq::Error naming the valid names otherwise.
+RelationRules parse_relation_rules(const std::string& name);
+
 class CalibrationRelations {
  public:
   // `graph` is a model's main graph; nodes inside its subgraphs (If branches, Loop and Scan bodies, any
   // depth) are related within their own graph and go by their qualified names (§1.13).
-  explicit CalibrationRelations(const ir::Graph& graph);
+  explicit CalibrationRelations(const ir::Graph& graph, RelationRules rules = RelationRules::HorizonNn);
+
+  RelationRules rules() const { return rules_; }
 
   // Op types looked through when searching a node's input calibration node.
-  static bool is_skippable(const std::string& op_type);
+  static bool is_skippable(const std::string& op_type, RelationRules rules = RelationRules::HorizonNn);
 
   // The calibration node feeding input `index` of node `node_id` of `graph` (§1.9 steps 1–4), or -1.
-  static int input_calibration(const ir::Graph& graph, int node_id, size_t index);
+  static int input_calibration(const ir::Graph& graph, int node_id, size_t index,
+                               RelationRules rules = RelationRules::HorizonNn);
   // node name -> names of its input calibration nodes (only for nodes that have some).
   const std::map<std::string, std::set<std::string>>& node_to_calibration() const { return node_to_cali_; }
   const std::map<std::string, std::set<std::string>>& calibration_to_node() const { return cali_to_node_; }
@@ -45,7 +66,7 @@ class CalibrationRelations {
   std::vector<std::string> node_outputs(const std::string& name) const;
 
  private:
-  static int search_skippable(const ir::Graph& graph, int node_id);
+  static int search_skippable(const ir::Graph& graph, int node_id, RelationRules rules);
   // Relates the nodes of one graph, named with `prefix` in front.
   void relate(const ir::Graph& graph, const std::string& prefix, bool main);
 
@@ -55,6 +76,7 @@ class CalibrationRelations {
   std::vector<std::string> node_items_;
   std::vector<std::string> tae_nodes_;
   std::vector<std::string> model_outputs_;
+  RelationRules rules_;
 };
 
 }  // namespace ptq::quant

@@ -310,6 +310,9 @@ std::string graph_json(const ir::Model& model, const quant::CalibrationRelations
   w.begin_object().field("schema", "ptqscope.graph").field("version", 1);
   w.field("ir_version", model.ir_version).field("producer_name", model.producer_name);
   w.field("producer_version", model.producer_version);
+  // The relation rules (§1.9) of input_calibrations and consumers, when not the default.
+  if (relations.rules() != quant::relation_rules().front().rules)
+    w.field("relations", quant::relation_rules_info(relations.rules()).name);
   w.key("opset_imports").begin_array();
   for (const auto& o : model.opset_imports) w.begin_object().field("domain", o.domain).field("version", o.version).end_object();
   w.end_array();

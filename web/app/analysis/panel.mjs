@@ -7,11 +7,13 @@ import { FORMS, buildForm, el, readForm } from './forms.mjs';
 import { progressText, formatDuration } from './runner.mjs';
 import { createResultView } from './views.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
-import { CONVOLUTION_MODES, needsExecution } from '../../pipeline/catalog.mjs';
+import { CONVOLUTION_MODES, RELATION_RULES, needsExecution } from '../../pipeline/catalog.mjs';
 
 const TABS = [...ANALYSES, { id: 'runall', title: 'Run all' }];
 // The core's convolution modes (the CLI's --conv values), the default first.
 const CONV_TITLE = `${CONVOLUTION_MODES.map((m) => `${m.name}: ${m.doc}`).join('. ')} (docs/compatibility.md)`;
+// The core's relation rules (the CLI's --relations values), the default first.
+const RELATIONS_TITLE = `By the toolchain version that made the model. ${RELATION_RULES.map((r) => `${r.name}: ${r.doc}`).join('. ')}`;
 
 /**
  * mountAnalysesPanel(root, state, runner, hooks?) -> {element, select(id), dispose()}
@@ -42,8 +44,16 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   }
   convSelect.addEventListener('change', () => state.set('convolutionMode', convSelect.value));
   const convLabel = el(doc, 'label', { class: 'ptq-conv-label' }, doc.createTextNode('Convolutions '), convSelect);
+  // How calibration nodes relate to the nodes reading them (state 'relationRules': the host reads the
+  // graph again and the runner makes a new worker pool when it changes).
+  const relationsSelect = el(doc, 'select', { class: 'ptq-relations', name: 'relations', title: RELATIONS_TITLE });
+  for (const { name: value } of RELATION_RULES) {
+    relationsSelect.append(el(doc, 'option', { value, text: value, selected: value === (state.get('relationRules') ?? RELATION_RULES[0].name) }));
+  }
+  relationsSelect.addEventListener('change', () => state.set('relationRules', relationsSelect.value));
+  const relationsLabel = el(doc, 'label', { class: 'ptq-relations-label' }, doc.createTextNode('Relations '), relationsSelect);
   const element = el(doc, 'div', { class: 'ptq-analyses' },
-    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, limitNote, runBtn, cancelBtn, bar, barText, convLabel), output);
+    tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, limitNote, runBtn, cancelBtn, bar, barText, convLabel, relationsLabel), output);
   root.append(element);
 
   const actions = (form) => ({

@@ -12,11 +12,11 @@ export { runAnalysis };
 // a real Blob can be posted to a worker and read there; anything else File-like goes as its bytes.
 export const postableFiles = (files) => files?.map((f) => (f.file instanceof Blob ? { path: f.path, file: f.file } : { path: f.path, bytes: f.bytes }));
 
-export async function createPool({ size, spawn, model, externalFiles, files, modelName, convolution }) {
+export async function createPool({ size, spawn, model, externalFiles, files, modelName, convolution, relations }) {
   const pool = makePool({ size, spawn });
   const sent = postableFiles(files);
   try {
-    await pool.load({ model, externalFiles, files: sent, modelName, dataName: 'calibration_data', convolution });
+    await pool.load({ model, externalFiles, files: sent, modelName, dataName: 'calibration_data', convolution, relations });
   } catch (err) {
     pool.close();
     throw err;

@@ -25,7 +25,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     pool?.terminate?.();
     pool = null;
   }
-  const offs = ['modelBytes', 'calibrationFiles', 'convolutionMode'].map((k) => state.on(k, (v, prev) => {
+  const offs = ['modelBytes', 'calibrationFiles', 'convolutionMode', 'relationRules'].map((k) => state.on(k, (v, prev) => {
     if (v !== prev) {
       cancel();
       dropPool();
@@ -42,6 +42,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     const modelBytes = externalFiles.reduce((sum, f) => sum + f.bytes.length, model.length);
     pool = await pipeline.createPool({
       size: poolSizeFor(size, modelBytes), spawn, model, externalFiles, files, modelName: state.get('modelName') ?? undefined, convolution: state.get('convolutionMode') ?? undefined,
+      relations: state.get('relationRules') ?? undefined,
     });
     return pool;
   }

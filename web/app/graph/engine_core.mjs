@@ -1,7 +1,8 @@
 // What the viewer's engine does with one wasm Session, independent of the worker around it
 // (engine_worker.mjs in the page; Node tests call it directly): read a model with the files opened
 // with it, and check calibration data with the core's dtype / shape / NaN rules.
-//   load {model: Uint8Array, candidates?: [{path, bytes}]} -> {summary, graph, externalPaths, memory}
+//   load {model: Uint8Array, candidates?: [{path, bytes}], relations?} -> {summary, graph, externalPaths, memory}
+//        relations: the relation rules the graph's relations follow (Session.setRelations; default when absent)
 //        memory: the worker's ptq.memoryUsage() once the model is loaded and drawn (heapBytes: its wasm heap)
 //        graph nodes the core cannot run (summary.unsupported) carry unsupported: true
 //        candidates: files opened with the model; those it names as external data are used
@@ -12,7 +13,7 @@
 export function engineHandlers(ptq) {
   const session = new ptq.Session();
   return {
-    load({ model, candidates = [] }) {
+    load({ model, candidates = [], relations }) {
       const needed = ptq.externalDataFiles(model, candidates.map((c) => c.path));
       const missing = needed.filter((n) => n.path === null).map((n) => `'${n.location}'`);
       if (missing.length) {
@@ -20,6 +21,7 @@ export function engineHandlers(ptq) {
           'not opened with it: open the model together with its data files (or drop its folder)');
       }
       const externalPaths = needed.map((n) => n.path);
+      if (relations) session.setRelations(relations);
       const summary = session.loadModel(model, candidates.filter((c) => externalPaths.includes(c.path)));
       // A model that loads but cannot be drawn is still usable by the analyses: report, do not fail.
       if (typeof session.graphJson !== 'function') {
@@ -43,7 +45,7 @@ export function engineHandlers(ptq) {
 export function directEngine(ptq) {
   const h = engineHandlers(ptq);
   return {
-    loadModel: async (bytes, candidates = []) => h.load({ model: bytes, candidates }),
+    loadModel: async (bytes, candidates = [], relations = undefined) => h.load({ model: bytes, candidates, relations }),
     loadCalibration: async (files, modelBytes, externalFiles = []) => h.data({ model: modelBytes, externalFiles, files }),
   };
 }

@@ -35,13 +35,14 @@ function release(entry) {
 // Every byte array goes to the worker as a copy by transfer (protocol.mjs transferredCopies): the app
 // keeps the model's bytes for the analysis workers. `candidates` / `externalFiles`: [{path, bytes}]
 // external-data files.
-export async function loadModel(bytes, candidates = []) {
+// `relations`: the relation rules of the graph (describe().relation_rules; the default when absent).
+export async function loadModel(bytes, candidates = [], relations = undefined) {
   release(held);
   const entry = { engine: newEngine(), bytes };
   held = entry;
   const { copy, copyFiles, transfer } = transferredCopies();
   try {
-    return await entry.engine.call('load', { model: copy(bytes), candidates: copyFiles(candidates) }, transfer);
+    return await entry.engine.call('load', { model: copy(bytes), candidates: copyFiles(candidates), relations }, transfer);
   } catch (err) {
     release(entry);
     throw err;

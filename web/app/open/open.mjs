@@ -57,7 +57,7 @@ export function createOpener(state, engine) {
     let loaded, bytes, candidates;
     try {
       [bytes, candidates] = await Promise.all([reading, candidatesReading]);
-      loaded = await engine.loadModel(bytes, candidates);
+      loaded = await engine.loadModel(bytes, candidates, state.get('relationRules') ?? undefined);
     } catch (err) {
       return ticket === latest ? fail(`${path}: ${err.message}`) : false;
     }
@@ -157,5 +157,27 @@ export function createOpener(state, engine) {
     return dataOk && reportsOk;
   }
 
-  return { openFiles, openModel, openCalibration };
+  // The open model read again under the relation rules of state 'relationRules' (the analyses panel's
+  // setting, §1.9): its graph's relations change, and so do the results' meaning, so the model-scoped
+  // state (results, selection, heat) starts afresh; the calibration data stays.
+  async function readRelations() {
+    const bytes = state.get('modelBytes');
+    if (!bytes) return true;
+    const ticket = ++latest;
+    const path = state.get('modelName');
+    state.set('status', `Relating ${path}'s nodes by the ${state.get('relationRules')} rules…`);
+    let loaded;
+    try {
+      loaded = await engine.loadModel(bytes, state.get('externalFiles') ?? [], state.get('relationRules') ?? undefined);
+    } catch (err) {
+      return ticket === latest ? fail(`${path}: ${err.message}`) : false;
+    }
+    if (ticket !== latest) return false;
+    state.setMany({ summary: loaded.summary, ...modelScopedState() });
+    state.set('graph', loaded.graph);
+    state.set('status', null);
+    return true;
+  }
+
+  return { openFiles, openModel, openCalibration, readRelations };
 }

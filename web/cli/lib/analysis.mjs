@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CONVOLUTION_MODES, optionDefault } from '../../pipeline/catalog.mjs';
+import { CONVOLUTION_MODES, RELATION_RULES, optionDefault } from '../../pipeline/catalog.mjs';
 import { createPool, poolSizeFor } from '../../pipeline/pool.mjs';
 import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
 import { isSplittable, runAnalysis } from '../../pipeline/sweep.mjs';
@@ -31,6 +31,11 @@ function parseWorkers(n) {
 export const CONV_OPTION = { name: 'conv', flags: ['--conv'], metavar: 'MODE', default: CONVOLUTION_MODES[0].name,
   help: `convolution kernels: ${CONVOLUTION_MODES.map((m, i) => `'${m.name}'${i ? '' : ' (default)'}: ${m.doc}`).join('; ')}` };
 
+// The relation rules (§1.9) by the toolchain version that made the model, as the core describes them:
+// the default first.
+export const RELATIONS_OPTION = { name: 'relations', flags: ['--relations'], choices: RELATION_RULES.map((r) => r.name), default: RELATION_RULES[0].name,
+  help: `how calibration nodes relate to the nodes reading them: ${RELATION_RULES.map((r, i) => `'${r.name}'${i ? '' : ' (default)'}: ${r.doc}`).join('; ')}` };
+
 // ptqscope's own options, accepted by every analysis subcommand.
 export const COMMON_OPTIONS = [
   { name: 'json', flags: ['--json'], metavar: 'FILE', help: 'write the result document (docs/result-schema.md) to FILE' },
@@ -38,6 +43,7 @@ export const COMMON_OPTIONS = [
   { name: 'workers', flags: ['--workers', '--threads'], type: 'int', parse: parseWorkers, metavar: 'N',
     help: `worker threads for sweeps (default: the CPU count, at most 8: ${defaultWorkers()}; fewer for a model over 1 GiB)` },
   CONV_OPTION,
+  RELATIONS_OPTION,
   { name: 'config', flags: ['--config'], metavar: 'FILE',
     help: 'run under this quantization configuration (docs/config-schema.md) instead of the model as calibrated' },
   MEMORY_OPTION,
@@ -85,7 +91,8 @@ export async function openAnalysis(modelPath, dataDir, options) {
   const modelBytes = externalFiles.reduce((sum, f) => sum + f.bytes.length, model.length);
   const pool = createPool({ size: options.workers ?? poolSizeFor(defaultWorkers(), modelBytes), spawn: () => spawnNodeWorker(wasmPath) });
   try {
-    const loaded = await pool.load({ model, externalFiles, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined });
+    const loaded = await pool.load({ model, externalFiles, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined,
+      relations: options.relations ?? undefined });
     for (const w of loaded.summary?.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
     // A shard records what it ran on, so that `merge` refuses parts of other inputs.
     const inputs = options.shard ? inputDigests(model, externalFiles, files) : undefined;
