@@ -28,12 +28,12 @@ describe('ptqscope import-report', () => {
     expect(r.stderr).toContain(`${report}:28: not a table row`);
   });
 
-  it('--json is comparable with ptqscope node-errors on the same model', async () => {
+  it('--json is comparable with ptqscope node-errors measured as the converter does', async () => {
     const out = path.join(tmp, 'report.json');
     const ne = path.join(tmp, 'ne.json');
     const [a, b] = await Promise.all([
       cli(['import-report', model, path.join(REPORTS, 'hb_mapper_makertbin.log'), '--json', out]),
-      cli(['node-errors', model, data, '--json', ne, '--quiet']),
+      cli(['node-errors', model, data, '--measure', 'converter', '--json', ne, '--quiet']),
     ]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
@@ -41,7 +41,11 @@ describe('ptqscope import-report', () => {
     expect(doc.schema).toBe('ptqscope.report');
     expect(doc.node_errors.nodes['/features/features.7/Conv']).toEqual({ accumulated: 0.994552 });
     const own = JSON.parse(fs.readFileSync(ne, 'utf8'));
-    const cmp = compareDocuments(own, doc, { source: 'node_errors:accumulated', metric: 'cosine-similarity' });
+    // The Horizon log's cosine is measured as the converter does (behaviour.md §12.3): it pairs with node
+    // errors measured so (a table of its own), not with those at node outputs.
+    expect(doc.node_errors.measure).toBe('converter');
+    expect(own.node_errors.measure).toBe('converter');
+    const cmp = compareDocuments(own, doc, { source: 'node_errors:converter:accumulated', metric: 'cosine-similarity' });
     // ptqscope's node errors are about the normal nodes (those with calibrated inputs): the three
     // convolutions of the log are in both; its Relu / MaxPool rows are the report's only.
     expect(cmp.rows.map((x) => x.name).sort()).toEqual(['/features/features.0/Conv', '/features/features.3/Conv', '/features/features.7/Conv']);

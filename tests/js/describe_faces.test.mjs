@@ -11,6 +11,7 @@ import * as sensitivityCmd from '../../web/cli/commands/get-sensitivity-of-nodes
 import * as accErrorCmd from '../../web/cli/commands/plot-acc-error.mjs';
 import * as sensitivityAnalysisCmd from '../../web/cli/commands/sensitivity-analysis.mjs';
 import * as runallCmd from '../../web/cli/commands/runall.mjs';
+import * as nodeErrorsCmd from '../../web/cli/commands/node-errors.mjs';
 import { ANALYSES as PAGE_ANALYSES, buildRequest, runAllOptions } from '../../web/app/analysis/requests.mjs';
 import { FORMS, buildForm, readForm } from '../../web/app/analysis/forms.mjs';
 import { DEFAULT_RUNALL_OPTIONS } from '../../web/pipeline/runall.mjs';
@@ -39,6 +40,7 @@ describe('the command line reads its defaults from describe()', () => {
     [sensitivityAnalysisCmd, 'data_num', 'sensitivity_analysis', 'data_num'],
     [sensitivityAnalysisCmd, 'qtype', 'sensitivity_analysis', 'qtype'],
     [sensitivityAnalysisCmd, 'override_scales', 'sensitivity_analysis', 'override_scales'],
+    [nodeErrorsCmd, 'measure', 'node_errors', 'measure'],
     [runallCmd, 'ns_metrics', 'sensitivity', 'metrics'],
     [runallCmd, 'data_num', 'sensitivity', 'data_num'],
     [runallCmd, 'ae_metric', 'acc_error', 'metric'],
@@ -58,6 +60,7 @@ describe('the command line reads its defaults from describe()', () => {
     const { options } = parseClick(POS, sensitivityCmd.SPEC);
     expect(options.relations).toBe(doc.relation_rules[0].name);
     expect(sensitivityCmd.SPEC.options.find((o) => o.name === 'relations').choices).toEqual(doc.relation_rules.map((r) => r.name));
+    expect(nodeErrorsCmd.SPEC.options.find((o) => o.name === 'measure').choices).toEqual(['output', 'converter']);
   });
   it('-n choices are the core\'s node types the original\'s command line accepts', () => {
     const choices = sensitivityCmd.SPEC.options.find((o) => o.name === 'node_type').choices;

@@ -128,3 +128,47 @@ TEST(NodeErrors, OwnAndAccumulatedMatchFullRuns) {
   EXPECT_EQ(g.accumulated[1], f.brute(c, {"y1"}, all, cos));
   EXPECT_LT(g.accumulated[1], 1.0f);
 }
+
+// measure = "converter" (§12.3): at the output of the calibration node directly following the node (Relu_1
+// -> r_HzCalibration), else its output, over the samples' tensors flattened together into one vector.
+TEST(NodeErrors, ConverterMeasureIsTheFakeQuantizedOutputOverTheFlattenedBatch) {
+  Fixture f;
+  analysis::NodeErrorsOptions o;
+  o.data_num = 0;
+  o.converter = true;
+  const auto r = analysis::node_errors(f.ex, f.rel, f.samples.data(), o);
+  ASSERT_EQ(r.nodes, (std::vector<std::string>{"Relu_1", "Mul_2", "Add_3"}));
+  EXPECT_TRUE(r.converter);
+  // Brute force: full runs of each sample, the tensors concatenated in sample order, one metric.
+  const auto pooled = [&](const exec::QuantConfig& config, const std::string& name) {
+    std::vector<float> a, b;
+    for (size_t s = 0; s < 3; ++s) {
+      const std::vector<int> keep = {f.value(name)};
+      const auto ref = f.ex.run(f.samples.data().sample(s), f.ex.uniform_config(false), keep);
+      const auto got = f.ex.run(f.samples.data().sample(s), config, keep);
+      const Tensor& x = ref.values[static_cast<size_t>(keep[0])];
+      const Tensor& y = got.values[static_cast<size_t>(keep[0])];
+      a.insert(a.end(), x.data<float>(), x.data<float>() + x.numel());
+      b.insert(b.end(), y.data<float>(), y.data<float>() + y.numel());
+    }
+    return analysis::compute_metric(analysis::Metric::Cosine, a.data(), b.data(), static_cast<int64_t>(a.size()));
+  };
+  const auto own = [&](const std::vector<std::string>& on) {
+    exec::QuantConfig c = f.ex.uniform_config(false);
+    for (const auto& n : on) c.on[f.idx(n)] = 1;
+    return c;
+  };
+  const exec::QuantConfig stored = f.ex.stored_config();
+  // Relu_1 is measured at r_cal, the int16 fake-quantized r; own has x and that calibration node on.
+  EXPECT_EQ(r.accumulated[0], pooled(stored, "r_cal"));
+  EXPECT_EQ(r.own[0], pooled(own({"x_HzCalibration", "r_HzCalibration"}), "r_cal"));
+  EXPECT_EQ(r.accumulated[1], pooled(stored, "y1"));
+  EXPECT_EQ(r.own[1], pooled(own({"r_HzCalibration", "w_HzCalibration"}), "y1"));
+  EXPECT_EQ(r.accumulated[2], pooled(stored, "y2"));
+  // Not the default measure: the int16 quantizer after Relu_1 adds error at r_cal, and one cosine over
+  // the flattened batch is not the mean of the three samples' cosines.
+  o.converter = false;
+  const auto d = analysis::node_errors(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_NE(r.accumulated[0], d.accumulated[0]);
+  EXPECT_NE(r.accumulated[2], d.accumulated[2]);
+}

@@ -138,5 +138,16 @@ TEST(ApiConfig, WhatIfAndNodeErrorsSections) {
   EXPECT_EQ(e.find("order")->dump(), R"(["Relu_1","Mul_2","Add_3"])");
   EXPECT_NE(e.find("nodes")->find("Mul_2")->find("own"), nullptr);
   EXPECT_NE(e.find("nodes")->find("Mul_2")->find("accumulated"), nullptr);
-  EXPECT_EQ(n.find("options")->find("node_errors")->dump(), R"({"data_num":1,"sample_selection":"last","metric":"cosine-similarity"})");
+  EXPECT_EQ(e.find("measure")->as_string(), "output");
+  EXPECT_EQ(n.find("options")->find("node_errors")->dump(),
+            R"({"data_num":1,"sample_selection":"last","metric":"cosine-similarity","measure":"output"})");
+  // measure: one of the core's choices, named in the error.
+  try {
+    f.analyze(R"({"analysis":"node_errors","options":{"measure":"batch"}})");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    EXPECT_EQ(std::string(err.what()), "options.measure must be 'output' or 'converter', got 'batch'");
+  }
+  const Json c = Json::parse(f.analyze(R"({"analysis":"node_errors","options":{"measure":"converter"}})"), "t");
+  EXPECT_EQ(c.find("node_errors")->find("measure")->as_string(), "converter");
 }

@@ -1,7 +1,7 @@
 // End to end in Chromium (dist/ptqscope.html from file://) on the ReLU6 fixture: the analyses panel's
 // "Relations" setting (the core's relation rules, behaviour.md §1.9) reads the model again under the
 // rules picked, and the node sensitivity table then lists the nodes the command line lists with the
-// same --relations.
+// same --relations; the what-if panel measures node errors as the Horizon converter log does.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +66,24 @@ describe('relation rules on the page', () => {
     const results = await page.evaluate(() => window.ptqscope.state.get('results'));
     expect(results.relations).toBe('hmct');
     await page.screenshot({ path: path.join(ARTIFACTS, 'hmct-node-sensitivity.png') });
+    expect(app.pageErrors).toEqual([]);
+    expect(app.offline).toEqual([]);
+  });
+
+  it('node errors measured as the Horizon converter log', async () => {
+    const { page } = app;
+    await openPanel(page, 'whatif');
+    const measure = page.locator('select.ptq-node-errors-measure');
+    expect(await measure.isVisible()).toBe(true);
+    expect(await measure.locator('option').allTextContents()).toEqual(['at node outputs', 'as the Horizon converter log']);
+    await measure.selectOption('converter');
+    await page.click('.ptq-node-errors-run');
+    await page.waitForFunction(() => window.ptqscope.state.get('results')?.node_errors?.measure === 'converter', null, { timeout: 120_000 });
+    const ne = await page.evaluate(() => window.ptqscope.state.get('results').node_errors);
+    const cli = await cliJson('node-errors', entry.model, entry.data, ['--relations', 'hmct', '--measure', 'converter', '--workers', '1']);
+    expect(ne.order).toEqual(cli.node_errors.order);
+    expect(ne.nodes).toEqual(cli.node_errors.nodes);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'node-errors-converter.png') });
     expect(app.pageErrors).toEqual([]);
     expect(app.offline).toEqual([]);
   });

@@ -100,15 +100,21 @@ describe('a toolchain report beside the model', () => {
     expect(Object.keys(await heated())).not.toContain('/Flatten'); // its cosine is "--"
   });
 
-  it('Compare: the report against ptqscope node errors of the same model', async () => {
+  it('Compare: the report against ptqscope node errors of the same model, measured as the converter does', async () => {
     const model = fs.readdirSync(EXAMPLE).find((f) => f.endsWith('.onnx'));
-    const ne = await cliJson('node-errors', path.join(EXAMPLE, model), path.join(EXAMPLE, 'calibration_data'), []);
-    const file = path.join(ARTIFACTS, 'node-errors.json');
-    fs.writeFileSync(file, JSON.stringify(ne));
+    const nodeErrors = async (measure) => {
+      const ne = await cliJson('node-errors', path.join(EXAMPLE, model), path.join(EXAMPLE, 'calibration_data'), ['--measure', measure]);
+      const file = path.join(ARTIFACTS, `node-errors-${measure}.json`);
+      fs.writeFileSync(file, JSON.stringify(ne));
+      return file;
+    };
     await openPanel('compare');
-    await page.setInputFiles('.ptq-compare-file-a', file);
+    // Node errors at node outputs do not pair with the log (another measure): the summary says why.
+    await page.setInputFiles('.ptq-compare-file-a', await nodeErrors('output'));
     await page.click('.ptq-compare-report-b');
-    await page.selectOption('.ptq-compare-source', 'node_errors:accumulated');
+    await expect.poll(() => page.textContent('.ptq-compare-summary')).toMatch(/have no per-node table in common\. A's node errors are measured at node outputs and B's as the Horizon converter log measures them/);
+    await page.setInputFiles('.ptq-compare-file-a', await nodeErrors('converter'));
+    await page.selectOption('.ptq-compare-source', 'node_errors:converter:accumulated');
     await expect.poll(() => page.textContent('.ptq-compare-summary')).toMatch(/^3 matched/);
     const rows = await page.$$eval('.ptq-compare-rows tbody tr', (trs) => trs.map((tr) => [tr.dataset.item, tr.children[2].textContent]));
     expect(rows.map((r) => r[0]).sort()).toEqual(['/features/features.0/Conv', '/features/features.3/Conv', '/features/features.7/Conv']);

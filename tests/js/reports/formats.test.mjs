@@ -80,9 +80,13 @@ describe('rknn-toolkit2 error_analysis.txt', () => {
 });
 
 describe('Horizon converter log', () => {
+  // A table as HMCT prints it: a title line, '=' rule, header, '-' rule, the rows.
+  const logTable = (title, width, header, rows) => [title, '='.repeat(width), header, '-'.repeat(width), ...rows, ''].join('\n');
+
   it('cuts cells at the header offsets; -- is empty; truncated names kept as printed', () => {
     const r = read('hb_mapper_makertbin.log');
-    expect(r.metrics).toEqual([{ name: 'cosine similarity', core: 'cosine-similarity', kind: 'accumulated', better: 'higher' }]);
+    // No distance columns in its node table: the cosine alone, measured as the converter does (§12.3).
+    expect(r.metrics).toEqual([{ name: 'cosine similarity', core: 'cosine-similarity', kind: 'accumulated', measure: 'converter', better: 'higher' }]);
     expect(r.rows.map((x) => x.layer)).toEqual([
       '/features/features.0/Conv', '/features/features.2/Relu', '/features/features.3/Conv', '/features/features.1/BatchNormalization',
       '/features/features.6/MaxPool', '/features/features.7/Conv', '/features/features.10/MaxPool', '/Flatten', '...atures/features.9/Relu',
@@ -101,16 +105,32 @@ describe('Horizon converter log', () => {
   });
 
   it('the PTQ-path table (no ON / Subgraph columns)', () => {
-    const text = ['The main quantized node information:', '='.repeat(60),
-      'Node                    Type  Cosine Similarity  Threshold  DataType',
-      '-'.repeat(60),
+    const text = logTable('The main quantized node information:', 60, 'Node                    Type  Cosine Similarity  Threshold  DataType', [
       '/model.0/conv/Conv      Conv  0.999871           1.0        int8',
-      '/model.22/dfl/Softmax   Softmax  0.987410        9.8802     int8', ''].join('\n');
+      '/model.22/dfl/Softmax   Softmax  0.987410        9.8802     int8']);
     const r = readReport('hb_compile.log', text);
     expect(r.rows[0]).toMatchObject({ layer: '/model.0/conv/Conv', values: { 'cosine similarity': 0.999871 }, info: { Type: 'Conv', DataType: 'int8', threshold: 1 }, line: 5 });
     // A cell that overflows its column is read as the text between the offsets: never a wrong number.
     expect(r.rows).toHaveLength(1);
     expect(r.problems).toEqual([{ line: 6, reason: expect.stringMatching(/\/model\.22\/dfl\/Softmax is not a number/) }]);
+  });
+
+  it('distance columns (a table keyed by Node with them, as old logs print the output table): heat layers', () => {
+    const text = logTable('2021-04-20 17:06:20,339 INFO The quantify model output:', 71, 'Node  Cosine Similarity  L1 Distance  L2 Distance  Chebyshev Distance  ', [
+      'ip2   0.999989           7.732184     2.969808     16.220459           ',
+      'ip3   0.98               --           x1           0.5']);
+    const r = readReport('hb_mapper_makertbin.log', text);
+    // L1 = mean |a - b| (the core's mre), Chebyshev = max |a - b| (chebyshev); L2 is its own metric (the mse
+    // in hmct, sqrt(sum of squares) / n in horizon_nn).
+    expect(r.metrics).toEqual([
+      { name: 'cosine similarity', core: 'cosine-similarity', kind: 'accumulated', measure: 'converter', better: 'higher' },
+      { name: 'l1 distance', core: 'mre', better: 'lower' },
+      { name: 'l2 distance', better: 'lower' },
+      { name: 'chebyshev distance', core: 'chebyshev', better: 'lower' },
+    ]);
+    expect(r.rows).toEqual([{ layer: 'ip2', line: 5, info: {}, truncated: false,
+      values: { 'cosine similarity': 0.999989, 'l1 distance': 7.732184, 'l2 distance': 2.969808, 'chebyshev distance': 16.220459 } }]);
+    expect(r.problems).toEqual([{ line: 6, reason: 'L2 Distance of ip3 is not a number: "x1"' }]);
   });
 });
 

@@ -12,7 +12,7 @@ import { reportDocument } from '../../../web/pipeline/reports/document.mjs';
 import { buildHeat } from '../../../web/app/heatmap/mapping.mjs';
 import { resolveSettings } from '../../../web/app/heatmap/controller.mjs';
 import { heatScale } from '../../../web/charts/heat_scale.mjs';
-import { commonSources, compareDocuments } from '../../../web/app/compare/compare.mjs';
+import { commonSources, compareDocuments, measureMismatch } from '../../../web/app/compare/compare.mjs';
 
 const DIR = path.join(REPO_ROOT, 'tests/fixtures/reports');
 const read = (name) => readReport(name, fs.readFileSync(path.join(DIR, name)));
@@ -203,5 +203,31 @@ describe('document, heat layer and compare', () => {
     expect(relu5.worse).toBeLessThan(0); // higher cosine in B: better
     const ne = compareDocuments(a, b, { source: 'node_errors:accumulated', metric: 'cosine-similarity' });
     expect(ne.rows.length).toBeGreaterThan(3);
+  });
+
+  it('compare: the Horizon log pairs with node errors measured as the converter does, not at node outputs', async () => {
+    const log = reportDocument(read('hb_mapper_makertbin.log'), hz);
+    expect(log.node_errors).toMatchObject({ metric: 'cosine-similarity', measure: 'converter', source: 'horizon' });
+    const ptq = await loadPtqModule();
+    const s = new ptq.Session();
+    try {
+      const entry = fixture('digits_cnn_calibrated');
+      s.loadModel(fs.readFileSync(entry.model));
+      s.loadCalibrationData(readCalibrationFolder(entry.data));
+      const ours = (measure) => JSON.parse(s.analyze(JSON.stringify({ analysis: 'node_errors', options: { measure } })));
+      const converter = ours('converter');
+      expect(converter.node_errors.measure).toBe('converter');
+      expect(commonSources(log, converter).map((x) => x.id)).toEqual(['node_errors:converter:accumulated', 'node_errors:converter:own']);
+      const cmp = compareDocuments(log, converter, { source: 'node_errors:converter:accumulated' });
+      expect(cmp.rows.map((r) => r.name)).toContain('/features/features.7/Conv');
+      // At node outputs: another table, and the compare view says why nothing pairs.
+      const output = ours('output');
+      expect(output.node_errors.measure).toBe('output');
+      expect(commonSources(log, output)).toEqual([]);
+      expect(measureMismatch(log, output)).toMatch(/A's node errors are measured as the Horizon converter log measures them .* and B's at node outputs/);
+      expect(measureMismatch(converter, log)).toBeNull();
+    } finally {
+      s.delete();
+    }
   });
 });

@@ -142,7 +142,11 @@ std::vector<AnalysisSpec> build() {
         {"metric", T::kString, Json::string(wi.metric), metric_names(), "metric of the per-node error layer (the outputs get all five)"}}},
       {Analysis::NodeErrors, "node_errors", "node_errors", false, false, "", "",
        {data_num(ne.data_num), sample_selection(ne.selection, true),
-        {"metric", T::kString, Json::string(ne.metric), metric_names(), "metric of the own and accumulated errors"}}},
+        {"metric", T::kString, Json::string(ne.metric), metric_names(), "metric of the own and accumulated errors"},
+        {"measure", T::kString, Json::string(ne.converter ? "converter" : "output"), {"output", "converter"},
+         "output: at the node's first output, per sample and averaged; converter: as the Horizon converter log "
+         "measures its cosine, at the output of the calibration node that directly follows the node (if any), "
+         "the samples flattened together"}}},
       {Analysis::Fix, "fix", "fix", false, false, "", "",
        {{"target", T::kString, Json::string(fix.target.text()), {},
          "what the model outputs must reach, <metric><op><bound> (mean over the outputs and the chosen samples)"},

@@ -342,7 +342,9 @@ T sampled_metric_options(const Request& r) {
 analysis::WhatIfOptions what_if_options(const Request& r) { return sampled_metric_options<analysis::WhatIfOptions>(r); }
 
 analysis::NodeErrorsOptions node_errors_options(const Request& r) {
-  return sampled_metric_options<analysis::NodeErrorsOptions>(r);
+  analysis::NodeErrorsOptions n = sampled_metric_options<analysis::NodeErrorsOptions>(r);
+  n.converter = Options(r).choice("measure") == "converter";
+  return n;
 }
 
 analysis::FixOptions fix_options(const Request& r) {

@@ -64,6 +64,9 @@ void optional_float32(io::JsonWriter& w, bool present, float v) {
   else w.null();
 }
 
+// node_errors' option measure.
+const char* measure_name(bool converter) { return converter ? "converter" : "output"; }
+
 void write_channel_histogram(io::JsonWriter& w, const analysis::ChannelHistogram& h) {
   w.begin_object().field("channel", h.channel).field("count", h.count).key("min");
   optional_float32(w, h.has_range, h.min);
@@ -373,7 +376,8 @@ void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
 }
 
 void write_node_errors_section(io::JsonWriter& w, const analysis::NodeErrorsResult& r) {
-  w.key("node_errors").begin_object().field("metric", r.metric).key("nodes").begin_object();
+  w.key("node_errors").begin_object().field("metric", r.metric).field("measure", measure_name(r.converter));
+  w.key("nodes").begin_object();
   for (size_t n = 0; n < r.nodes.size(); ++n) {
     w.key(r.nodes[n]).begin_object().key("own").value_float32(r.own[n]);
     w.key("accumulated").value_float32(r.accumulated[n]).end_object();
@@ -388,7 +392,7 @@ void write_what_if_options(io::JsonWriter& w, const analysis::WhatIfOptions& o) 
 
 void write_node_errors_options(io::JsonWriter& w, const analysis::NodeErrorsOptions& o) {
   w.begin_object().field("data_num", o.data_num).field("sample_selection", selection_name(o.selection));
-  w.field("metric", o.metric).end_object();
+  w.field("metric", o.metric).field("measure", measure_name(o.converter)).end_object();
 }
 
 void write_acc_error_options(io::JsonWriter& w, const analysis::AccErrorOptions& o) {

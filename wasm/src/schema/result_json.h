@@ -60,7 +60,7 @@ void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::Sensi
 // "what_if": {"outputs", "output_order", "mean", "metric", "nodes", "order", "samples", "executed_nodes",
 // "graph_nodes"}.
 void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& result);
-// "node_errors": {"metric", "nodes": {"<node>": {"own", "accumulated"}}, "order", "samples"}.
+// "node_errors": {"metric", "measure", "nodes": {"<node>": {"own", "accumulated"}}, "order", "samples"}.
 void write_node_errors_section(io::JsonWriter& w, const analysis::NodeErrorsResult& result);
 
 // Keys of the distribution plots: the requested name, or "<name>:<tensor>" for a node with several

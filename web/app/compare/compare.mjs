@@ -5,7 +5,8 @@
 // the one the heat scale uses; a toolchain report's own metrics carry the direction their format
 // declares (web/pipeline/reports/). A report opened beside the model is a document of the same shape
 // (web/pipeline/reports/document.mjs): its cosine per node is a node_errors table, so it pairs with
-// ptqscope's node errors, and all its metrics are the source report:<format>.
+// ptqscope's node errors measured the same way (the Horizon log's with node errors measured as the
+// converter does), and all its metrics are the source report:<format>.
 import { toNumber } from '../../charts/format.mjs';
 import { worseDirection } from '../../charts/heat_scale.mjs';
 
@@ -24,7 +25,8 @@ const metricColumns = (rows) => {
  * where it has one; better: directions the table declares, for metrics the core does not know).
  *   sensitivity:<type>, leave_one_out:<type>  rows of the sweeps (item -> metric columns)
  *   what_if                                  what_if.nodes (accumulated error of the configuration)
- *   node_errors:accumulated, node_errors:own  node_errors.nodes[*].accumulated / .own
+ *   node_errors:accumulated, node_errors:own  node_errors.nodes[*].accumulated / .own (node_errors:converter:*
+ *                                            when measured as the Horizon converter does, measure "converter")
  *   acc_error:<curve>                        a curve's y per compared tensor (x)
  *   report:<format>                          a toolchain report's metrics per node
  */
@@ -52,9 +54,13 @@ export function sourcesOf(doc) {
   const ne = doc.node_errors;
   if (ne?.nodes && ne.metric) {
     const order = ne.order ?? Object.keys(ne.nodes);
+    // Errors measured another way (measure "converter": the Horizon log's tensor and batch) are another
+    // table, so that only like is compared with like.
+    const measure = ne.measure ?? 'output';
+    const as = measure === 'output' ? '' : `${measure}:`;
     for (const kind of ['accumulated', 'own']) {
       out.push({
-        id: `node_errors:${kind}`, label: `node errors: ${kind}`, metrics: [ne.metric], order,
+        id: `node_errors:${as}${kind}`, label: `node errors: ${kind}${as ? ` (measured as the ${measure})` : ''}`, metrics: [ne.metric], order,
         values: (m) => (m === ne.metric
           ? new Map(order.filter((k) => ne.nodes[k] && kind in ne.nodes[k]).map((k) => [k, toNumber(ne.nodes[k][kind])]))
           : new Map()),
@@ -81,6 +87,16 @@ export function sourcesOf(doc) {
   }
   return out;
 }
+
+// Why the two documents' node errors do not pair: they were measured differently (node_errors' measure,
+// e.g. a Horizon log against ptqscope's errors at node outputs); null when they pair or one has none.
+export function measureMismatch(a, b) {
+  const ma = a?.node_errors?.nodes ? a.node_errors.measure ?? 'output' : null;
+  const mb = b?.node_errors?.nodes ? b.node_errors.measure ?? 'output' : null;
+  if (!ma || !mb || ma === mb) return null;
+  return `A's node errors are measured ${MEASURED[ma] ?? ma} and B's ${MEASURED[mb] ?? mb}: compute node errors measured the same way to compare them`;
+}
+const MEASURED = { output: 'at node outputs', converter: 'as the Horizon converter log measures them (the fake-quantized output, the batch flattened)' };
 
 // The sources both documents have (by id), with the metrics both have.
 export function commonSources(a, b) {

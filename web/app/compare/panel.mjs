@@ -4,7 +4,7 @@
 // metric; see the nodes whose value changed most, the names only one of them has, both curves on one
 // chart, and the change as a heat layer on the graph (state 'compare' -> the heat view "compare Δ").
 import { el } from '../analysis/forms.mjs';
-import { commonSources, compareDocuments, compareFigure } from './compare.mjs';
+import { commonSources, compareDocuments, compareFigure, measureMismatch } from './compare.mjs';
 import { renderAccError } from '../../charts/acc_error.mjs';
 import { formatValue } from '../../charts/format.mjs';
 import { SCHEMA as REPORT_SCHEMA } from '../../pipeline/reports/document.mjs';
@@ -110,7 +110,8 @@ export function mountComparePanel(root, state, hooks = {}) {
       return;
     }
     if (!source.value) {
-      summary.textContent = `${names.a} and ${names.b} have no per-node table in common.`;
+      const mismatch = measureMismatch(docs.a, docs.b);
+      summary.textContent = `${names.a} and ${names.b} have no per-node table in common.${mismatch ? ` ${mismatch}.` : ''}`;
       state.set('compare', null);
       return;
     }

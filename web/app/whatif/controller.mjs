@@ -21,7 +21,7 @@ export const defaultOptions = () => Object.fromEntries(['metric', 'data_num', 's
 
 /**
  * createWhatIfController(state, runner) -> {add(targets, action), undo(), reset(base), open(doc),
- *   refresh(), nodeErrors(), setOptions(o), document(), dispose()}
+ *   refresh(), nodeErrors(extra?), setOptions(o), document(), dispose()}
  * Every edit runs what_if at once (queued behind a run in flight; edits made meanwhile collapse into
  * one run of the latest document).
  */
@@ -90,11 +90,13 @@ export function createWhatIfController(state, runner) {
   }
 
   // Each node's own and accumulated error under the current document (heat layers, path chart).
-  async function nodeErrors() {
+  // `extra`: options of node_errors alone (measure).
+  async function nodeErrors(extra = {}) {
     busy = 'node errors';
     publish();
     try {
-      const doc = await queued(request('node_errors'), 'Node errors');
+      const r = request('node_errors');
+      const doc = await queued({ ...r, options: { ...r.options, ...extra } }, 'Node errors');
       if (doc?.node_errors) state.set('heatSettings', { ...state.get('heatSettings'), view: 'accumulated', metric: doc.node_errors.metric });
       return doc;
     } finally {

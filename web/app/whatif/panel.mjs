@@ -15,6 +15,10 @@ import { formatValue, toNumber } from '../../charts/format.mjs';
 import { worseDirection } from '../../charts/heat_scale.mjs';
 import { download } from '../export/download.mjs';
 import { samplesNote } from '../../pipeline/result.mjs';
+import { coreOption } from './defaults.mjs';
+
+// What the measure select shows for the core's choices of node_errors' measure.
+const MEASURE_TEXT = { output: 'at node outputs', converter: 'as the Horizon converter log' };
 
 // Sets a <select>'s value through its options (works on DOMs without the value setter, e.g. linkedom).
 export function selectValue(select, value) {
@@ -186,7 +190,14 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
 
   // --- own / accumulated errors along a path ---
   const errorsBtn = el(doc, 'button', { type: 'button', class: 'ptq-node-errors-run', text: 'Own / accumulated errors' });
-  errorsBtn.addEventListener('click', guard(() => whatIf.nodeErrors()));
+  // Where they are measured (node_errors' option measure, the core's choices): at each node's output, or
+  // as the Horizon converter log measures its cosine, so that they compare with an opened log.
+  const measure = coreOption('node_errors', 'measure');
+  const measureSel = el(doc, 'select', { class: 'ptq-node-errors-measure', 'aria-label': 'where the errors are measured' },
+    ...(measure?.choices ?? []).map((m) => el(doc, 'option', { value: m, text: MEASURE_TEXT[m] ?? m })));
+  if (measure?.default) selectValue(measureSel, measure.default);
+  measureSel.hidden = !measure?.choices?.length;
+  errorsBtn.addEventListener('click', guard(() => whatIf.nodeErrors(measure ? { measure: measureSel.value } : {})));
   const inputSel = el(doc, 'select', { class: 'ptq-path-input', 'aria-label': 'path input' });
   const outputSel = el(doc, 'select', { class: 'ptq-path-output', 'aria-label': 'path output' });
   const through = el(doc, 'input', { type: 'checkbox', class: 'ptq-path-through' });
@@ -267,7 +278,7 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
     status, numbers,
     el(doc, 'details', { class: 'ptq-whatif-path', open: true },
       el(doc, 'summary', { text: 'Where the error starts' }),
-      el(doc, 'div', { class: 'ptq-whatif-buttons' }, errorsBtn),
+      el(doc, 'div', { class: 'ptq-whatif-buttons' }, errorsBtn, measureSel),
       el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Path' }), inputSel, el(doc, 'span', { text: '→' }), outputSel,
         el(doc, 'label', {}, through, doc.createTextNode(' through the picked nodes'))),
       el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'X' }), bound, gotoBtn),

@@ -1,9 +1,10 @@
 // `ptqscope node-errors MODEL_OR_FILE CALIBRATED_DATA [--metric M] [-d DATA_NUM] [--sample_selection S]
-// [--config FILE] [-v BOOL] [--json FILE]` — ours: for every node with calibrated inputs (graph order),
-// its own error (only its calibration nodes quantized, as the configuration has them) and its
-// accumulated error (the whole configuration, default: as calibrated), both at its output against the
-// float model (docs/config-schema.md). The numbers are in the `node_errors` section of --json; `-v True`
-// prints them as a table.
+// [--measure output|converter] [--config FILE] [-v BOOL] [--json FILE]` — ours: for every node with
+// calibrated inputs (graph order), its own error (only its calibration nodes quantized, as the
+// configuration has them) and its accumulated error (the whole configuration, default: as calibrated),
+// both at its output against the float model (docs/config-schema.md); --measure converter measures them
+// as the Horizon converter log does its cosine (§12.3). The numbers are in the `node_errors` section of
+// --json; `-v True` prints them as a table.
 import { parseClick, clickUsage } from '../lib/click.mjs';
 import { COMMON_OPTIONS, analysisMain, clickDefault, runWithProgress } from '../lib/analysis.mjs';
 import { formatInfoTable } from '../../pipeline/tables.mjs';
@@ -22,6 +23,8 @@ export const SPEC = {
     { name: 'sample_selection', flags: ['--sample_selection'], choices: optionSpec('node_errors', 'sample_selection').choices,
       default: clickDefault('node_errors', 'sample_selection'),
       help: 'which data_num samples: the last (in file-name order), the first, or all' },
+    { name: 'measure', flags: ['--measure'], choices: optionSpec('node_errors', 'measure').choices,
+      default: clickDefault('node_errors', 'measure'), help: optionSpec('node_errors', 'measure').doc },
     { name: 'verbose', flags: ['-v', '--verbose'], type: 'bool', default: false, metavar: 'BOOLEAN', help: 'print the table' },
     ...COMMON_OPTIONS,
   ],
@@ -37,7 +40,7 @@ const cell = (v) => pyFloatRepr(pyRound(toNumber(v), 5));
 export async function main(argv, { log = console.log } = {}) {
   const { options: o, positionals } = parseClick(argv, SPEC);
   await analysisMain(o, positionals, async (ctx) => {
-    const doc = await runWithProgress(ctx, 'node_errors', { metric: o.metric, data_num: o.data_num, sample_selection: o.sample_selection }, {
+    const doc = await runWithProgress(ctx, 'node_errors', { metric: o.metric, data_num: o.data_num, sample_selection: o.sample_selection, measure: o.measure }, {
       progress: ctx.progress, label: 'Start calculating node errors...',
     });
     if (o.verbose) {

@@ -4,8 +4,9 @@
 //                  order, matched, unmatched, problems}: every metric of the report, per node
 //   node_errors   when the report holds one of the core's metrics at each node's output, as
 //                 accumulated (everything quantized) and / or own (this node alone) error: the same
-//                 table as ptqscope's node errors (`ptqscope node-errors`, the what-if panel), so the
-//                 compare view pairs the report's cosine with ptqscope's node by node
+//                 table as ptqscope's node errors (`ptqscope node-errors`, the what-if panel), with
+//                 the measure it was taken with ('converter' for the Horizon log, else 'output'), so
+//                 the compare view pairs the report's cosine with ptqscope's node by node
 // Non-finite numbers are written as the strings "nan", "inf", "-inf", as in result documents.
 import { mapReport } from './mapping.mjs';
 
@@ -23,7 +24,9 @@ export function reportDocument(report, graph, mapped = mapReport(report, graph))
       format: report.format,
       label: report.label,
       file: report.name,
-      metrics: report.metrics.map(({ name, better, core, kind }) => ({ name, better, ...(core ? { core } : {}), ...(kind ? { kind } : {}) })),
+      metrics: report.metrics.map(({ name, better, core, kind, measure }) => ({
+        name, better, ...(core ? { core } : {}), ...(kind ? { kind } : {}), ...(measure ? { measure } : {}),
+      })),
       nodes,
       order: mapped.order,
       matched: mapped.matched,
@@ -42,7 +45,9 @@ export function reportDocument(report, graph, mapped = mapReport(report, graph))
       for (const [kind, metric] of Object.entries(cols)) if (metric in mapped.nodes[n]) entry[kind] = num(mapped.nodes[n][metric]);
       if (Object.keys(entry).length) ne[n] = entry;
     }
-    if (Object.keys(ne).length) doc.node_errors = { metric: core, nodes: ne, order: mapped.order.filter((n) => n in ne), source: report.format };
+    // How the report measured it (node_errors' option measure): the compare view pairs like with like.
+    const measure = kinds[0].measure ?? 'output';
+    if (Object.keys(ne).length) doc.node_errors = { metric: core, measure, nodes: ne, order: mapped.order.filter((n) => n in ne), source: report.format };
   }
   return doc;
 }
