@@ -46,6 +46,36 @@ function barsPath(s, x, y, base) {
   return d;
 }
 
+// The narrowest bar drawn, px: the core's 1024 bins are often narrower than a pixel, so sparse data
+// (a few hundred weights) would show as 1-px hairlines. Adjacent bins are summed into bars of at least
+// this width (1, 2, 4, … bins per bar); the chart notes how many, and the y axis counts per bar.
+export const MIN_BAR_PX = 3;
+
+// How many adjacent bins make one drawn bar: the smallest power of two whose bar is MIN_BAR_PX wide
+// at the scale `x` (1 for bins already that wide).
+export function binsPerBar(edges, x) {
+  const n = edges.length - 1;
+  if (n < 2) return 1;
+  const binPx = Math.abs(x(edges[n]) - x(edges[0])) / n;
+  let f = 1;
+  while (f < n && binPx * f < MIN_BAR_PX) f *= 2;
+  return f;
+}
+
+// The bins summed `f` at a time: {edges, counts} (the last bar may hold fewer bins).
+export function mergeBins(edges, counts, f) {
+  if (f <= 1) return { edges, counts };
+  const out = { edges: [], counts: [] };
+  for (let i = 0; i < counts.length; i += f) {
+    out.edges.push(edges[i]);
+    let c = 0;
+    for (let k = i; k < Math.min(i + f, counts.length); k++) c += counts[k];
+    out.counts.push(c);
+  }
+  out.edges.push(edges[counts.length]);
+  return out;
+}
+
 // Runs of adjacent non-empty bins (the sub-paths barsPath draws).
 export function binRuns(counts) {
   let runs = 0;
@@ -70,9 +100,7 @@ export function renderHistogram(target, plot, options = {}) {
     name: hst.label, color: hst.color, edges: (hst.edges || []).map(toNumber), counts: (hst.counts || []).map(Number),
     zeros: Number(hst.zeros_excluded || 0), nonFinite: Number(hst.non_finite || 0),
   }));
-  const maxCount = series.reduce((m, s) => s.counts.reduce((a, c) => Math.max(a, c), m), 0);
   const logY = !!options.logY;
-  const y = logY ? scaleLog().domain([0.5, Math.max(1, maxCount)]).nice() : scaleLinear().domain([0, Math.max(1, maxCount)]).nice();
   // With a series subset, markers outside those series' range are left out (they would squash it).
   const inRange = (v) => !only || series.some((e) => v >= e.edges[0] && v <= e.edges[e.edges.length - 1]);
   const threshold = inRange(toNumber(plot.threshold)) ? toNumber(plot.threshold) : NaN;
@@ -80,9 +108,6 @@ export function renderHistogram(target, plot, options = {}) {
   const legendItems = series.map((s) => ({ name: s.name, color: s.color, mark: 'rect' }));
   if (Number.isFinite(threshold)) legendItems.push({ name: 'threshold', label: `threshold ${formatValue(threshold)}`, color: THRESHOLD_COLOR, mark: 'dashed' });
   if (Number.isFinite(maxAbs)) legendItems.push({ name: 'max_abs', label: `max |x| ${formatValue(maxAbs)}`, color: MAX_ABS_COLOR, mark: 'triangle' });
-
-  const yFormat = logY ? (v) => (Math.log10(v) % 1 === 0 ? formatValue(v) : '') : undefined;
-  const left = 30 + maxTextWidth(tickTexts(y, 6, yFormat));
   const legendW = legendWidth(legendItems.map((i) => i.label ?? i.name));
   const notes = series.filter((s) => s.zeros > 0 || s.nonFinite > 0)
     .map((s) => `${s.name}: ${s.zeros} zeros${s.nonFinite ? `, ${s.nonFinite} non-finite` : ''} not counted`);
@@ -90,10 +115,31 @@ export function renderHistogram(target, plot, options = {}) {
   const svg = chartRoot(target, width, height, 'histogram');
   background(svg, width, height);
   const top = drawTitle(svg, plot.title, width / 2) + 8;
+  const yFormat = logY ? (v) => (Math.log10(v) % 1 === 0 ? formatValue(v) : '') : undefined;
+  const yOf = (max) => (logY ? scaleLog().domain([0.5, Math.max(1, max)]).nice() : scaleLinear().domain([0, Math.max(1, max)]).nice());
+  const highest = (list) => list.reduce((m, c) => Math.max(m, c), 0);
+  // The y labels' width sets the plot's, which sets the bins per bar, which set the counts the labels
+  // show: laid out from the bins' counts, then again until the labels keep their width (twice at most).
+  let left = 30 + maxTextWidth(tickTexts(yOf(series.reduce((m, s) => Math.max(m, highest(s.counts)), 0)), 6, yFormat));
+  let w;
+  let x;
+  let y;
+  for (let pass = 0; pass < 3; pass++) {
+    w = Math.max(40, width - (left + 14) - (legendW + 16));
+    x = scaleLinear().domain(xDomain(series, threshold, maxAbs)).range([0, w]);
+    for (const s of series) {
+      s.binsPerBar = binsPerBar(s.edges, x);
+      s.bars = mergeBins(s.edges, s.counts, s.binsPerBar);
+    }
+    y = yOf(series.reduce((m, s) => Math.max(m, highest(s.bars.counts)), 0));
+    const needed = 30 + maxTextWidth(tickTexts(y, 6, yFormat));
+    if (needed === left) break;
+    left = needed;
+  }
+  const merged = series.filter((s) => s.binsPerBar > 1);
+  if (merged.length) notes.push(`bars of ${[...new Set(merged.map((s) => s.binsPerBar))].join(' / ')} adjacent bins (of ${merged[0].counts.length}), counts summed`);
   const margin = { top, right: legendW + 16, bottom: 48 + notes.length * 13, left: left + 14 };
-  const w = Math.max(40, width - margin.left - margin.right);
   const h = Math.max(40, height - margin.top - margin.bottom);
-  const x = scaleLinear().domain(xDomain(series, threshold, maxAbs)).range([0, w]);
   y.range([h, 0]);
   const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);
   drawAxes(g, x, y, w, h, { xLabel: 'data range', yLabel: 'Total number of data', xTicks: 6, yTicks: 6,
@@ -108,8 +154,8 @@ export function renderHistogram(target, plot, options = {}) {
   }
   const hidden = new Set(options.hidden || []);
   for (const s of series) {
-    marks.append('path').attr('class', 'bars').attr('data-series', s.name).attr('fill', s.color)
-      .attr('display', hidden.has(s.name) ? 'none' : null).attr('d', barsPath(s, x, y, r2(h)));
+    marks.append('path').attr('class', 'bars').attr('data-series', s.name).attr('data-bins-per-bar', s.binsPerBar).attr('fill', s.color)
+      .attr('display', hidden.has(s.name) ? 'none' : null).attr('d', barsPath(s.bars, x, y, r2(h)));
   }
   if (Number.isFinite(maxAbs)) {
     const mx = r2(x(maxAbs));
@@ -130,17 +176,18 @@ export function renderHistogram(target, plot, options = {}) {
     onToggle: interactive ? (name) => setVisible(name, hidden.has(name)) : undefined,
   });
 
-  // The bin of a series containing `value` (half-open bins, the last one closed, as numpy).
-  const binAt = (name, value) => {
-    const s = series.find((e) => e.name === name);
-    if (!s || s.counts.length === 0) return null;
-    const last = s.counts.length - 1;
-    if (!(value >= s.edges[0] && value <= s.edges[last + 1])) return null;
+  // The bin of `bins` ({edges, counts}) containing `value` (half-open bins, the last one closed, as numpy).
+  const locate = (bins, value) => {
+    if (!bins || bins.counts.length === 0) return null;
+    const last = bins.counts.length - 1;
+    if (!(value >= bins.edges[0] && value <= bins.edges[last + 1])) return null;
     let lo = 0;
     let hi = last;
-    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (s.edges[mid] <= value) lo = mid; else hi = mid - 1; }
-    return { index: lo, from: s.edges[lo], to: s.edges[lo + 1], count: s.counts[lo] };
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (bins.edges[mid] <= value) lo = mid; else hi = mid - 1; }
+    return { index: lo, from: bins.edges[lo], to: bins.edges[lo + 1], count: bins.counts[lo] };
   };
+  // ... of the core's bins of a series; the read-out below gives the drawn bar's.
+  const binAt = (name, value) => locate(series.find((e) => e.name === name), value);
   if (interactive) {
     const readout = g.append('text').attr('class', 'readout').attr('x', w).attr('y', -4).attr('text-anchor', 'end').attr('font-size', 10);
     g.append('rect').attr('class', 'overlay').attr('width', w).attr('height', h).attr('fill', 'none').attr('pointer-events', 'all')
@@ -148,7 +195,7 @@ export function renderHistogram(target, plot, options = {}) {
         const rect = this.getBoundingClientRect();
         const v = x.invert((event.clientX - rect.left) * (w / (rect.width || w)));
         const parts = series.filter((s) => !hidden.has(s.name)).map((s) => {
-          const b = binAt(s.name, v);
+          const b = locate(s.bars, v);
           return b ? `${s.name}: ${b.count}` : null;
         }).filter(Boolean);
         readout.text(`x ${formatValue(v, 4)}  ${parts.join('  ')}`);

@@ -6,6 +6,7 @@
 import { toNumber, formatValue } from './format.mjs';
 import { worseDirection } from './heat_scale.mjs';
 import { isMetric } from '../pipeline/catalog.mjs';
+import { nameCell } from './name_cell.mjs';
 
 // 'lower' | 'higher' for a metric column (which side is worse), undefined for other columns.
 const worseOf = (column) => (isMetric(column) ? worseDirection(column) : undefined);
@@ -14,6 +15,17 @@ export const ITEM_COLUMN = 'Node';
 const EXTRA_ORDER = ['node', 'threshold', 'qtype'];
 const TEXT_COLUMNS = [ITEM_COLUMN, 'node', 'qtype'];
 export const isNumericColumn = (column) => !TEXT_COLUMNS.includes(column);
+// Columns holding node names: shortened in the middle on screen (name_cell.mjs), whole in the tooltip.
+const NAME_COLUMNS = [ITEM_COLUMN, 'node'];
+// Header words on screen; the column's name (the CSV's and the original's table's) is its tooltip.
+export const COLUMN_LABELS = { node: 'Consumers' };
+
+// The on-screen order: the item, then the metrics (and stat info's columns), then the extra columns,
+// so the numbers stay in view beside a long name (the CSV and the report keep the §3.5 order).
+export function displayColumns(columns) {
+  const extras = columns.filter((c) => c !== ITEM_COLUMN && EXTRA_ORDER.includes(c));
+  return [ITEM_COLUMN, ...columns.filter((c) => c !== ITEM_COLUMN && !EXTRA_ORDER.includes(c)), ...extras];
+}
 
 /**
  * sensitivityTable(section, order, {metrics}) -> {columns, rows}
@@ -107,7 +119,9 @@ export function tableHtml({ columns, rows }, { caption, digits = 6 } = {}) {
  * renderSensitivityTable(container, table, options) -> {element, state(), sortBy(column, descending?),
  *   setFilter(text), setTopK(k), visibleRows(), csv()}
  * table: sensitivityTable(...) output. options: sortBy, descending, filter, topK, digits (6),
- *   onFocus(item, row) on row click, controls (true: filter box and top-k field above the table).
+ *   onFocus(item, row) on row click, controls (true: filter box and top-k field above the table),
+ *   itemLabel (the item column's header: 'Node'; 'Calibration node' for weight / activation items).
+ * Columns are shown in displayColumns() order, names shortened in the middle (name_cell.mjs).
  */
 export function renderSensitivityTable(container, table, options = {}) {
   const doc = container.ownerDocument;
@@ -124,18 +138,25 @@ export function renderSensitivityTable(container, table, options = {}) {
   let topInput = null;
   if (options.controls ?? true) {
     const bar = el('div', { class: 'controls' });
-    filterInput = el('input', { type: 'search', placeholder: 'filter nodes', class: 'filter', value: st.filter });
-    topInput = el('input', { type: 'number', min: '0', class: 'top-k', title: 'top k (0 = all)', value: String(st.topK) });
-    bar.append(filterInput, el('label', {}, ' top '), topInput);
+    filterInput = el('input', { type: 'search', placeholder: 'filter nodes', class: 'filter', value: st.filter, 'aria-label': 'filter nodes' });
+    // Empty (the placeholder reads "all") shows every row; k shows the first k.
+    topInput = el('input', {
+      type: 'number', min: '1', class: 'top-k', placeholder: 'all', title: 'show the first k rows (empty: all)',
+      'aria-label': 'rows shown', value: st.topK > 0 ? String(st.topK) : '',
+    });
+    bar.append(filterInput, el('label', {}, ' show '), topInput);
     root.appendChild(bar);
     filterInput.addEventListener('input', () => api.setFilter(filterInput.value));
-    topInput.addEventListener('input', () => api.setTopK(Number(topInput.value) || 0));
+    topInput.addEventListener('input', () => api.setTopK(Math.max(0, Math.floor(Number(topInput.value))) || 0));
   }
   const tableEl = el('table', { class: 'ptq-table sensitivity-table' });
   const thead = el('thead');
   const headRow = el('tr');
-  for (const c of table.columns) {
-    const th = el('th', { 'data-column': c, 'data-worse': worseOf(c), tabindex: '0' }, c);
+  const columns = displayColumns(table.columns);
+  const labels = { ...COLUMN_LABELS, [ITEM_COLUMN]: options.itemLabel ?? ITEM_COLUMN };
+  for (const c of columns) {
+    const label = labels[c] ?? c;
+    const th = el('th', { 'data-column': c, 'data-worse': worseOf(c), tabindex: '0', title: label === c ? undefined : `${label} (column '${c}' of the CSV export)` }, label);
     const sort = () => api.sortBy(c, st.sortBy === c ? !st.descending : undefined);
     th.addEventListener('click', sort);
     th.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault?.(); sort(); } });
@@ -159,10 +180,11 @@ export function renderSensitivityTable(container, table, options = {}) {
     while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
     for (const r of visibleRows()) {
       const tr = el('tr', { 'data-item': r.item });
-      for (const c of table.columns) {
+      for (const c of columns) {
         const v = r.cells[c];
         const num = isNumericColumn(c) && v !== undefined && v !== null;
-        tr.appendChild(el('td', num ? { class: 'num' } : { title: formatValue(v ?? '') }, num ? formatValue(v, options.digits ?? 6) : formatValue(v ?? '')));
+        if (NAME_COLUMNS.includes(c) && v !== undefined && v !== null) tr.appendChild(nameCell(doc, formatValue(v)));
+        else tr.appendChild(el('td', num ? { class: 'num' } : { title: formatValue(v ?? '') }, num ? formatValue(v, options.digits ?? 6) : formatValue(v ?? '')));
       }
       if (options.onFocus) tr.addEventListener('click', () => options.onFocus(r.item, r));
       tbody.appendChild(tr);

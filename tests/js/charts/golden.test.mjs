@@ -34,6 +34,12 @@ const CASES = {
   sensitivity_analysis: [charts.renderSensitivityAnalysis, { x: ['none', 'Conv_2', 'Conv_5'], cumulative: [0.991, 0.995, 0.999], per_node: [0.993, 0.998], qtype: 'float32' }],
   stat_info_weight: [charts.renderStatInfo, { nodes: ['a', 'b', 'c'], thresholds: [0.5, 0.4, 0.9], scales: [0.0039, 0.0031, 0.007], max_vals: [0.5, 0.4, 0.9], min_nz_vals: [1e-4, 2e-5, 3e-4] }, { tensorType: 'weight' }],
   heat_legend_mse: [charts.renderHeatLegend, charts.heatScale('mse', [1e-4, 0.02, 'nan']).legend],
+  // The example's node sweep on cosine's fixed scale: pale, with the values shown marked near its best end.
+  heat_legend_cosine_fixed: [charts.renderHeatLegend, charts.heatScale('cosine-similarity', [0.999987, 0.99999, 0.999993, 0.9999945]).legend],
+  // 1024 bins of sparse weights (a few hundred values): drawn as bars of 8 bins, not hairlines.
+  histogram_sparse_weights: [charts.renderHistogram, { title: 'w_HzCalibration weight distribution', threshold: null, max_abs: 0.5,
+    histograms: [{ label: 'Before calibration', color: '#99ffbb', edges: Array.from({ length: 1025 }, (_, i) => -0.5 + i / 1024),
+      counts: Array.from({ length: 1024 }, (_, i) => (i % 5 === 0 ? Math.round(6 * Math.exp(-(((i - 512) / 160) ** 2))) : 0)), zeros_excluded: 0, non_finite: 0 }] }],
 };
 
 describe('golden SVGs', () => {

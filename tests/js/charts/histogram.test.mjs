@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { renderHistogram, THRESHOLD_COLOR, MAX_ABS_COLOR } from '../../../web/charts/histogram.mjs';
+import { MIN_BAR_PX, renderHistogram, THRESHOLD_COLOR, MAX_ABS_COLOR } from '../../../web/charts/histogram.mjs';
 import { renderIn, texts, tickPositions } from './util.mjs';
 
 // Hand-made bins: 4 bins over [0, 2] and an error histogram over [-0.5, 0.5].
@@ -129,11 +129,34 @@ describe('renderHistogram', () => {
 
   it('keeps a sub-pixel spike one pixel wide', () => {
     const { svg } = renderIn(renderHistogram, { title: 't', threshold: null, max_abs: 100,
-      histograms: [{ label: 'e', color: '#33A1C9', edges: [0, 0.001, 0.002], counts: [50, 40] }] });
+      histograms: [{ label: 'e', color: '#33A1C9', edges: [0, 0.001], counts: [50] }] });
     const d = svg.querySelector('path.bars').getAttribute('d');
     const s = steps(d);
-    expect(s.length).toBe(2);
-    expect(s[1][1] - s[0][0]).toBeCloseTo(1, 5);
+    expect(s.length).toBe(1);
+    expect(s[0][1] - s[0][0]).toBeCloseTo(1, 5);
+  });
+
+  it('sums adjacent bins into bars at least MIN_BAR_PX wide when the bins are narrower, and says so', () => {
+    // 1024 bins over [0, 1024), every 7th holding 1..3 values: single bins would be ~0.4 px hairlines.
+    const counts = Array.from({ length: 1024 }, (_, i) => (i % 7 === 0 ? 1 + (i % 3) : 0));
+    const edges = Array.from({ length: 1025 }, (_, i) => i);
+    const { svg } = renderIn(renderHistogram, { title: 't', threshold: null, max_abs: 'nan',
+      histograms: [{ label: 'Before calibration', color: '#99ffbb', edges, counts }] });
+    const path = svg.querySelector('path.bars');
+    const f = Number(path.getAttribute('data-bins-per-bar'));
+    const bars = steps(path.getAttribute('d'));
+    // The plot is 640 − margins ≈ 490 px wide: 1024 bins of 0.48 px; 8 bins per bar make 3.8 px bars.
+    expect(f).toBe(8);
+    for (const [x0, x1] of bars) expect(x1 - x0).toBeGreaterThanOrEqual(MIN_BAR_PX - 0.01);
+    expect(bars).toHaveLength(1024 / 8); // every group of 8 holds a multiple of 7
+    // The tallest bar holds the largest sum of 8 adjacent bins, which the y axis reaches.
+    const sums = Array.from({ length: 128 }, (_, k) => counts.slice(8 * k, 8 * k + 8).reduce((a, b) => a + b, 0));
+    const yt = tickPositions(svg, 'axis-y');
+    const top = Math.min(...bars.map((b) => b[2]));
+    const ticks = Object.keys(yt).map(Number);
+    const step = ticks[1] - ticks[0];
+    expect(top).toBeCloseTo(yt['0'] + (Math.max(...sums) * (yt[String(step)] - yt['0'])) / step, 1);
+    expect(texts(svg, 'text.note')).toEqual(['bars of 8 adjacent bins (of 1024), counts summed']);
   });
 
   it('draws a subset of series on their own x range, without markers outside it', () => {

@@ -96,7 +96,34 @@ describe('renderSensitivityTable', () => {
     expect(api.csv().split('\r\n').length).toBe(3);
     holder.querySelector('tbody tr').dispatchEvent(new document.defaultView.Event('click'));
     expect(focused).toEqual([['a,"b"', 'Gemm_1']]);
+    // On screen the metrics come right after the item, the extra columns after them.
     const cells = [...holder.querySelectorAll('tbody tr td')].map((td) => td.textContent);
-    expect(cells).toEqual(['a,"b"', 'Gemm_1', '1', 'int16', '0.95', '0.01', '8']);
+    expect(cells).toEqual(['a,"b"', '0.95', '0.01', '8', 'Gemm_1', '1', 'int16']);
+  });
+
+  it('heads the columns with words (the column name in the tooltip) and shows every row when the top-k field is empty', () => {
+    const { holder, api, items } = mount({ itemLabel: 'Calibration node' });
+    const heads = [...holder.querySelectorAll('thead th')].map((th) => [th.getAttribute('data-column'), th.textContent]);
+    expect(heads).toEqual([['Node', 'Calibration node'], ['cosine-similarity', 'cosine-similarity'], ['mse', 'mse'], ['sqnr', 'sqnr'],
+      ['node', 'Consumers'], ['threshold', 'threshold'], ['qtype', 'qtype']]);
+    expect(holder.querySelector('th[data-column="node"]').getAttribute('title')).toBe("Consumers (column 'node' of the CSV export)");
+    const top = holder.querySelector('input.top-k');
+    expect([top.value, top.getAttribute('placeholder')]).toEqual(['', 'all']);
+    api.setTopK(2);
+    expect(items()).toHaveLength(2);
+    api.setTopK(0);
+    expect(items()).toHaveLength(4);
+  });
+
+  it('shortens long names in the middle: the start and the last path segments (at most 32 characters) shown, the full name in the text and tooltip', () => {
+    const long = `${'StatefulPartitionedCall/model/block_3_expand_relu/Relu6;'.repeat(3)}StatefulPartitionedCall/model/block_3_expand/Conv2D__14`;
+    const document = createDocument();
+    const holder = document.createElement('div');
+    renderSensitivityTable(holder, sensitivityTable({ [long]: { node: long, 'cosine-similarity': 0.9 } }, [long]));
+    const cell = holder.querySelector('tbody td');
+    expect(cell.getAttribute('title')).toBe(long);
+    expect(cell.textContent).toBe(long);
+    expect(cell.querySelector('.ptq-mid-tail').textContent).toBe('/model/block_3_expand/Conv2D__14');
+    expect(cell.querySelector('.ptq-mid-head').textContent).toBe(long.slice(0, -'/model/block_3_expand/Conv2D__14'.length));
   });
 });

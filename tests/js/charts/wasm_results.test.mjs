@@ -105,10 +105,13 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
       expect(bars.length).toBe(plot.histograms.length);
       plot.histograms.forEach((h, i) => {
         expect(bars[i].getAttribute('fill')).toBe(h.color);
-        // one outline per run of adjacent non-empty bins, one step per non-empty bin
-        const runs = h.counts.filter((c, k) => c > 0 && !(h.counts[k - 1] > 0)).length;
+        // bars of f adjacent bins (at least MIN_BAR_PX wide): one outline per run of adjacent
+        // non-empty bars, one step per non-empty bar
+        const f = Number(bars[i].getAttribute('data-bins-per-bar'));
+        const summed = Array.from({ length: Math.ceil(h.counts.length / f) }, (_, k) => h.counts.slice(k * f, k * f + f).reduce((a, b) => a + b, 0));
+        const runs = summed.filter((c, k) => c > 0 && !(summed[k - 1] > 0)).length;
         expect((bars[i].getAttribute('d').match(/Z/g) || []).length).toBe(runs);
-        expect((bars[i].getAttribute('d').match(/H/g) || []).length).toBe(h.counts.filter((c) => c > 0).length);
+        expect((bars[i].getAttribute('d').match(/H/g) || []).length).toBe(summed.filter((c) => c > 0).length);
       });
       expect(svg.querySelector('line.threshold') !== null).toBe(plot.kind === 'activation' && Number.isFinite(toNumber(plot.threshold)));
       expect(texts(svg, '.title tspan')).toEqual(plot.title.split('\n'));
@@ -131,7 +134,7 @@ describe.skipIf(!fixture || !wasmHasAnalyze)('charts on wasm analysis results (c
     expect(t.rows.map((r) => r.item)).toEqual(results.sensitivity.sensitivity_order[type]);
     expect(toCsv(t).split('\r\n').length).toBe(t.rows.length + 2);
     const values = t.rows.map((r) => r.cells['cosine-similarity']);
-    const scale = heatScale('cosine-similarity', values);
+    const scale = heatScale('cosine-similarity', values, { scale: 'range' });
     const finite = values.map(toNumber).filter(Number.isFinite);
     if (finite.length > 1 && Math.min(...finite) < Math.max(...finite)) {
       const worst = t.rows.find((r) => toNumber(r.cells['cosine-similarity']) === Math.min(...finite));
