@@ -112,7 +112,38 @@ TEST(ExternalData, ALocationOutsideTheModelsFolderIsRefusedNamingTheTensor) {
 TEST(ExternalData, CorruptModelIsAFormatError) {
   std::vector<uint8_t> bytes = model_with_side_files();
   bytes.resize(bytes.size() - 3);
-  EXPECT_THROW(reader::external_data_files(bytes.data(), bytes.size()), FormatError);
+  try {
+    reader::external_data_files(bytes.data(), bytes.size());
+    FAIL() << "no error";
+  } catch (const FormatError& e) {
+    // It starts as a ModelProto (its graph): a damaged model, said with the protobuf's reason.
+    EXPECT_EQ(
+        std::string(e.what()).rfind("not a valid ONNX model (damaged or truncated): corrupt protobuf in ModelProto", 0),
+        0u)
+        << e.what();
+  }
+}
+
+TEST(ExternalData, TheBytesOfAnotherFileAreNotAnOnnxModel) {
+  const std::string png("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+  const std::string text = "# Notes\n\nThe README of a model, not the model.\n";
+  for (const std::string& file : {png, text}) {
+    const auto* data = reinterpret_cast<const uint8_t*>(file.data());
+    EXPECT_FALSE(reader::starts_like_model_proto(data, file.size()));
+    try {
+      reader::external_data_files(data, file.size());
+      FAIL() << "no error";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("not an ONNX model (corrupt protobuf in ModelProto: ", 0), 0u) << e.what();
+    }
+  }
+  // What ONNX writers put first: ir_version (field 1, a varint), or another ModelProto field.
+  Writer m;
+  m.int64(1, 8);
+  const std::vector<uint8_t> onnx = m.take();
+  EXPECT_TRUE(reader::starts_like_model_proto(onnx.data(), onnx.size()));
+  const std::vector<uint8_t> graph_first = model_with_side_files();
+  EXPECT_TRUE(reader::starts_like_model_proto(graph_first.data(), graph_first.size()));
 }
 
 TEST(ExternalData, ALocationMeansTheFileAtItsPathElseTheOnlyOneWithItsBaseName) {

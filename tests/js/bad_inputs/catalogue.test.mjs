@@ -87,6 +87,7 @@ describe('bad-input catalogue', () => {
       expect(r.hung, `hung: ${where}`).toBe(false);
       expect(r.code, where).toBe(2);
       expect(r.stderr, where).toContain(r.culprit);
+      if (c.says) expect(r.stderr, where).toMatch(c.says);
       expect(r.stderr, where).not.toMatch(/\n\s+at |internal error/);
       expect(r.left, `left behind: ${where}`).toEqual([]);
     });

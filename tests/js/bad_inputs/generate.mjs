@@ -6,7 +6,8 @@
 //   generateCatalogue(dir, {model, data, floatModel}) -> [case]   writes every input under dir/inputs
 //   node tests/js/bad_inputs/generate.mjs OUT_DIR MODEL DATA FLOAT_MODEL   -> OUT_DIR/cases.json
 //
-// A case: {id, group: model|data|options|output, args, culprit, page?}. `args` are the CLI arguments;
+// A case: {id, group: model|data|options|output, args, culprit, says?, page?}. `says`: a pattern the
+// message must match besides naming the culprit. `args` are the CLI arguments;
 // `culprit` is text the error message must contain (the file, node, option or path at fault);
 // `page` (some model and data cases) names the file or folder to open on the web page, where the
 // error banner must show the same culprit (or `page.culprit` where the page names it differently);
@@ -26,6 +27,10 @@ const WORK = '{work}'; // replaced by the case's working folder
 // One worker: each case loads the wasm core once (CI time).
 const analysis = (command, model, data, ...rest) => [command, model, data, ...rest, '--json', `${WORK}/result.json`, '--quiet', '--workers', '1'];
 const charts = (command, model, data, ...rest) => analysis(command, model, data, '-s', `${WORK}/charts`, ...rest);
+
+// What a file that is no ONNX model is called (the core's reader, CLI and page alike), never how its
+// bytes fail to parse as protobuf.
+const NOT_ONNX = /not an ONNX model/;
 
 export function generateCatalogue(dir, { model, data, floatModel }) {
   const inputs = path.join(dir, 'inputs');
@@ -78,13 +83,18 @@ export function generateCatalogue(dir, { model, data, floatModel }) {
 
   // ---- models ----------------------------------------------------------------------------------
   const truncated = write('models/truncated.onnx', modelBytes.subarray(0, modelBytes.length >> 1));
-  add('model', 'truncated', sens(truncated, data), 'truncated.onnx', { page: { model: truncated } });
+  add('model', 'truncated', sens(truncated, data), 'truncated.onnx', { says: /not a valid ONNX model \(damaged or truncated\)/, page: { model: truncated } });
   const empty = write('models/empty.onnx', Buffer.alloc(0));
-  add('model', 'empty', sens(empty, data), 'empty.onnx', { page: { model: empty } });
+  add('model', 'empty', sens(empty, data), 'empty.onnx', { says: NOT_ONNX, page: { model: empty } });
   const garbage = write('models/garbage.onnx', Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 2654435761) >>> 24)));
-  add('model', 'garbage', sens(garbage, data), 'garbage.onnx', { page: { model: garbage } });
+  add('model', 'garbage', sens(garbage, data), 'garbage.onnx', { says: NOT_ONNX, page: { model: garbage } });
   const npyAsModel = write('models/sample.onnx', sample);
-  add('model', 'npy-as-model', sens(npyAsModel, data), 'sample.onnx');
+  add('model', 'npy-as-model', sens(npyAsModel, data), 'sample.onnx', { says: NOT_ONNX });
+  // Files a user may pick by mistake: a PNG image, a text file, each named .onnx.
+  const png = write('models/photo.onnx', Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x02\0\0\0', 'latin1')]));
+  add('model', 'png-as-model', sens(png, data), 'photo.onnx', { says: NOT_ONNX, page: { model: png } });
+  const text = write('models/notes.onnx', Buffer.from('# Notes\n\nThis is the README of a model, not the model.\n'));
+  add('model', 'text-as-model', sens(text, data), 'notes.onnx', { says: NOT_ONNX, page: { model: text } });
   add('model', 'missing', sens(at('models/missing.onnx'), data), 'missing.onnx');
   fs.mkdirSync(at('models/folder.onnx'), { recursive: true });
   add('model', 'directory', sens(at('models/folder.onnx'), data), 'folder.onnx');

@@ -64,6 +64,7 @@ describe('bad inputs on the page', () => {
       const shown = await page.textContent('#error-banner .error-text');
       await page.click('#error-banner .error-close');
       expect(shown).toContain(culprit);
+      if (c.says) expect(shown).toMatch(c.says);
       expect(await page.isHidden('#error-banner')).toBe(true);
       expect(pageErrors).toEqual([]);
       if (c.page.run) {

@@ -1,6 +1,7 @@
 #include "reader/external_data.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -9,6 +10,11 @@ namespace {
 
 // ONNX field numbers read here (onnx.proto).
 constexpr uint32_t kModelGraph = 7;
+// ModelProto's fields: varints (ir_version, model_version) and messages / strings (producer_name,
+// producer_version, domain, doc_string, graph, opset_import, metadata_props, training_info, functions,
+// configuration).
+constexpr uint32_t kModelVarints[] = {1, 5};
+constexpr uint32_t kModelMessages[] = {2, 3, 4, 6, 7, 8, 14, 20, 25, 26};
 constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5, kGraphSparseInitializer = 15;
 constexpr uint32_t kNodeAttribute = 5;
 constexpr uint32_t kAttrTensor = 5, kAttrGraph = 6, kAttrTensors = 10, kAttrGraphs = 11, kAttrSparseTensor = 22,
@@ -112,13 +118,33 @@ void check_external_location(const std::string& location, const std::string& lab
                       "' is not a relative path below the model's folder");
 }
 
+bool starts_like_model_proto(const uint8_t* data, size_t size) {
+  uint64_t tag = 0;
+  for (size_t i = 0; i < std::min<size_t>(size, 10); ++i) {
+    tag |= static_cast<uint64_t>(data[i] & 0x7fu) << (7 * i);
+    if (data[i] & 0x80u) continue;
+    const uint64_t number = tag >> 3;
+    const auto wire = static_cast<pb::WireType>(tag & 7u);
+    const auto in = [&](const auto& list) {
+      return std::find(std::begin(list), std::end(list), number) != std::end(list);
+    };
+    return (wire == pb::WireType::Varint && in(kModelVarints)) || (wire == pb::WireType::Bytes && in(kModelMessages));
+  }
+  return false;
+}
+
 std::vector<ExternalFile> external_data_files(const uint8_t* data, size_t size) {
   Scan out;
   std::vector<pb::Bytes> graphs;
   pb::Reader model(data, size, "ModelProto");
   pb::Field f;
-  while (model.next(f))
-    if (is_message(f, kModelGraph)) graphs.push_back(f.bytes);
+  try {
+    while (model.next(f))
+      if (is_message(f, kModelGraph)) graphs.push_back(f.bytes);
+  } catch (const FormatError& e) {
+    if (!starts_like_model_proto(data, size)) throw FormatError(std::string("not an ONNX model (") + e.what() + ")");
+    throw FormatError(std::string("not a valid ONNX model (damaged or truncated): ") + e.what());
+  }
   while (!graphs.empty()) {
     const pb::Bytes graph = graphs.back();
     graphs.pop_back();

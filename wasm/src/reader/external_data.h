@@ -23,9 +23,16 @@ struct ExternalFile {
   uint64_t declared_bytes = 0;
 };
 
+// Whether the bytes start with a field of a ModelProto (its number and wire type: ONNX writers put
+// ir_version first). Bytes that do not, and whose protobuf breaks, are some other file (an image, a
+// text, a numpy array): readers say "not an ONNX model" instead of how it fails to parse, and keep the
+// parse error for a damaged or truncated model.
+bool starts_like_model_proto(const uint8_t* data, size_t size);
+
 // The distinct files of the model's external-data tensors (initializers, sparse initializers,
 // Constant and subgraph tensors), in order of first use, each location checked, without reading any
-// tensor's data.
+// tensor's data. Throws FormatError "not an ONNX model (…)" for bytes that are no ModelProto, "not a
+// valid ONNX model (damaged or truncated): …" for one whose protobuf breaks later.
 std::vector<ExternalFile> external_data_files(const uint8_t* data, size_t size);
 // Their declared bytes together (saturating): what loading the model will copy into memory besides
 // its file, known before any side file is read.

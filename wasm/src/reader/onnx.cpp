@@ -575,6 +575,8 @@ ir::Model read_onnx(const uint8_t* data, size_t size, const ReadOptions& options
     auto g = parse_graph(graph_bytes, ctx, 0);
     model.graph = std::move(*g);
   } catch (const FormatError& e) {
+    if (!starts_like_model_proto(data, size))
+      throw FormatError(named(options.file_name) + " is not an ONNX model (" + e.what() + ")");
     throw FormatError(named(options.file_name) + " is not a valid ONNX model: " + e.what());
   }
   resolve_opsets(model, model.graph);
