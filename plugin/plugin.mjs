@@ -18,11 +18,14 @@ import { mountPanel, PANEL_ID, togglePicked } from './ui/panel.mjs';
 import { injectStyle } from './ui/style.mjs';
 import { createAnalysisRunner, queuedRun } from '../web/app/analysis/runner.mjs';
 import { createHeatController } from '../web/app/heatmap/controller.mjs';
+import { mountHeatLegend } from '../web/app/heatmap/legend_overlay.mjs';
 import { createReportController } from '../web/app/reports/controller.mjs';
 import { setChannelRunner } from '../web/app/analysis/charts.mjs';
 import { workerEngine } from './graph_loader.mjs';
 import { createOpener } from '../web/app/open/open.mjs';
 import { modelScopedState } from '../web/app/state.mjs';
+
+export const LEGEND_ID = 'ptqscope-legend';
 
 // A model Netron starts to open replaces the previous one at once (its graph, results and data).
 const resetOnOpen = () => ({ graph: null, summary: null, error: null, externalFiles: [], calibrationFiles: null, samples: null, ...modelScopedState() });
@@ -64,6 +67,13 @@ export function installPlugin(win, deps) {
     state, runner, focus, opener, sections: deps.sections, readDrop: deps.readDrop,
     readPicked: deps.readPicked, save: deps.save, onDockResize: (delta) => graphWidth.keepCentre(delta),
   });
+  // The heat legend over Netron's graph pane, beside the dock (ui/style.mjs places it).
+  const legendBox = doc.createElement('div');
+  legendBox.id = LEGEND_ID;
+  doc.body.append(legendBox);
+  // Its select's keys and clicks are ours, not Netron's (Netron's document listeners act on them).
+  for (const type of ['keydown', 'keyup', 'mousedown', 'click', 'wheel']) legendBox.addEventListener(type, (e) => e.stopPropagation());
+  const legend = mountHeatLegend(legendBox, state);
 
   // --- the model Netron opens ---
   const stopCapture = captureModelFiles(win, async ({ name, file, onnx, others = [] }) => {
@@ -113,6 +123,13 @@ export function installPlugin(win, deps) {
     },
   });
   const offs = ['heat', 'graph', 'picked', 'summary', 'calibrationStates'].map((k) => state.on(k, () => observer.refresh()));
+  // A panel asks for another one (Run all's next steps): open that section of the dock and scroll to it.
+  offs.push(state.on('showPanel', (id) => {
+    const section = doc.querySelector(`#${PANEL_ID} .ptq-section-${id}`);
+    if (!section) return;
+    section.open = true;
+    section.scrollIntoView?.({ block: 'start' });
+  }));
   observer.refresh();
 
   // Ctrl/⌘/Shift+click on a node header picks it (toggles it in state 'picked'), as in the web app's
@@ -144,6 +161,8 @@ export function installPlugin(win, deps) {
       setChannelRunner(null);
       runner.dispose();
       panel.dispose();
+      legend.dispose();
+      legendBox.remove();
       graphWidth.disconnect();
     },
   };

@@ -203,14 +203,7 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
   const heat = mountHeatPanel(heatHost, state, { legendWidth: 250 });
   const whatIf = createWhatIfController(state, runner);
   const whatIfPanel = mountWhatIfPanel(whatIfHost, state, whatIf, runner, { focus, save });
-  // "Apply to what-if" shows the What-if section (opened and scrolled into view).
-  const show = (id) => {
-    const box = { whatif: whatIfHost }[id]?.closest('details');
-    if (!box) return;
-    box.open = true;
-    box.scrollIntoView?.({ block: 'start' });
-  };
-  const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { focus, save, show });
+  const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { focus, save });
   const comparePanel = mountComparePanel(compareHost, state, { focus });
   const reportPanel = mountReportPanel(reportHost, state, { focus });
 

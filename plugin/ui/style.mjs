@@ -6,7 +6,11 @@
 // that the dock sits beside the graph instead of over it, and the graph's width: the width Netron
 // writes inline on #target (copied into --ptq-netron-width, netron/layout.mjs) minus the dock's, with
 // !important because Netron's inline width would otherwise win. The app's panels are laid out as one column
-// sized to the dock; names wrap (never cut off) and carry their full text in a tooltip.
+// sized to the dock; a table's long node names are shortened in the middle (at most 20em: the name and
+// its numbers fit the dock; the table scrolls sideways for the rest), whole in their tooltip and in the
+// Selected node section; other names wrap. The heat
+// legend (#ptqscope-legend, web/app/heatmap/legend_overlay.mjs) sits over Netron's graph pane, at its
+// bottom left beside the dock.
 // (Under Vitest the ?inline import is an empty string.)
 import APP_CSS from '../../web/app/analysis/analysis.css?inline';
 import WHATIF_CSS from '../../web/app/whatif/whatif.css?inline';
@@ -38,8 +42,10 @@ html[data-ptq-docked] > body > #toolbar { left: calc(var(--ptq-dock-width, 460px
 #ptqscope-panel .ptq-analyses { display: block; height: auto; padding: 0; }
 #ptqscope-panel .ptq-analysis-tabs, #ptqscope-panel .ptq-run-row { margin: 4px 0; }
 #ptqscope-panel .ptq-analysis-output { max-height: none; overflow: visible; }
-#ptqscope-panel .ptq-analysis-output .sensitivity-table { width: 100%; table-layout: auto; }
-#ptqscope-panel .ptq-analysis-output .sensitivity-table td:not(.num) { white-space: normal; overflow-wrap: anywhere; }
+#ptqscope-panel { --ptq-name-width: 20em; }
+#ptqscope-panel .ptq-sensitivity { overflow-x: auto; }
+#ptqscope-panel .ptq-analysis-output .sensitivity-table { width: auto; }
+#ptqscope-panel .ptq-analysis-output .sensitivity-table td { white-space: nowrap; overflow-wrap: normal; }
 #ptqscope-panel .ptq-field > label:first-child { min-width: 90px; }
 #ptqscope-panel .ptq-hint { margin-left: 0; }
 #ptqscope-panel .ptq-export { padding: 0; }
@@ -62,6 +68,10 @@ html[data-ptq-docked] > body > #toolbar { left: calc(var(--ptq-dock-width, 460px
 #ptqscope-panel dl.ptq-node-row dt { color: #666; }
 #ptqscope-panel dl.ptq-node-row dd { margin: 0; font-variant-numeric: tabular-nums; word-break: break-all; }
 #ptqscope-panel figure { margin: 4px 0; }
+#ptqscope-legend { position: fixed; left: calc(var(--ptq-dock-width, 460px) + 12px); bottom: 12px; z-index: 1;
+  background: rgba(255,255,255,0.94); color: #222; border: 1px solid #ccc; border-radius: 6px; padding: 4px 6px;
+  font: 12px -apple-system, "Segoe UI", Ubuntu, sans-serif; --muted: #666; }
+#ptqscope-legend[hidden] { display: none; }
 #nodes > g.node[data-ptq-picked] > path.node-border { stroke: #2e6bd2; stroke-width: 3px; stroke-dasharray: 5 2; }
 #nodes > g.node[data-ptq-unsupported] > path.node-border { stroke: #b00020; stroke-width: 3px; stroke-dasharray: 5 3; }
 #nodes > g.node[data-ptq-config] > path.node-border { stroke: #b00020; stroke-width: 2px; }

@@ -2,13 +2,14 @@
 // the node sidebar, the bottom dock for registered panels, the error banner and the status line.
 import './style/app.css';
 import { state } from './state.mjs';
-import { registeredPanels, onRegister, setPanelShower } from './shell.mjs';
+import { registeredPanels, onRegister } from './shell.mjs';
 import { createOpener } from './open/open.mjs';
 import { filesFromDataTransfer, filesFromFileList } from './open/sources.mjs';
 import { loadExample } from './open/example.mjs';
 import { samplesText, heldDataText } from './open/describe.mjs';
 import { createGraphView } from './graph/view.mjs';
 import { createSidebar } from './sidebar/sidebar.mjs';
+import { mountHeatLegend } from './heatmap/legend_overlay.mjs';
 import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './graph/workers.mjs';
 
 export { registerPanel, registerSidebarSection } from './shell.mjs';
@@ -39,23 +40,34 @@ state.on('status', (text) => {
 });
 
 // --- start screen / loaded model header ------------------------------------------------------------
+// The header: the model's name (cut with an ellipsis when the bar is short, whole in its tooltip), the
+// calibration data (never cut: the sample count is what every number is computed on), then the graph's
+// counts and the wasm heaps (cut first). Its text reads "name · samples · nodes · …".
 function describe() {
   const summary = state.get('summary');
   const graph = state.get('graph');
   const samples = state.get('samples');
-  const parts = [];
-  if (state.get('modelName')) parts.push(state.get('modelName'));
-  if (graph) {
-    const cali = graph.nodes.filter((n) => n.op_type === 'HzCalibration').length;
-    parts.push(`${graph.nodes.length} nodes`, `${cali} calibration nodes`);
-  } else if (summary) parts.push(`${summary.nodeCount} nodes`);
-  if (summary) parts.push(samples ? samplesText(samples, state.get('calibrationFiles')) : 'no calibration data');
+  const name = state.get('modelName') ?? '';
+  const data = [];
+  if (summary) data.push(samples ? samplesText(samples, state.get('calibrationFiles')) : 'no calibration data');
   const held = state.get('heldData');
-  if (held) parts.push(heldDataText(held, 'open its model'));
+  if (held) data.push(heldDataText(held, 'open its model'));
   $('#held-data').textContent = held ? heldDataText(held, 'open its model') : '';
   $('#held-data').hidden = !held;
-  parts.push(...memoryParts(state.get('memory')));
-  $('#model-info').textContent = parts.join(' · ');
+  const rest = [];
+  if (graph) {
+    const cali = graph.nodes.filter((n) => n.op_type === 'HzCalibration').length;
+    rest.push(`${graph.nodes.length} nodes`, `${cali} calibration nodes`);
+  } else if (summary) rest.push(`${summary.nodeCount} nodes`);
+  rest.push(...memoryParts(state.get('memory')));
+  const parts = [['info-name', name], ['info-data', data.join(' · ')], ['info-graph', rest.join(' · ')]].filter(([, text]) => text);
+  $('#model-info').replaceChildren(...parts.flatMap(([cls, text], i) => {
+    const span = document.createElement('span');
+    span.className = cls;
+    span.textContent = text;
+    span.title = text;
+    return i ? [' · ', span] : [span];
+  }));
 }
 
 // "1.2 GB": a wasm heap size for the header (decimal units, as the 4 GB heap limit is spoken of).
@@ -148,10 +160,72 @@ function bindDrop() {
 }
 
 // --- dock of registered panels ------------------------------------------------------------------
+// Its height: dragged by the handle on its top edge (or ↑ / ↓ on the focused handle, Shift for larger
+// steps), kept in localStorage; 40 % of the window until changed. The graph keeps at least
+// MIN_GRAPH px and the dock at least MIN_DOCK px.
+const DOCK_KEY = 'ptqscope.dockHeight';
+const MIN_DOCK = 140;
+const MIN_GRAPH = 160;
+
+function dockResizer(dock) {
+  const handle = document.createElement('div');
+  Object.assign(handle, { className: 'dock-resize', tabIndex: 0, title: 'Drag to resize the panels (↑ ↓ with the keyboard)' });
+  handle.setAttribute('role', 'separator');
+  handle.setAttribute('aria-orientation', 'horizontal');
+  handle.setAttribute('aria-label', 'resize the panels');
+  dock.prepend(handle);
+  const limit = (h) => Math.round(Math.min(window.innerHeight - MIN_GRAPH, Math.max(MIN_DOCK, h)));
+  let height = null; // px, null: the stylesheet's 40vh
+  try {
+    const saved = Number(localStorage.getItem(DOCK_KEY));
+    if (saved > 0) height = saved;
+  } catch {
+    // storage may be disabled: the dock still resizes for this page
+  }
+  function apply(h, save = true) {
+    height = limit(h);
+    dock.style.setProperty('--dock-height', `${height}px`);
+    dock.dataset.height = String(height);
+    handle.setAttribute('aria-valuenow', String(height));
+    if (!save) return;
+    try {
+      localStorage.setItem(DOCK_KEY, String(height));
+    } catch {
+      // as above
+    }
+  }
+  if (height) apply(height, false);
+  const current = () => height ?? dock.getBoundingClientRect().height;
+  handle.addEventListener('pointerdown', (e) => {
+    e.preventDefault();
+    handle.setPointerCapture?.(e.pointerId);
+    dock.classList.add('resizing');
+    const move = (ev) => apply(window.innerHeight - ev.clientY);
+    const up = () => {
+      dock.classList.remove('resizing');
+      handle.removeEventListener('pointermove', move);
+      handle.removeEventListener('pointerup', up);
+      handle.removeEventListener('pointercancel', up);
+    };
+    handle.addEventListener('pointermove', move);
+    handle.addEventListener('pointerup', up);
+    handle.addEventListener('pointercancel', up);
+  });
+  handle.addEventListener('keydown', (e) => {
+    if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+    e.preventDefault();
+    const step = e.shiftKey ? 80 : 20;
+    apply(current() + (e.key === 'ArrowUp' ? step : -step));
+  });
+  // A smaller window: the dock shrinks with it so that the graph keeps its share.
+  window.addEventListener('resize', () => height && apply(height, false));
+}
+
 function createDock(dock) {
   const tabs = dock.querySelector('.dock-tabs');
   const body = dock.querySelector('.dock-body');
   const mounted = new Map();
+  dockResizer(dock);
   function activate(id) {
     for (const t of tabs.children) t.classList.toggle('active', t.dataset.panel === id);
     for (const [pid, el] of mounted) el.hidden = pid !== id;
@@ -187,7 +261,8 @@ function createDock(dock) {
   }
   registeredPanels().forEach(add);
   onRegister((kind, item) => kind === 'panel' && add(item));
-  setPanelShower(activate);
+  // A panel asks for another one (Run all's next steps: state 'showPanel').
+  state.on('showPanel', (id) => mounted.has(id) && activate(id));
   return { activate };
 }
 
@@ -196,6 +271,7 @@ function boot() {
   bindDrop();
   createGraphView($('#graph'), state, { setStatus, layout: modelAndLayout, cancelLayout: () => layoutWorker.restart() });
   createSidebar($('#sidebar'), state);
+  mountHeatLegend($('#graph .graph-legend'), state);
   createDock($('#dock'));
   describe();
   // For the Netron-style plugin, tests and the console: the store is the app's whole public state.

@@ -36,14 +36,6 @@ export function registerSidebarSection(section) {
 export const registeredPanels = () => [...panels];
 export const registeredSections = () => [...sections];
 
-// Shows a registered panel (its dock tab), e.g. the what-if view after a fix is applied to it. The shell
-// installs how (setPanelShower); until then it does nothing.
-let shower = () => {};
-export const setPanelShower = (fn) => {
-  shower = fn;
-};
-export const showPanel = (id) => shower(id);
-
 // The shell listens to late registrations; returns an unsubscribe function.
 export function onRegister(fn) {
   listeners.add(fn);

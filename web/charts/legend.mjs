@@ -34,7 +34,8 @@ function tickLabels(legend, rampW) {
 /**
  * renderHeatLegend(target, legend, options) -> {svg}
  * legend: heatScale(...).legend, or {title, direction, domain, best?, worst?, nanColor?}.
- * options: width (260), showNaN (true).
+ * options: width (260), showNaN (true), title (true: the metric and its direction on the first line;
+ *   false when the host prints them itself, e.g. wrapped over a narrow legend).
  */
 export function renderHeatLegend(target, legend, options = {}) {
   const lowerWorse = /^lower/.test(legend.direction);
@@ -42,21 +43,23 @@ export function renderHeatLegend(target, legend, options = {}) {
   const worst = legend.worst ?? (lowerWorse ? legend.domain[0] : legend.domain[1]);
   const fixed = legend.scale === 'fixed';
   const title = `${legend.title} (${legend.direction})`;
-  const width = Math.max(options.width ?? 260, Math.ceil(textWidth(title, 11)) + 8);
-  const height = fixed ? 82 : 58;
+  const titled = options.title !== false;
+  const width = Math.max(options.width ?? 260, titled ? Math.ceil(textWidth(title, 11)) + 8 : 0);
+  const dy = titled ? 0 : -14; // everything moves up by the title's line when it is left out
+  const height = (fixed ? 82 : 58) + dy;
   const svg = chartRoot(target, width, height, 'heat-legend');
   svg.attr('data-scale', legend.scale ?? 'range');
-  svg.append('text').attr('class', 'legend-title').attr('x', 4).attr('y', 13).text(title);
+  if (titled) svg.append('text').attr('class', 'legend-title').attr('x', 4).attr('y', 13).text(title);
   const rampW = width - 8 - (options.showNaN === false ? 0 : 46);
-  const ramp = svg.append('g').attr('class', 'ramp').attr('transform', 'translate(4,20)');
+  const ramp = svg.append('g').attr('class', 'ramp').attr('transform', `translate(4,${20 + dy})`);
   for (let i = 0; i < STEPS; i++) {
     ramp.append('rect').attr('x', Math.round((i * rampW) / STEPS * 100) / 100).attr('width', Math.ceil(rampW / STEPS) + 0.5)
       .attr('height', 12).attr('fill', interpolateHeat(i / (STEPS - 1)));
   }
-  const ends = svg.append('g').attr('class', 'ends').attr('font-size', 10);
+  const ends = svg.append('g').attr('class', 'ends').attr('font-size', 10).attr('transform', dy ? `translate(0,${dy})` : null);
   if (fixed) {
     // Reference values under the ramp; the stretch of it the values shown take, outlined.
-    const ticks = svg.append('g').attr('class', 'ticks').attr('transform', 'translate(4,32)').attr('font-size', TICK_FONT);
+    const ticks = svg.append('g').attr('class', 'ticks').attr('transform', `translate(4,${32 + dy})`).attr('font-size', TICK_FONT);
     for (const t of legend.ticks ?? []) {
       const x = Math.round(t.at * rampW * 100) / 100;
       ticks.append('line').attr('x1', x).attr('x2', x).attr('y1', 0).attr('y2', 4).attr('stroke', '#333');
@@ -68,11 +71,11 @@ export function renderHeatLegend(target, legend, options = {}) {
     ends.append('text').attr('class', 'worst').attr('x', 4 + rampW).attr('y', 59).attr('text-anchor', 'end').text('worse');
     if (legend.shown) {
       const [a, b] = legend.shown.map((t) => Math.round(t * rampW * 100) / 100);
-      svg.append('rect').attr('class', 'shown').attr('x', 4 + a).attr('y', 18.5).attr('width', Math.max(2, b - a)).attr('height', 15)
+      svg.append('rect').attr('class', 'shown').attr('x', 4 + a).attr('y', 18.5 + dy).attr('width', Math.max(2, b - a)).attr('height', 15)
         .attr('fill', 'none').attr('stroke', '#000').attr('stroke-width', 1.5);
       const [lo, hi] = lowerWorse ? [legend.domain[1], legend.domain[0]] : legend.domain;
       const digits = distinctDigits(lo, hi, TABLE_DIGITS);
-      svg.append('text').attr('class', 'shown-values').attr('x', 4).attr('y', 75).attr('font-size', 10)
+      svg.append('text').attr('class', 'shown-values').attr('x', 4).attr('y', 75 + dy).attr('font-size', 10)
         .text(`shown: ${formatValue(lo, digits)}${lo === hi ? '' : ` … ${formatValue(hi, digits)}`}`);
     }
   } else {
@@ -82,7 +85,7 @@ export function renderHeatLegend(target, legend, options = {}) {
       .text(`worse ${formatValue(worst, digits)}`);
   }
   if (options.showNaN !== false) {
-    const nan = svg.append('g').attr('class', 'nan').attr('transform', `translate(${width - 38},20)`);
+    const nan = svg.append('g').attr('class', 'nan').attr('transform', `translate(${width - 38},${20 + dy})`);
     nan.append('rect').attr('width', 12).attr('height', 12).attr('fill', legend.nanColor || '#bdbdbd');
     nan.append('text').attr('x', 15).attr('y', 10).attr('font-size', 10).text('nan');
   }

@@ -107,7 +107,8 @@ describe('analysis runner', () => {
     const off = runner.on((ev) => ev.type === 'stage' && stages.push(ev.stage));
     const doc = await runner.run('runall', runAllOptions({ node_type: 'node', ns_metrics: ['cosine-similarity'], pick_threshold: '1' }));
     off();
-    expect(stages).toEqual(['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']);
+    // §8.4's stages, then the model's outputs as calibrated (the summary Run all ends with).
+    expect(stages).toEqual(['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis', 'outputs as calibrated']);
     const r = state.get('results');
     for (const key of ['distribution', 'channelwise', 'acc_error', 'sensitivity_analysis']) expect(r[key], key).toBeTruthy();
     expect(r.sensitivity.node).toEqual(doc.sensitivity.node);
@@ -116,5 +117,9 @@ describe('analysis runner', () => {
     expect(r.channelwise_order.length).toBeGreaterThan(0);
     for (const name of r.channelwise_order) expect(calibration.has(name)).toBe(true);
     expect(r.sensitivity_analysis.x[0]).toBe('none');
+    // Those outputs are the stored configuration's what_if on Run all's samples.
+    const calibrated = await runner.run('analysis', { analysis: 'what_if', options: { data_num: doc.options.sensitivity.data_num } });
+    expect(doc.what_if.outputs).toEqual(calibrated.what_if.outputs);
+    expect(doc.what_if.samples).toEqual(calibrated.what_if.samples);
   });
 });

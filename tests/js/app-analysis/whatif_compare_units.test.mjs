@@ -167,7 +167,7 @@ describe('comparing two results', () => {
     // Conv_1 dropped by 0.09 (worse), Relu_2 rose by 0.045 (better).
     expect(heat.values.get('Conv_1').value).toBeCloseTo(-0.09, 12);
     expect(heat.legend.direction).toBe('lower is worse');
-    expect(heat.values.get('Conv_1').color).toBe(heatScale('cosine-similarity', [-0.09, 0.045]).color(-0.09));
+    expect(heat.values.get('Conv_1').color).toBe(heatScale('cosine-similarity', [-0.09, 0.045], { scale: 'range' }).color(-0.09)); // changes: their range
     expect(heat.legend.title).toBe('change B − A (sensitivity:node): cosine-similarity');
   });
 

@@ -112,6 +112,10 @@ describe('view model from graphJson (hand-written tiny calibrated graph)', () =>
     expect(searchGraph(TINY, 'w2')[0]).toMatchObject({ kind: 'tensor', tensor: 'w2', node: 'w2_HzCalibration' }); // exact tensor first
     expect(searchGraph(TINY, 'w2_Hz')[0]).toMatchObject({ kind: 'node', node: 'w2_HzCalibration' });
     expect(searchGraph(TINY, '   ')).toEqual([]);
+    // A node found by its name, its op type and its output tensor is listed once, by its best match.
+    const convs = searchGraph(TINY, 'conv');
+    expect(convs.map((m) => m.node)).toEqual([...new Set(convs.map((m) => m.node))]);
+    expect(convs.filter((m) => m.node === 'conv1')).toEqual([expect.objectContaining({ kind: 'op', text: 'conv1' })]);
   });
 
   it('lays out top to bottom without overlaps', () => {

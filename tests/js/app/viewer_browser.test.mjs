@@ -43,7 +43,7 @@ const sidebarName = () => page.textContent('#sidebar .node-name .sidebar-value')
 
 // Resolves once node `name` is in the middle of the graph view (after the zoom transition).
 const waitCentred = (name) => page.waitForFunction((n) => {
-  const svg = document.querySelector('#graph svg').getBoundingClientRect();
+  const svg = document.querySelector('#graph svg.graph-canvas').getBoundingClientRect();
   const box = document.querySelector(`#graph .node[data-name="${CSS.escape(n)}"]`)?.getBoundingClientRect();
   return box && Math.abs(box.x + box.width / 2 - (svg.x + svg.width / 2)) < 4 && Math.abs(box.y + box.height / 2 - (svg.y + svg.height / 2)) < 4;
 }, name);
@@ -65,7 +65,7 @@ describe('viewer (Chromium, file://)', () => {
 
   it('Ctrl+F finds a node, centres and selects it', async () => {
     const target = normalNodes().filter((n) => n.op_type === 'Relu').at(-1).name;
-    await page.locator('#graph svg').click({ position: { x: 5, y: 5 } });
+    await page.locator('#graph svg.graph-canvas').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('Control+f');
     await page.waitForSelector('.graph-search input:focus');
     await page.keyboard.type(target);
@@ -99,7 +99,7 @@ describe('viewer (Chromium, file://)', () => {
   });
 
   it('shows calibration nodes as nodes on request (C)', async () => {
-    await page.locator('#graph svg').focus();
+    await page.locator('#graph svg.graph-canvas').focus();
     await page.keyboard.press('c');
     await page.waitForFunction((n) => document.querySelectorAll('#graph .node-node').length === n, graph.nodes.filter((n) => n.op_type !== 'Constant').length);
     expect(await page.locator('#graph .badge').count()).toBe(0);
@@ -180,7 +180,7 @@ describe('viewer (Chromium, file://)', () => {
     await page.evaluate((name) => {
       window.ptqscope.state.set('heat', { values: new Map([[name, { value: 0.5, color: 'rgb(200, 30, 30)', label: '0.5' }]]), legend: { title: 'test', direction: 'higher is worse', domain: [0, 1] } });
     }, far);
-    await page.locator('#graph svg').focus();
+    await page.locator('#graph svg.graph-canvas').focus();
     await page.keyboard.press('f');
     // The whole layout inside the view once the transition ends: far below the zoom's old floor (2 %).
     const whole = () => page.evaluate(() => {
@@ -221,7 +221,7 @@ describe('viewer (Chromium, file://)', () => {
       await page.waitForSelector(`#graph[data-overview="${overview}"]`);
       await page.waitForTimeout(300); // the 200 ms zoom transition
     };
-    await page.locator('#graph svg').focus();
+    await page.locator('#graph svg.graph-canvas').focus();
     // 0.8, the zoom a focus sets at least, once the focus's zoom transition has ended.
     await expect.poll(async () => (await whole()).k).toBeCloseTo(0.8, 5);
     for (let i = 0; i < 3; i++) await zoomTo('-', 'off'); // 0.64, 0.51, 0.41
@@ -231,11 +231,11 @@ describe('viewer (Chromium, file://)', () => {
     await page.waitForFunction(() => document.querySelectorAll('#graph .node').length === 0);
     // A click on the overview selects the box under the pointer: conv100, still in the view's middle.
     expect(await page.evaluate(() => window.ptqscope.state.get('selection'))).toBe('relu6000'); // the sidebar stays open
-    const svgBox = await page.locator('#graph svg').boundingBox();
+    const svgBox = await page.locator('#graph svg.graph-canvas').boundingBox();
     await page.mouse.click(svgBox.x + svgBox.width / 2, svgBox.y + svgBox.height / 2);
     await page.waitForFunction(() => window.ptqscope.state.get('selection') === 'conv100');
     expect(await sidebarName()).toBe('conv100');
-    await page.locator('#graph svg').focus();
+    await page.locator('#graph svg.graph-canvas').focus();
     await zoomTo('+', 'off'); // 0.41
     await page.waitForSelector('#graph .node.selected[data-name="conv100"]');
     await page.evaluate(() => window.ptqscope.state.set('heat', null));

@@ -64,7 +64,7 @@ describe('subgraphs in the page', () => {
     await ready(`${branch.name}.else_branch`);
     expect(await drawn()).toEqual(boxesOf(branch.attributes.else_branch.graph));
     // Backspace goes up one level; a search result is a main-graph node and brings the main graph back.
-    await page.locator('#graph svg').click({ position: { x: 5, y: 5 } });
+    await page.locator('#graph svg.graph-canvas').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('Backspace');
     await ready('');
     await page.dblclick(`#graph .node[data-name="${loop.name}"]`);

@@ -19,6 +19,7 @@ import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
 import { pageHtml, NETRON_LIKE_CSS } from './fake_netron.mjs';
 import { unzipSync } from 'fflate';
 import { FIXTURES, MODEL_NAME, calibrationFolder, modelBytes, unzipText } from './helpers.mjs';
+import { fixture } from '../helpers.mjs';
 import { serveFolder as serve } from './netron_site.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -268,7 +269,7 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await waitOrPanelError('#ptqscope-panel .ptq-report-unmatched li');
     expect(await page.locator('#ptqscope-panel .ptq-report-unmatched li').textContent()).toContain('/backbone/gone');
     await page.locator('#ptqscope-panel .ptq-heat-summary', { hasText: 'report (horizon)' }).waitFor();
-    const scale = heatScale('cosine-similarity', [0.999702, 0.998113, 0.990415]);
+    const scale = heatScale('cosine-similarity', [0.999702, 0.998113, 0.990415], { scale: 'range' }); // the report's own metric: its range
     const fillOf = (name) => page.locator(`[id="node-name-${name}"] > g.node-item > path`).first().evaluate((p) => getComputedStyle(p).fill);
     await page.locator('#nodes > g.node[data-ptq-heat]').nth(2).waitFor();
     expect(await fillOf('/backbone/conv1/Conv')).toBe(rgb(scale.color(0.999702)).toString());
@@ -288,6 +289,56 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     expect(await page.evaluate(() => window.__ptqscope__.state.get('results'))).toBeNull();
     await select.selectOption('horizon_nn');
     await page.waitForFunction(() => { const g = window.__ptqscope__.state.get('graph'); return g && !('relations' in g); });
+  it('at 1400×900, ~200-character names (tf2onnx\'s) keep the numbers in the dock; the heat legend lies over the graph pane beside the dock', async () => {
+    await page.setViewportSize({ width: 1400, height: 900 });
+    // The Netron-like page draws its recording whatever the file; the dock works on the file opened.
+    const entry = fixture('ppocr_cls_long_names');
+    await page.setInputFiles('#open-file-dialog', entry.model);
+    await page.locator('#ptqscope-panel .ptq-model', { hasText: path.basename(entry.model) }).waitFor();
+    await waitOrPanelError('#ptqscope-panel[data-graph="loaded"]');
+    await page.setInputFiles('#ptqscope-panel .ptq-data-input', entry.data);
+    await page.locator('#ptqscope-panel .ptq-data-status', { hasText: '6 calibration samples (ppocr_cls_data: x)' }).waitFor();
+    await page.locator('#ptqscope-panel .ptq-analysis-tabs button[data-analysis="sensitivity"]').click();
+    await page.locator('#ptqscope-panel form[data-analysis="sensitivity"] select[name="node_type"]').selectOption('activation');
+    await page.locator('#ptqscope-panel').evaluate((p) => { p.dataset.run = 'idle'; });
+    await page.locator('#ptqscope-panel .ptq-run').click();
+    await waitOrPanelError('#ptqscope-panel[data-run="done"]');
+
+    const dock = await page.locator('#ptqscope-panel').boundingBox();
+    const rows = page.locator('#ptqscope-panel .ptq-analysis-output table.sensitivity-table tbody tr');
+    const item = await rows.first().getAttribute('data-item');
+    expect(item.length).toBeGreaterThan(180);
+    await rows.first().scrollIntoViewIfNeeded();
+    for (let i = 0; i < 3; i++) {
+      const cell = await rows.nth(i).locator('td.num').first().boundingBox();
+      expect(cell.x + cell.width, `row ${i}`).toBeLessThanOrEqual(dock.x + dock.width);
+      expect(cell.x).toBeGreaterThanOrEqual(dock.x);
+    }
+    const name = rows.first().locator('td.ptq-name-cell').first();
+    expect([await name.getAttribute('title'), await name.textContent()]).toEqual([item, item]);
+    expect(await name.locator('.ptq-mid-tail').textContent()).toMatch(/_HzCalibration$/);
+    // A row's click shows the node's whole name in the Selected node section.
+    await rows.first().click();
+    await page.locator('#ptqscope-panel .ptq-node-title', { hasText: item }).waitFor();
+
+    // The legend: over Netron's graph pane, right of the dock, inside the window, on cosine's fixed scale.
+    const legend = page.locator('#ptqscope-legend');
+    await legend.locator('svg.heat-legend[data-scale="fixed"]').waitFor();
+    const b = await legend.boundingBox();
+    expect(b.x).toBeGreaterThanOrEqual(dock.x + dock.width);
+    expect(b.x + b.width).toBeLessThanOrEqual(1400);
+    expect(b.y + b.height).toBeLessThanOrEqual(900);
+    expect(await legend.locator('.tick-label').first().textContent()).toBe('0.999999');
+    // Its scale choice colours by the range of the values instead.
+    await legend.locator('select.ptq-heat-scale').selectOption('range');
+    await legend.locator('svg.heat-legend[data-scale="range"]').waitFor();
+    expect(await page.evaluate(() => window.__ptqscope__.state.get('heat').legend.scale)).toBe('range');
+    // The dock's Run button keeps white text on its accent under the mouse.
+    await page.locator('#ptqscope-panel .ptq-run').hover();
+    const [color, background] = await page.locator('#ptqscope-panel .ptq-run').evaluate((r) => [getComputedStyle(r).color, getComputedStyle(r).backgroundColor]);
+    expect(color).toBe('rgb(255, 255, 255)');
+    expect(background).toBe('rgb(46, 107, 210)');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'plugin-long-names.png') });
     expect(problems).toEqual([]);
   });
 });

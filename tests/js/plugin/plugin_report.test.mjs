@@ -56,7 +56,8 @@ describe('plugin: a toolchain report beside the model Netron shows', () => {
 
     await until(state, 'heat', (h) => h?.legend?.view === 'report');
     await settle();
-    const scale = heatScale('cosine-similarity', Object.values(COSINES));
+    // A report's own metric ('cosine similarity') is coloured over the range of its values.
+    const scale = heatScale('cosine-similarity', Object.values(COSINES), { scale: 'range' });
     const map = nodeElementMap(doc, state.get('graph'));
     for (const [node, v] of Object.entries(COSINES)) {
       expect(headerPath(map.get(node)).style.getPropertyValue('fill'), node).toBe(scale.color(v));

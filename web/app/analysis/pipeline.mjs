@@ -2,8 +2,9 @@
 // made, runAnalysis, and runAll (§8.4) returning its combined result document.
 import { createPool as makePool } from '../../pipeline/pool.mjs';
 import { runAnalysis } from '../../pipeline/sweep.mjs';
-import { runAll as runAllStages } from '../../pipeline/runall.mjs';
+import { runAll as runAllStages, withoutNone } from '../../pipeline/runall.mjs';
 import { calibrationSetResolver } from '../../pipeline/relations.mjs';
+import { combineDocuments } from '../../pipeline/result.mjs';
 
 export { runAnalysis };
 
@@ -25,9 +26,14 @@ export async function createPool({ size, spawn, model, externalFiles, files, mod
 }
 
 // hooks: the runner's (signal, onItem, onProgress, onStage) plus `graph` for node_type=node's
-// calibration sets.
+// calibration sets. After the stages of §8.4, the page's Run all also evaluates the model's outputs as
+// calibrated (a `what_if` of the stored configuration, on the samples the sweeps used): the summary it
+// ends with starts from those numbers (analysis/views.mjs).
 export async function runAll(pool, options, { graph, ...hooks } = {}) {
   const calibrationSetOf = graph ? calibrationSetResolver(graph) : undefined;
   const { result } = await runAllStages(pool, options, { ...hooks, calibrationSetOf });
-  return result;
+  hooks.onStage?.('outputs as calibrated');
+  const outputs = await runAnalysis(pool, { analysis: 'what_if', options: withoutNone({ data_num: options.data_num }) },
+    { signal: hooks.signal, onProgress: hooks.onProgress });
+  return combineDocuments([result, outputs]);
 }

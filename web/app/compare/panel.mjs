@@ -7,6 +7,7 @@ import { el } from '../analysis/forms.mjs';
 import { commonSources, compareDocuments, compareFigure, measureMismatch } from './compare.mjs';
 import { renderAccError } from '../../charts/acc_error.mjs';
 import { formatValue } from '../../charts/format.mjs';
+import { nameCell } from '../../charts/name_cell.mjs';
 import { SCHEMA as REPORT_SCHEMA } from '../../pipeline/reports/document.mjs';
 
 const TOP_ROWS = 30;
@@ -130,7 +131,7 @@ export function mountComparePanel(root, state, hooks = {}) {
     const body = el(doc, 'tbody');
     for (const r of cmp.rows.slice(0, TOP_ROWS)) {
       const tr = el(doc, 'tr', { 'data-item': r.name, class: r.worse > 0 ? 'ptq-worse' : r.worse < 0 ? 'ptq-better' : '' },
-        el(doc, 'td', { class: 'ptq-name', title: r.name, text: r.name }),
+        nameCell(doc, r.name, { class: 'ptq-name' }),
         el(doc, 'td', { class: 'num', text: formatValue(r.a) }), el(doc, 'td', { class: 'num', text: formatValue(r.b) }),
         el(doc, 'td', { class: 'num', 'data-value': String(r.delta), text: formatValue(r.delta, 4) }));
       tr.addEventListener('click', () => {

@@ -1,5 +1,7 @@
 // Search by node name, tensor name or op type (pure). Returns up to `limit` matches, best first:
-// exact > prefix > substring, nodes before tensors before op types.
+// exact > prefix > substring, nodes before tensors before op types. One match per place it leads to:
+// a node found by its name and by its op type (or through its output tensor) is listed once, by the
+// best of them.
 export function searchGraph(graph, query, limit = 50) {
   const q = query.trim().toLowerCase();
   if (!q) return [];
@@ -27,7 +29,7 @@ export function searchGraph(graph, query, limit = 50) {
   const seen = new Set();
   const out = [];
   for (const m of scored) {
-    const key = `${m.kind}:${m.text}`;
+    const key = m.node ? `node:${m.node}` : `${m.kind}:${m.text}`;
     if (seen.has(key)) continue;
     seen.add(key);
     out.push(m);

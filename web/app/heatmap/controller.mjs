@@ -14,12 +14,13 @@ export function metricsOfView(result, view, looType, context = {}) {
 }
 
 // The settings actually used: the requested view if the result has it, else the first it has;
-// the requested metric if that view has it, else its first metric (the sort key).
-export function resolveSettings(result, { view, metric, looType } = {}, context = {}) {
+// the requested metric if that view has it, else its first metric (the sort key); the heat scale as
+// asked (heat_scale.mjs resolves 'auto' per metric).
+export function resolveSettings(result, { view, metric, looType, scale } = {}, context = {}) {
   const views = availableViews(result, context);
   const v = views.includes(view) ? view : views[0] ?? null;
   const metrics = v ? metricsOfView(result, v, looType, context) : [];
-  return { view: v, metric: metrics.includes(metric) ? metric : metrics[0] ?? null, looType };
+  return { view: v, metric: metrics.includes(metric) ? metric : metrics[0] ?? null, looType, scale };
 }
 
 export function createHeatController(state, heatScale) {

@@ -144,25 +144,27 @@ export function heatLabel(entry, nodeName) {
 }
 
 // The value of state 'heat' (web/app/state.mjs): colours from the chart package's heat scale.
-// `heatScale(metric, values) -> {color(v), legend}` is passed in so this module stays pure.
-export function buildHeat(result, graph, { view = 'node', metric, looType } = {}, heatScale, context = {}) {
+// `heatScale(metric, values, {better, scale}) -> {color(v), legend}` is passed in so this module stays
+// pure. `scale`: the heat scale asked for (heatScale's 'auto' when absent); the compare view's values
+// are changes, not metric values, so it always takes the range of those shown.
+export function buildHeat(result, graph, { view = 'node', metric, looType, scale } = {}, heatScale, context = {}) {
   const table = viewTable(result, view, looType, context);
   if (!table) return null;
   const m = metric ?? metricColumns(table.rows)[0];
   const values = nodeValues(result, graph, { view, metric: m, looType }, context);
   if (!values.size) return null;
   const finite = [...values.values()].map((e) => e.value).filter(Number.isFinite);
-  const scale = heatScale(m, finite, { better: table.better?.[m] });
+  const colours = heatScale(m, finite, { better: table.better?.[m], scale: view === 'compare' ? 'range' : scale });
   const heat = new Map();
   for (const [name, entry] of values) {
     heat.set(name, {
       value: entry.value,
-      color: scale.color(entry.value),
+      color: colours.color(entry.value),
       label: heatLabel(entry, name),
     });
   }
   const title = `${viewTitle(view, table)}: ${m}`;
-  return { values: heat, legend: { ...scale.legend, title, view, metric: m } };
+  return { values: heat, legend: { ...colours.legend, title, view, metric: m, asked: scale ?? 'auto' } };
 }
 
 function viewTitle(view, table) {

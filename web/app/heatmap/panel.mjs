@@ -4,6 +4,8 @@
 // writes state 'heatSettings'; the host's heat controller (controller.mjs) turns that into 'heat'.
 // Side-effect free on import (no app store, no shell), so a host with its own store can use it.
 import { renderHeatLegend } from '../../charts/legend.mjs';
+import { distinctDigits } from '../../charts/heat_scale.mjs';
+import { scaleSelect } from './legend_overlay.mjs';
 import { availableViews, metricsOfView, resolveSettings, heatContext } from './controller.mjs';
 import { el } from '../analysis/forms.mjs';
 import { formatValue } from './mapping.mjs';
@@ -22,9 +24,10 @@ export function mountHeatPanel(root, state, { legendWidth } = {}) {
   const doc = root.ownerDocument;
   const views = el(doc, 'div', { class: 'ptq-heat-views', role: 'radiogroup', 'aria-label': 'heatmap view' });
   const metric = el(doc, 'select', { class: 'ptq-heat-metric', 'aria-label': 'heatmap metric' });
+  const scale = scaleSelect(doc, state);
   const legend = el(doc, 'div', { class: 'ptq-heat-legend' });
   const summary = el(doc, 'p', { class: 'ptq-heat-summary' });
-  const element = el(doc, 'div', { class: 'ptq-heat' }, views, metric, legend, summary);
+  const element = el(doc, 'div', { class: 'ptq-heat' }, views, metric, scale.element, legend, summary);
   root.append(element);
   const choose = (change) => state.set('heatSettings', { ...state.get('heatSettings'), ...change });
 
@@ -46,10 +49,13 @@ export function mountHeatPanel(root, state, { legendWidth } = {}) {
     metric.disabled = !settings.view;
     legend.replaceChildren();
     const heat = state.get('heat');
+    scale.sync(heat);
     if (heat?.legend) renderHeatLegend(legend, heat.legend, legendWidth ? { width: legendWidth } : {});
     const [lo, hi] = heat?.legend?.domain ?? [];
+    const digits = distinctDigits(lo, hi, 6);
     summary.textContent = heat
-      ? `${heat.values.size} nodes coloured · ${heat.legend.title} · ${heat.legend.direction} · range ${formatValue(lo, 8)} … ${formatValue(hi, 8)}`
+      ? `${heat.values.size} nodes coloured · ${heat.legend.title} · ${heat.legend.direction} · range ${formatValue(lo, digits)} … ${formatValue(hi, digits)}` +
+        `${heat.legend.note ? ` · ${heat.legend.note}` : ''}`
       : 'Run an analysis to colour the graph.';
   }
   metric.addEventListener('change', () => choose({ metric: metric.value }));

@@ -5,6 +5,7 @@
 // "report"). State 'report' is written by controller.mjs; this panel only shows it.
 import { el } from '../analysis/forms.mjs';
 import { formatValue } from '../../charts/format.mjs';
+import { nameCell } from '../../charts/name_cell.mjs';
 import { REPORT_FORMATS } from '../../pipeline/reports/index.mjs';
 import { openReport } from './controller.mjs';
 
@@ -87,8 +88,8 @@ export function mountReportPanel(root, state, hooks = {}) {
     for (const r of mapped.rows.slice(0, MAX_ROWS)) {
       const tr = el(doc, 'tr', { 'data-layer': r.layer, 'data-node': r.node ?? '', class: r.node ? (r.used ? '' : 'ptq-report-shadowed') : 'ptq-report-unplaced' },
         el(doc, 'td', { class: 'num', text: r.line ?? '' }),
-        el(doc, 'td', { class: 'ptq-name', title: r.layer, text: r.layer }),
-        el(doc, 'td', { class: 'ptq-name', text: r.node ?? '—' }),
+        nameCell(doc, r.layer, { class: 'ptq-name' }),
+        r.node ? nameCell(doc, r.node, { class: 'ptq-name' }) : el(doc, 'td', { class: 'ptq-name', text: '—' }),
         el(doc, 'td', { text: r.rule ?? '' }),
         ...cols.map((c) => el(doc, 'td', { class: 'num', text: c in (r.values ?? {}) ? formatValue(r.values[c]) : '' })));
       if (r.node) {

@@ -9,6 +9,7 @@ import { el } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
 import { formatValue, toNumber } from '../../charts/format.mjs';
 import { samplesNote } from '../../pipeline/result.mjs';
+import { nameCell } from '../../charts/name_cell.mjs';
 import { renderFixPath, actionCounts } from '../../charts/fix_path.mjs';
 import { betterDirection } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
@@ -69,12 +70,14 @@ export function phaseProgress(ev) {
  * mountFixPanel(root, state, runner, whatIf, hooks?) -> {element, dispose()}
  * hooks.save(name, data, type): exports (default a browser download); hooks.focus(node): show a node
  * on the host's graph (default: state 'focus'), from a click on a step of the path chart;
- * hooks.show(panel): bring the host's 'whatif' panel into view (after "Apply to what-if").
+ * hooks.show(panel): bring the host's 'whatif' panel into view after "Apply to what-if" (default: state
+ * 'showPanel', which the app's dock and the plugin's dock follow).
  */
 export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const doc = root.ownerDocument;
   const save = hooks.save ?? ((name, data, type) => download(doc, name, data, type));
   const focus = hooks.focus ?? ((node) => state.set('focus', node));
+  const show = hooks.show ?? ((id) => state.set('showPanel', id));
   const offs = [];
   let last = null; // the last fix document
   let mine = false; // the runner's run in flight is ours
@@ -169,7 +172,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       const body = el(doc, 'tbody');
       fix.steps.forEach((s, i) => {
         body.append(el(doc, 'tr', { 'data-node': s.node, 'data-phase': s.phase }, el(doc, 'td', { class: 'num', text: `${i + 1}. ${s.phase}` }),
-          el(doc, 'td', { class: 'ptq-name', title: s.node, text: s.node }),
+          nameCell(doc, s.node, { class: 'ptq-name' }),
           el(doc, 'td', { text: s.action }), el(doc, 'td', { class: 'num', text: formatValue(s.value) })));
       });
       table.append(body);
@@ -193,7 +196,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       const needed = r.needed !== false;
       const gain = higher ? r.gain : -r.gain;
       body.append(el(doc, 'tr', { 'data-node': r.node, 'data-action': r.action, class: needed ? '' : 'ptq-fix-unneeded' },
-        el(doc, 'td', { class: 'ptq-name', title: r.node, text: r.node }), el(doc, 'td', { text: r.action }),
+        nameCell(doc, r.node, { class: 'ptq-name' }), el(doc, 'td', { text: r.action }),
         el(doc, 'td', { class: 'num', 'data-value': String(r.without ?? ''), text: formatValue(r.without) }),
         el(doc, 'td', { class: `num ${needed ? '' : 'ptq-worse'}`.trim(), title: needed ? '' : 'the target holds without it too',
           text: Number.isFinite(gain) ? `${gain >= 0 ? '+' : ''}${formatValue(gain, 3)}${needed ? '' : ' (not needed)'}` : '' })));
@@ -243,7 +246,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     if (!last?.config) return;
     try {
       await whatIf.applyFix(last.config);
-      hooks.show?.('whatif');
+      show('whatif');
     } catch (err) {
       state.set('error', err.message);
     }
