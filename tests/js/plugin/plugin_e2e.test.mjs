@@ -289,6 +289,9 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     expect(await page.evaluate(() => window.__ptqscope__.state.get('results'))).toBeNull();
     await select.selectOption('horizon_nn');
     await page.waitForFunction(() => { const g = window.__ptqscope__.state.get('graph'); return g && !('relations' in g); });
+    expect(problems).toEqual([]);
+  });
+
   it('at 1400×900, ~200-character names (tf2onnx\'s) keep the numbers in the dock; the heat legend lies over the graph pane beside the dock', async () => {
     await page.setViewportSize({ width: 1400, height: 900 });
     // The Netron-like page draws its recording whatever the file; the dock works on the file opened.

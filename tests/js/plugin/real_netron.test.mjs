@@ -138,6 +138,17 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     return boxes.filter((b) => b && b.x >= left && b.x + b.width <= width && b.y >= 0 && b.y + b.height <= height).length;
   }
 
+  // The heat legend lies over Netron's graph pane, right of the dock and inside the window, on the
+  // node sweep's cosine scale (fixed reference: its ends 0.999999 and 0.9).
+  async function legendBesideDock(width, height) {
+    const legend = await box('#ptqscope-legend');
+    expect(legend.x).toBeGreaterThanOrEqual((await box('#ptqscope-panel')).width);
+    expect(legend.x + legend.width).toBeLessThanOrEqual(width);
+    expect(legend.y + legend.height).toBeLessThanOrEqual(height);
+    expect(await page.locator('#ptqscope-legend svg.heat-legend').getAttribute('data-scale')).toBe('fixed');
+    expect(await page.locator('#ptqscope-legend .tick-label').first().textContent()).toBe('0.999999');
+  }
+
   it('data picked right after the model is held until the model is read; the coloured graph is in view beside the dock at 1400 and 1920 px', async () => {
     const entry = fixture('yolov8n_like_calibrated');
     const inputs = fs.readdirSync(entry.data);
@@ -158,10 +169,12 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     expect(await colouredInView(1400, 900)).toBeGreaterThanOrEqual(3);
     // Nothing in the dock sticks out of it (buttons, fields, tables, charts).
     expect(await read(overflowRightExpression('#ptqscope-panel', '.ptq-resize'))).toEqual([]);
+    await legendBesideDock(1400, 900);
     await screenshot(page, 'plugin-1400');
     await page.setViewportSize({ width: 1920, height: 1080 });
     await expect.poll(async () => (await box('#target')).x + (await box('#target')).width).toBe(1920);
     expect(await colouredInView(1920, 1080)).toBeGreaterThanOrEqual(3);
+    await legendBesideDock(1920, 1080);
     await screenshot(page, 'plugin-1920');
     await page.setViewportSize({ width: 1400, height: 900 });
     expect(problems).toEqual([]);
