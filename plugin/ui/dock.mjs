@@ -4,6 +4,7 @@
 // <body>'s class on every render), so the dock never covers the graph. Its right edge is a drag handle (pointer or keyboard arrows) for the width, kept in
 // localStorage; the header's button collapses it to a narrow strip and back.
 import { h } from './dom.mjs';
+import { bindResizeHandle } from '../../web/app/resize_handle.mjs';
 
 export const DOCK_ATTRIBUTE = 'data-ptq-docked';
 export const MIN_WIDTH = 280;
@@ -77,31 +78,13 @@ export function createDock(doc, { id, title, body, className = 'ptq-panel', onRe
   });
 
   // Dragging the handle: the pointer's x is the new width (the dock starts at the left edge).
-  handle.addEventListener('pointerdown', (e) => {
-    e.preventDefault();
-    handle.setPointerCapture?.(e.pointerId);
-    element.classList.add('ptq-resizing');
-    const move = (ev) => {
-      width = clampWidth(win, ev.clientX);
-      apply();
-    };
-    const up = () => {
-      element.classList.remove('ptq-resizing');
-      handle.removeEventListener('pointermove', move);
-      handle.removeEventListener('pointerup', up);
-      handle.removeEventListener('pointercancel', up);
-    };
-    handle.addEventListener('pointermove', move);
-    handle.addEventListener('pointerup', up);
-    handle.addEventListener('pointercancel', up);
-  });
-  handle.addEventListener('keydown', (e) => {
-    const step = e.shiftKey ? 80 : 20;
-    if (e.key === 'ArrowLeft' || e.key === 'ArrowRight') {
-      e.preventDefault();
-      width = clampWidth(win, width + (e.key === 'ArrowRight' ? step : -step));
-      apply();
-    }
+  const resize = (w) => {
+    width = clampWidth(win, w);
+    apply();
+  };
+  bindResizeHandle(handle, element, {
+    resizingClass: 'ptq-resizing', keys: { ArrowRight: 1, ArrowLeft: -1 },
+    onDrag: (e) => resize(e.clientX), onStep: (px) => resize(width + px),
   });
   const onWindowResize = (e) => {
     if (e.isTrusted === false) return; // our own notification

@@ -10,6 +10,7 @@ import { samplesText, heldDataText } from './open/describe.mjs';
 import { createGraphView } from './graph/view.mjs';
 import { createSidebar } from './sidebar/sidebar.mjs';
 import { mountHeatLegend } from './heatmap/legend_overlay.mjs';
+import { bindResizeHandle } from './resize_handle.mjs';
 import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './graph/workers.mjs';
 
 export { registerPanel, registerSidebarSection } from './shell.mjs';
@@ -196,26 +197,9 @@ function dockResizer(dock) {
   }
   if (height) apply(height, false);
   const current = () => height ?? dock.getBoundingClientRect().height;
-  handle.addEventListener('pointerdown', (e) => {
-    e.preventDefault();
-    handle.setPointerCapture?.(e.pointerId);
-    dock.classList.add('resizing');
-    const move = (ev) => apply(window.innerHeight - ev.clientY);
-    const up = () => {
-      dock.classList.remove('resizing');
-      handle.removeEventListener('pointermove', move);
-      handle.removeEventListener('pointerup', up);
-      handle.removeEventListener('pointercancel', up);
-    };
-    handle.addEventListener('pointermove', move);
-    handle.addEventListener('pointerup', up);
-    handle.addEventListener('pointercancel', up);
-  });
-  handle.addEventListener('keydown', (e) => {
-    if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
-    e.preventDefault();
-    const step = e.shiftKey ? 80 : 20;
-    apply(current() + (e.key === 'ArrowUp' ? step : -step));
+  bindResizeHandle(handle, dock, {
+    resizingClass: 'resizing', keys: { ArrowUp: 1, ArrowDown: -1 },
+    onDrag: (e) => apply(window.innerHeight - e.clientY), onStep: (px) => apply(current() + px),
   });
   // A smaller window: the dock shrinks with it so that the graph keeps its share.
   window.addEventListener('resize', () => height && apply(height, false));
