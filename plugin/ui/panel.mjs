@@ -16,6 +16,7 @@ import { mountFixPanel } from '../../web/app/whatif/fix_panel.mjs';
 import { mountComparePanel } from '../../web/app/compare/panel.mjs';
 import { mountReportPanel } from '../../web/app/reports/panel.mjs';
 import { samplesText, heldDataText } from '../../web/app/open/describe.mjs';
+import { download } from '../../web/app/export/download.mjs';
 
 export const PANEL_ID = 'ptqscope-panel';
 const NODE_ANALYSES = [['distribution', 'Distribution'], ['channelwise', 'Channels'], ['stat_info', 'Stat info']];
@@ -198,7 +199,13 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
   panel.setAttribute('data-graph', 'none');
   on('graph', (graph) => mark('graph', graph ? 'loaded' : 'none'));
   isolate(panel);
-  const analyses = mountAnalysesPanel(analysesHost, state, runner, { focus });
+  // A float model calibrated in the panel: Netron shows the file it opened, so the calibrated model is
+  // saved for the user to open in Netron.
+  const useCalibrated = (name, bytes) => {
+    (save ?? ((n, d, t) => download(doc, n, d, t)))(name, bytes, 'application/octet-stream');
+    state.set('status', `${name} saved: open it in Netron (Open Model…) to analyse it.`);
+  };
+  const analyses = mountAnalysesPanel(analysesHost, state, runner, { focus, useCalibrated });
   const exports = mountExportPanel(exportHost, state, { save });
   const heat = mountHeatPanel(heatHost, state, { legendWidth: 250 });
   const whatIf = createWhatIfController(state, runner);

@@ -3,7 +3,7 @@
 import './style/app.css';
 import { state } from './state.mjs';
 import { registeredPanels, onRegister } from './shell.mjs';
-import { createOpener } from './open/open.mjs';
+import { opener } from './open/page_opener.mjs';
 import { filesFromDataTransfer, filesFromFileList } from './open/sources.mjs';
 import { loadExample } from './open/example.mjs';
 import { samplesText, heldDataText } from './open/describe.mjs';
@@ -11,7 +11,7 @@ import { createGraphView } from './graph/view.mjs';
 import { createSidebar } from './sidebar/sidebar.mjs';
 import { mountHeatLegend } from './heatmap/legend_overlay.mjs';
 import { bindResizeHandle } from './resize_handle.mjs';
-import { loadModel, loadCalibration, modelAndLayout, layoutWorker } from './graph/workers.mjs';
+import { modelAndLayout, layoutWorker } from './graph/workers.mjs';
 
 export { registerPanel, registerSidebarSection } from './shell.mjs';
 export { state };
@@ -21,7 +21,6 @@ export { state };
 import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './whatif/index.mjs', './compare/index.mjs', './reports/index.mjs', './export/index.mjs'], { eager: true });
 
 const $ = (sel) => document.querySelector(sel);
-const opener = createOpener(state, { loadModel, loadCalibration });
 
 function setStatus(text) {
   state.set('status', text);

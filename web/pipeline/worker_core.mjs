@@ -19,6 +19,10 @@
 //   memory                    -> the module's ptq.memoryUsage() ({budget, inUse, peakInUse, heapBytes})
 //   exportConfig {config: document | JSON text, format} -> {data: string | Uint8Array} (the core's
 //                               session.exportConfig: docs/config-export.md)
+//   calibrate {model: Uint8Array, files: [{path, bytes} | {path, file}], options?}
+//                             -> {model: Uint8Array, activations, weights, samples}: a float model
+//                             calibrated by the core (ptq.calibrate, docs/wasm-api.md), independent of the
+//                             session the worker holds
 // A failure answers {ok: false, error: {name, message}}; the worker stays usable.
 // `request` is the object of docs/wasm-api.md ({analysis, options, items?, model_file?, config?}).
 import { releaseBytes, serve } from './protocol.mjs';
@@ -91,6 +95,11 @@ const HANDLERS = {
   },
   graph(ptq, s) {
     return { json: loadedSession(s).graphJson() };
+  },
+  calibrate(ptq, s, msg, ctx, { readFile }) {
+    const files = msg.files.map((f) => ({ path: f.path, bytes: f.bytes ?? readFile(f.file) }));
+    const { model, activations, weights, samples } = ptq.calibrate(msg.model, files, msg.options ?? {});
+    return { model, activations, weights, samples };
   },
   memory(ptq) {
     return ptq.memoryUsage();

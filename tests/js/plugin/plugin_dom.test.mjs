@@ -355,6 +355,40 @@ describe('plugin: a model with external data', () => {
   });
 });
 
+describe('plugin: a float model', () => {
+  it('says it has nothing quantized, and its calibrated model, made with the data picked, is saved for Netron', async () => {
+    const page = netronPage();
+    const { saved, save } = fileSaver();
+    const plugin = installPlugin(page.window, pluginDeps({ save }));
+    const { state } = plugin;
+    try {
+      const entry = fixture('digits_cnn');
+      await openModelThroughNetron(page.window, page.view, new Uint8Array(fs.readFileSync(entry.model)), 'digits_cnn.onnx');
+      await until(state, 'graph');
+      const files = readCalibrationFolder(entry.data);
+      const picker = page.document.querySelector(`#${PANEL_ID} .ptq-data-input`);
+      Object.defineProperty(picker, 'files', { value: asPickedFiles(files.map((f) => ({ path: `calibration_data/${f.path}`, bytes: new Uint8Array(f.bytes) }))), configurable: true });
+      picker.dispatchEvent(new page.window.Event('change'));
+      await until(state, 'samples');
+      const panel = page.document.getElementById(PANEL_ID);
+      const notice = panel.querySelector('.ptq-float-model');
+      expect(notice.hidden).toBe(false);
+      expect(notice.textContent).toMatch(/^digits_cnn\.onnx has no calibration nodes: it is a float model/);
+      expect(panel.querySelector('.ptq-run').disabled).toBe(true);
+      panel.querySelector('.ptq-calibrate').dispatchEvent(new page.window.Event('click'));
+      const file = await until(saved, 'file');
+      expect(file.name).toBe('digits_cnn_calibrated_model.onnx');
+      // The core's calibration of the same files, as `ptqscope calibrate` makes it.
+      const ptq = await loadPtqModule();
+      const expected = ptq.calibrate(new Uint8Array(fs.readFileSync(entry.model)), files, {}).model;
+      expect(Buffer.from(file.data).equals(Buffer.from(expected))).toBe(true);
+      expect(state.get('status')).toBe('digits_cnn_calibrated_model.onnx saved: open it in Netron (Open Model…) to analyse it.');
+    } finally {
+      plugin.dispose();
+    }
+  });
+});
+
 // The same user steps on the plugin's panel and on the web app's panels mounted as the app's dock
 // mounts them (own store, runner and Node worker pool): the exported results JSON must be the same.
 // The recorded model with one op_type renamed to one the core does not run (same length, so the

@@ -7,6 +7,7 @@ import { spawnWorker } from './spawn.mjs';
 import { createAnalysisRunner, queuedRun } from './runner.mjs';
 import { mountAnalysesPanel } from './panel.mjs';
 import { setChannelRunner } from './charts.mjs';
+import { opener } from '../open/page_opener.mjs';
 
 export const runner = createAnalysisRunner({ state, pipeline, spawn: spawnWorker });
 
@@ -15,4 +16,6 @@ export const runner = createAnalysisRunner({ state, pipeline, spawn: spawnWorker
 // views redraw with it.
 setChannelRunner(queuedRun(runner));
 
-registerPanel({ id: 'analyses', title: 'Analyses', mount: (el, st) => mountAnalysesPanel(el, st, runner) });
+// A float model calibrated in the panel is opened in its place, with the same calibration data.
+const useCalibrated = (name, bytes) => opener.replaceModel({ path: name, bytes });
+registerPanel({ id: 'analyses', title: 'Analyses', mount: (el, st) => mountAnalysesPanel(el, st, runner, { useCalibrated }) });

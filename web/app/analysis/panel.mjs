@@ -2,6 +2,7 @@
 // ETA, and the analysis' results (tables and charts) as they stream in. Mounted by the app's dock
 // ("Analyses", index.mjs) and by the Netron plugin (plugin/ui/panel.mjs): everything host-specific
 // comes in through `state`, `runner` and `hooks`.
+import { mountCalibrateBox, isFloatModel } from './calibrate_box.mjs';
 import { ANALYSES, buildRequest, runAllOptions, topK } from './requests.mjs';
 import { FORMS, buildForm, el, readForm } from './forms.mjs';
 import { progressText, formatDuration } from './runner.mjs';
@@ -28,7 +29,8 @@ const CHART_TABS = new Set(['acc_error', 'distribution', 'channelwise', 'stat_in
  * selection); runner: web/app/analysis/runner.mjs; hooks.focus(nodeName): show a node on the host's
  * graph (default: state 'focus', which the app's graph view centres); hooks.show(panelId): bring
  * another panel of the host into view ('whatif', 'fix': Run all's next steps; default: state
- * 'showPanel', which the app's dock and the plugin's dock follow).
+ * 'showPanel', which the app's dock and the plugin's dock follow); hooks.useCalibrated(name, bytes):
+ * continue on a float model's calibrated model made in the panel (the page opens it, the plugin saves it).
  */
 export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   const doc = root.ownerDocument;
@@ -69,6 +71,9 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   const element = el(doc, 'div', { class: 'ptq-analyses' },
     tabs, formHost, el(doc, 'div', { class: 'ptq-run-row' }, limitNote, runBtn, cancelBtn, bar, barText, runNote, convLabel, relationsLabel), output);
   root.append(element);
+  // A float model: what it lacks, first in the panel while it is open, and its calibration made here.
+  const calibrateBox = mountCalibrateBox(element, state, runner, { useCalibrated: hooks.useCalibrated ?? (() => {}) });
+  element.prepend(calibrateBox.element);
 
   const actions = (form) => ({
     picked(name) {
@@ -153,6 +158,7 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
   // weight calibration nodes.
   let running = false;
   function limitOf(id) {
+    if (isFloatModel(state)) return { blocked: true, text: 'Not available: a float model has no calibration nodes to analyse (see above).' };
     const unsupported = state.get('summary')?.unsupported ?? [];
     if (!unsupported.length) return null;
     const ops = [...new Set(unsupported.map((u) => u.op_type))].join(', ');
@@ -299,6 +305,7 @@ export function mountAnalysesPanel(root, state, runner, hooks = {}) {
     select,
     dispose() {
       offs.forEach((off) => off());
+      calibrateBox.dispose();
       element.remove();
     },
   };

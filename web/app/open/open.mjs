@@ -179,5 +179,14 @@ export function createOpener(state, engine) {
     return true;
   }
 
-  return { openFiles, openModel, openCalibration, readRelations };
+  // Another model in place of the open one, keeping the calibration data (a float model calibrated in
+  // the page with its own data): the data is checked against the new model.
+  async function replaceModel(model) {
+    const files = state.get('calibrationFiles');
+    const folder = state.get('samples')?.folder;
+    if (!(await openModel(model))) return false;
+    return files?.length ? openCalibration(files, folder) : true;
+  }
+
+  return { openFiles, openModel, openCalibration, readRelations, replaceModel };
 }
