@@ -134,6 +134,14 @@ TEST(FixSearch, FindsTheKnownMinimalFix) {
   EXPECT_LT(r.start, 0.999f);
   EXPECT_EQ(r.final_value, f.metric(best[0]));
   EXPECT_GE(r.final_value, 0.999f);
+  // Each chosen node's contribution: the oracle's metric of the final choice without that node, below
+  // the target for both (the brute force found no smaller set).
+  for (const auto& c : r.nodes) {
+    std::map<std::string, std::string> without = best[0];
+    without.erase(c.node);
+    EXPECT_EQ(c.without, f.metric(without)) << c.node;
+    EXPECT_LT(c.without, 0.999f) << c.node;
+  }
   EXPECT_TRUE(r.message.empty());
   EXPECT_EQ(r.samples, (std::vector<std::string>{"0.npy", "1.npy"}));
   // Ranked by sensitivity: A (nearly exact in int8) last.
@@ -273,7 +281,7 @@ TEST(FixSearch, EventsAndCancel) {
     return true;
   };
   auto r = f.fix(o);
-  EXPECT_EQ(phases, (std::vector<std::string>{"rank", "check", "add", "escalate", "prune"}));
+  EXPECT_EQ(phases, (std::vector<std::string>{"rank", "check", "add", "escalate", "prune", "without"}));
   // Cancelling at the first step keeps the path so far.
   o.progress = [](const analysis::FixOptions::Event& e) { return e.phase != "add"; };
   r = f.fix(o);
