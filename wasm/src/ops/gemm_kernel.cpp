@@ -2,18 +2,22 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/error.h"
 #include "core/size.h"
+#include "ops/gemm_kernel_isa.h"
 #include "ops/simd.h"
 
 namespace ptq::ops {
 
 namespace {
 
+using detail::GemmBlock;
+using detail::kGemmChunk;
 using simd::V4;
 
 constexpr int64_t MR = kGemmMR;
@@ -27,13 +31,11 @@ struct Tile {
   V4 v[MR][2];
 };
 
-// Depth of the partial sums in the micro-kernel: the register accumulators sum kGemmChunk products
-// and are then added to the tile, so each output is a sum of sums (~sqrt(K) terms each instead of K
-// in one running sum). A long running sum rounds at the scale of its whole partial sum at every
-// step; with this two-level order (and the kc blocks added into C as a third level) the rounding
-// error of a K-term dot product drops several-fold for K in the hundreds to thousands (conv layers
-// of 64-512 channels; tests/cpp/ops/conv_accuracy_test.cpp), for a few percent of the loop's time.
-constexpr int64_t kGemmChunk = 32;
+// The products are summed in chunks of kGemmChunk (gemm_kernel_isa.h): the register accumulators sum
+// kGemmChunk products and are then added to the tile, so each output is a sum of sums (~sqrt(K) terms
+// each instead of K in one running sum); with the kc blocks added into C as a third level, the rounding
+// error of a K-term dot product drops several-fold for K in the hundreds to thousands (conv layers of
+// 64-512 channels; tests/cpp/ops/conv_accuracy_test.cpp), for a few percent of the loop's time.
 
 // Where a finished tile goes: c = alpha*acc + bias[r] + (load_c ? c : 0), the valid mr x nr part.
 struct TileOut {
@@ -163,27 +165,64 @@ void pack_b_block(const float* src, int64_t rs, int64_t cs, int64_t k0, int64_t 
   }
 }
 
+// The portable macro-kernel: the block's 4x8 tiles.
+void macro_kernel_portable(const GemmBlock& g) {
+  Tile t;
+  for (int64_t i = 0; i < g.mc; i += MR) {
+    const float* ap = g.a + (i / MR) * g.a_stride;
+    const int64_t mr = std::min(MR, g.mc - i);
+    for (int64_t j = 0; j < g.nc; j += NR) {
+      const TileOut out{g.c + i * g.ldc + j, g.ldc, g.alpha, g.bias ? g.bias + i : nullptr, g.load_c};
+      const int64_t nr = std::min(NR, g.nc - j);
+      const bool full = mr == MR && nr == NR;
+      micro_kernel(g.kc, ap, g.b + (j / NR) * g.b_stride, full, out, t);
+      if (!full) store_partial_tile(t, mr, nr, out);
+    }
+  }
+}
+
+detail::GemmMacroKernel macro_kernel_of(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::Avx2: return detail::gemm_macro_kernel_avx2();
+    case GemmIsa::Avx512: return detail::gemm_macro_kernel_avx512();
+    case GemmIsa::Portable: break;
+  }
+  return &macro_kernel_portable;
+}
+
+// Whether this build has the kernel of `isa` and the CPU its instructions (the operating system's
+// support for the wider registers included: libgcc's feature bits check XCR0).
+bool isa_supported(GemmIsa isa) {
+  if (isa == GemmIsa::Portable) return true;
+  if (macro_kernel_of(isa) == &macro_kernel_portable || !macro_kernel_of(isa)) return false;
+#if defined(__x86_64__) && !defined(__EMSCRIPTEN__)
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (isa == GemmIsa::Avx2) return avx2;
+  return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
+GemmIsa best_isa() {
+  for (GemmIsa isa : {GemmIsa::Avx512, GemmIsa::Avx2})
+    if (isa_supported(isa)) return isa;
+  return GemmIsa::Portable;
+}
+
+// The instruction set the GEMM uses: one for the process (the worker threads of the native addon
+// each set the same one).
+std::atomic<GemmIsa>& selected_isa() {
+  static std::atomic<GemmIsa> isa{best_isa()};
+  return isa;
+}
+
 // Where the kc x (MR or NR) panels of one block live: first panel and distance between panels.
 struct PanelBlock {
   const float* data;
   int64_t stride;
 };
-
-void macro_kernel(int64_t mc, int64_t nc, int64_t kc, PanelBlock a, PanelBlock b, float* c, int64_t ldc,
-                  float alpha, const float* bias, bool load_c) {
-  Tile t;
-  for (int64_t i = 0; i < mc; i += MR) {
-    const float* ap = a.data + (i / MR) * a.stride;
-    const int64_t mr = std::min(MR, mc - i);
-    for (int64_t j = 0; j < nc; j += NR) {
-      const TileOut out{c + i * ldc + j, ldc, alpha, bias ? bias + i : nullptr, load_c};
-      const int64_t nr = std::min(NR, nc - j);
-      const bool full = mr == MR && nr == NR;
-      micro_kernel(kc, ap, b.data + (j / NR) * b.stride, full, out, t);
-      if (!full) store_partial_tile(t, mr, nr, out);
-    }
-  }
-}
 
 void fill_without_product(int64_t M, int64_t N, float* c, int64_t ldc, const GemmEpilogue& ep) {
   for (int64_t i = 0; i < M; ++i) {
@@ -220,6 +259,36 @@ float* gemm_scratch(int slot, size_t floats) {
   return buf.data();
 }
 
+GemmIsa gemm_isa() { return selected_isa().load(); }
+
+std::vector<GemmIsa> gemm_isas() {
+  std::vector<GemmIsa> out;
+  for (GemmIsa isa : {GemmIsa::Portable, GemmIsa::Avx2, GemmIsa::Avx512})
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+const char* gemm_isa_name(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::Avx2: return "avx2";
+    case GemmIsa::Avx512: return "avx512";
+    case GemmIsa::Portable: break;
+  }
+  return "portable";
+}
+
+void set_gemm_isa(const std::string& name) {
+  std::string names;
+  for (GemmIsa isa : gemm_isas()) {
+    if (name == gemm_isa_name(isa)) {
+      selected_isa().store(isa);
+      return;
+    }
+    names += std::string(names.empty() ? "" : ", ") + "'" + gemm_isa_name(isa) + "'";
+  }
+  fail("unknown or unavailable GEMM instruction set '" + name + "' (this build and CPU have " + names + ")");
+}
+
 size_t gemm_packed_a_size(int64_t M, int64_t K) { return static_cast<size_t>(round_up(M, MR) * K); }
 size_t gemm_packed_b_size(int64_t K, int64_t N) { return static_cast<size_t>(round_up(N, NR) * K); }
 
@@ -239,6 +308,7 @@ void gemm(int64_t M, int64_t N, int64_t K, const GemmOperand& a, const GemmOpera
     fill_without_product(M, N, c, ldc, ep);
     return;
   }
+  const detail::GemmMacroKernel macro_kernel = macro_kernel_of(selected_isa().load(std::memory_order_relaxed));
   const bool a_packed = a.kind == GemmOperand::Kind::Packed;
   float* a_buf = a_packed ? nullptr : gemm_scratch(0, static_cast<size_t>(kGemmMC * kGemmKC));
   float* b_buf =
@@ -266,8 +336,8 @@ void gemm(int64_t M, int64_t N, int64_t K, const GemmOperand& a, const GemmOpera
         } else {
           pack_a_block(a.data, a.rs, a.cs, m0, mc, k0, kc, a_buf);
         }
-        macro_kernel(mc, nc, kc, ap, bp, c + m0 * ldc + n0, ldc, ep.alpha,
-                     first && ep.row_bias ? ep.row_bias + m0 : nullptr, !first || ep.accumulate);
+        macro_kernel(GemmBlock{mc, nc, kc, ap.data, ap.stride, bp.data, bp.stride, c + m0 * ldc + n0, ldc, ep.alpha,
+                               first && ep.row_bias ? ep.row_bias + m0 : nullptr, !first || ep.accumulate});
       }
     }
   }

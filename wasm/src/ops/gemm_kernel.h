@@ -11,6 +11,8 @@
 // block from a strided view, or by a caller-supplied callback (im2col writes panels directly).
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace ptq::ops {
 
@@ -66,6 +68,18 @@ struct GemmEpilogue {
 // C (row stride ldc) = alpha * A.B + row_bias + (accumulate ? C : 0).
 void gemm(int64_t M, int64_t N, int64_t K, const GemmOperand& a, const GemmOperand& b, float* c, int64_t ldc,
           const GemmEpilogue& epilogue = {});
+
+// The instruction set of the GEMM's kernels (gemm_kernel_isa.h). The portable kernel runs everywhere
+// (the wasm build has only it); a native x86-64 build also has AVX2 + FMA and AVX-512 kernels and uses
+// the best the CPU has. Their fused multiply-adds round differently: results agree within float error,
+// not bit for bit.
+enum class GemmIsa { Portable, Avx2, Avx512 };
+GemmIsa gemm_isa();                   // the one in use
+std::vector<GemmIsa> gemm_isas();     // those this build and CPU can use, portable first
+const char* gemm_isa_name(GemmIsa);   // "portable", "avx2", "avx512"
+// Uses the named one from now on (a native face's setting); a ptq::Error naming the available ones
+// when this build or CPU lacks it.
+void set_gemm_isa(const std::string& name);
 
 // Grow-only per-thread scratch buffers (slot 0..7; 0-1 gemm, 2 conv, 3 conv_transpose, 4-6 winograd), reused across calls to avoid a malloc (and on
 // glibc an mmap + page faults) per kernel invocation. Contents are unspecified on return.

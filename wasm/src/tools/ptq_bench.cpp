@@ -4,6 +4,8 @@
 // (cosine, data_num 1) instead, with --profile giving the per-op time summed over the sweep.
 // --conv accurate|fast|fastest: the convolution mode (ops/conv_winograd.h; default accurate: no
 // Winograd; fast: Winograd F(2x2, 3x3); fastest: F(4x4, 3x3) as well).
+// --simd portable|avx2|avx512: the GEMM's instruction set (native x86-64 builds; default: the best the
+// CPU has).
 // --profile: also prints, on stderr, the time per op type (and the slowest nodes) summed over the runs.
 // ptq_bench --gemm MxNxK: times the GEMM alone (A packed once like conv weights, B read from a plain
 // row-major matrix like a 1x1 convolution's input), the host's GEMM peak for docs/benchmarks.md.
@@ -144,6 +146,7 @@ int main(int argc, char** argv) {
       else if (a == "--sweep" && i + 1 < argc) sweep = argv[++i];
       else if (a == "--gemm" && i + 1 < argc) gemm = argv[++i];
       else if (a == "--conv" && i + 1 < argc) ptq::ops::set_winograd_mode(ptq::ops::parse_winograd_mode(argv[++i]));
+      else if (a == "--simd" && i + 1 < argc) ptq::ops::set_gemm_isa(argv[++i]);
       else positional.push_back(a);
     }
     if (!gemm.empty()) return run_gemm(gemm, warmup, runs);
