@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything, or only the named parts:  scripts/build.sh [release] [asan] [wasm] [wasm-module]
-#   release: build/native-release  Release ptq_core + the native `ptqscope` and `ptq_calibrate` tools
+#   release: build/native-release  Release ptq_core + the native `ptqscope` and `ptq_calibrate` tools, and
+#            the CLI's native engine build/native-release/ptqscope.node (where Node's headers are)
 #   asan:    build/native-asan     Debug + ASan/UBSan: ptq_tests (+ ptq_oracle_tests when available)
 #   wasm:    build/wasm            ptqscope.mjs (SINGLE_FILE ES module) + ptq_tests.js (gtest under node)
 #   wasm-module: build/wasm        ptqscope.mjs only (what the CLI and `npm start` need)
@@ -18,10 +19,25 @@ parts=("$@")
 
 step() { printf '\n== build %s ==\n' "$1"; }
 
+# Node's C headers beside the running node (NodeSource, Node's tarballs), for the native engine;
+# CMake also looks in /usr/include/node (Debian's libnode-dev).
+node_include() {
+  local dir
+  dir=$(node -p "require('path').resolve(process.execPath, '../../include/node')" 2>/dev/null) || return 0
+  [[ -f $dir/node_api.h ]] && echo "-DPTQ_NODE_INCLUDE=$dir"
+  return 0
+}
+
 build_release() {
   step "native release (build/native-release)"
-  cmake -S "$ROOT" -B build/native-release -DCMAKE_BUILD_TYPE=Release -DPTQ_TESTS=OFF >/dev/null
+  cmake -S "$ROOT" -B build/native-release -DCMAKE_BUILD_TYPE=Release -DPTQ_TESTS=OFF $(node_include) >/dev/null
   cmake --build build/native-release -j"$JOBS" --target ptq_core ptqscope_native ptq_calibrate
+  # The CLI's native engine (bind/node_addon.cpp), where CMake found Node's headers.
+  if grep -q '^PTQ_NODE_INCLUDE:PATH=/' build/native-release/CMakeCache.txt; then
+    cmake --build build/native-release -j"$JOBS" --target ptqscope_node
+  else
+    echo "build: Node's headers (node_api.h) not found: no native engine, the CLI runs the wasm engine"
+  fi
 }
 
 build_asan() {

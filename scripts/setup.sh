@@ -16,6 +16,15 @@ APT_PACKAGES=(
   chromium                              # browser tests (playwright-core drives Debian's chromium)
 )
 
+# Node's C headers (node_api.h) for the CLI's native engine (scripts/build.sh release builds it where
+# they are): NodeSource's nodejs package and Node's own tarballs ship them beside node
+# (<prefix>/include/node); Debian's nodejs has them in libnode-dev (its Node 18: Node-API is
+# ABI-stable, so they build an addon that Node 20 loads).
+node_include=$(node -p "require('path').resolve(process.execPath, '../../include/node')" 2>/dev/null || true)
+if [[ ! -f $node_include/node_api.h && ! -f /usr/include/node/node_api.h ]]; then
+  APT_PACKAGES+=(libnode-dev)
+fi
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

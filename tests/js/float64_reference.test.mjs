@@ -1,6 +1,7 @@
 // Float accuracy against a float64 reference: every fixture with one (manifest field `float64`: torch's
 // double-precision forward of the exported module, scripts/fixtures/make_float_models.py) run by our
-// wasm executor and by onnxruntime-node (default session options, one thread), each compared with the
+// executor on each engine this checkout has built (wasm, and the CLI's native addon: docs/wasm-api.md,
+// "Engines") and by onnxruntime-node (default session options, one thread), each compared with the
 // reference by relError (helpers.mjs: max|a - ref| / max|ref|, per output, worst over the samples).
 // The budget: ours <= RATIO x onnxruntime's on every model and output, and ours <= ABSOLUTE wherever
 // onnxruntime is within ORT_TIGHT. Below FLOOR (helpers.mjs FLOAT64_FLOOR) both are at the level of
@@ -15,14 +16,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeNpy, FIXTURES, FLOAT64_FLOOR as FLOOR, FLOAT64_RATIO as RATIO, loadManifest, openSession, REPO_ROOT, relError, runCopy, samplesOf } from './helpers.mjs';
+import { builtEngines, decodeNpy, FIXTURES, FLOAT64_FLOOR as FLOOR, FLOAT64_RATIO as RATIO, loadManifest, openSession, REPO_ROOT, relError, runCopy, samplesOf } from './helpers.mjs';
 
 const ORT_TIGHT = 5e-5;
 const ABSOLUTE = 1e-4;
 const CONV = process.env.PTQ_CONV ?? 'accurate';
 
 const entries = loadManifest().filter((m) => m.float64);
-const rows = [];
+const ENGINES = builtEngines();
+const rows = new Map(); // "model output" -> {model, output, ort, ours: {engine: error}}
 
 function float64Outputs(entry, output) {
   const dir = path.join(FIXTURES, entry.float64, output);
@@ -32,17 +34,19 @@ function float64Outputs(entry, output) {
 
 function formatTable() {
   const lines = [
-    '| model | output | ptqscope vs float64 | onnxruntime-node vs float64 | ratio |',
-    '|---|---|---|---|---|',
+    `| model | output | ${ENGINES.map((e) => `ptqscope (${e}) vs float64`).join(' | ')} | onnxruntime-node vs float64 | ratio (${ENGINES.join(' / ')}) |`,
+    `|---|---|${ENGINES.map(() => '---|').join('')}---|---|`,
   ];
-  for (const r of rows) {
-    lines.push(`| ${r.model} | ${r.output} | ${r.ours.toExponential(2)} | ${r.ort.toExponential(2)} | ${(r.ours / r.ort).toFixed(2)} |`);
+  for (const r of rows.values()) {
+    const ours = ENGINES.map((e) => r.ours[e]);
+    lines.push(`| ${r.model} | ${r.output} | ${ours.map((x) => x?.toExponential(2) ?? '–').join(' | ')} | ${r.ort.toExponential(2)} | `
+      + `${ours.map((x) => (x === undefined ? '–' : (x / r.ort).toFixed(2))).join(' / ')} |`);
   }
   return lines.join('\n');
 }
 
 afterAll(() => {
-  if (!rows.length) return;
+  if (!rows.size) return;
   console.log(`max relative error against the float64 reference (worst over the samples), convolution mode ${CONV}:\n${formatTable()}`);
   if (process.env.PTQ_FLOAT64_DOCS && CONV === 'accurate') {
     const file = path.join(REPO_ROOT, 'docs/compatibility.md');
@@ -53,7 +57,7 @@ afterAll(() => {
     const j = text.indexOf(end);
     if (i < 0 || j < i) throw new Error(`${file} has no ${begin} ... ${end} section`);
     const ortVersion = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules/onnxruntime-node/package.json'), 'utf8')).version;
-    const stamp = `Measured by tests/js/float64_reference.test.mjs (PTQ_FLOAT64_DOCS=1): ptqscope's wasm build and onnxruntime-node ${ortVersion} (one thread, default options), ${new Date().toISOString().slice(0, 10)}.`;
+    const stamp = `Measured by tests/js/float64_reference.test.mjs (PTQ_FLOAT64_DOCS=1): ptqscope's ${ENGINES.join(' and ')} engine${ENGINES.length > 1 ? 's' : ''} and onnxruntime-node ${ortVersion} (one thread, default options), ${new Date().toISOString().slice(0, 10)}.`;
     fs.writeFileSync(file, `${text.slice(0, i + begin.length)}\n${stamp}\n\n${formatTable()}\n${text.slice(j)}`);
   }
 });
@@ -65,9 +69,9 @@ describe('float64 reference', () => {
   });
 });
 
-describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
+describe.each(entries.flatMap((e) => ENGINES.map((engine) => [e.name, engine, e])))('%s on the %s engine', (name, engine, entry) => {
   it(`is within ${RATIO}x onnxruntime-node's error against float64 on every output`, async () => {
-    const wasm = await openSession(entry);
+    const wasm = await openSession(entry, engine);
     wasm.ptq.setConvolutionMode(CONV);
     const reference = await ort.InferenceSession.create(entry.model, { intraOpNumThreads: 1, logSeverityLevel: 3 });
     try {
@@ -88,8 +92,10 @@ describe.each(entries.map((e) => [e.name, e]))('%s', (name, entry) => {
         }
       }
       for (const [output, w] of Object.entries(worst)) {
-        rows.push({ model: name, output, ...w });
-        const where = `${name} output ${output}: ptqscope ${w.ours.toExponential(2)}, onnxruntime-node ${w.ort.toExponential(2)}`;
+        const row = rows.get(`${name} ${output}`) ?? { model: name, output, ort: w.ort, ours: {} };
+        row.ours[engine] = w.ours;
+        rows.set(`${name} ${output}`, row);
+        const where = `${name} output ${output}: ptqscope (${engine}) ${w.ours.toExponential(2)}, onnxruntime-node ${w.ort.toExponential(2)}`;
         if (CONV !== 'accurate') continue;
         if (w.ours > FLOOR) expect(w.ours, where).toBeLessThanOrEqual(RATIO * w.ort);
         if (w.ort <= ORT_TIGHT) expect(w.ours, where).toBeLessThanOrEqual(ABSOLUTE);

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readCalibrationFolder } from '../../web/cli/lib/files.mjs';
 import { decodeNpy } from '../../web/cli/lib/npy.mjs';
-import { loadPtqModule, REPO_ROOT } from '../../web/cli/lib/wasm.mjs';
+import { builtEngines, loadEngine, loadPtqModule, REPO_ROOT } from '../../web/cli/lib/wasm.mjs';
 
-export { REPO_ROOT, decodeNpy, loadPtqModule, readCalibrationFolder };
+export { REPO_ROOT, builtEngines, decodeNpy, loadPtqModule, readCalibrationFolder };
 
 export const FIXTURES = path.join(REPO_ROOT, '.cache/fixtures');
 
@@ -33,9 +33,10 @@ export function fixture(name) {
   return m;
 }
 
-// A wasm session with `entry`'s model and calibration data loaded.
-export async function openSession(entry) {
-  const ptq = await loadPtqModule();
+// A session with `entry`'s model and calibration data loaded, on `engine` ('wasm' or 'native',
+// web/cli/lib/wasm.mjs; default: PTQSCOPE_ENGINE's, wasm in the suites).
+export async function openSession(entry, engine = null) {
+  const ptq = await (engine ? loadEngine(engine) : loadPtqModule());
   const session = new ptq.Session();
   const summary = session.loadModel(fs.readFileSync(entry.model));
   const data = session.loadCalibrationData(readCalibrationFolder(entry.data));

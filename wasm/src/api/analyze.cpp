@@ -7,6 +7,7 @@
 #include "api/request.h"
 #include "core/error.h"
 #include "config/config_doc.h"
+#include "ops/gemm_kernel.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
@@ -390,6 +391,18 @@ std::string cannot_run_message(const exec::Executor& ex, const AnalysisSpec& spe
 
 }  // namespace
 
+// What computed the document (docs/result-schema.md): the engine, and its GEMM's instruction set
+// (ops/gemm_kernel.h; the wasm engine's is WebAssembly SIMD128). Their float results agree within
+// float error, not bit for bit.
+void write_engine(io::JsonWriter& w) {
+#ifdef __EMSCRIPTEN__
+  w.key("engine").begin_object().field("name", std::string("wasm")).field("simd", std::string("simd128")).end_object();
+#else
+  w.key("engine").begin_object().field("name", std::string("native"));
+  w.field("simd", std::string(ops::gemm_isa_name(ops::gemm_isa()))).end_object();
+#endif
+}
+
 std::string analyze(const Context& c, const std::string& request_json, const EventFn& on_event, const CancelFn& cancel) {
   const Request r = parse_request(request_json);
   const auto start = std::chrono::steady_clock::now();
@@ -445,6 +458,7 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   if (is_splittable(r.analysis)) write_sweep(w, r, sweep);
   const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   w.field("cancelled", cancelled);
+  write_engine(w);
   w.key("timings_ms").begin_object().field(analysis_name(r.analysis), elapsed).end_object();
   w.end_object();
   return w.str();

@@ -239,6 +239,19 @@ std::string merge_results(const std::string& results_json_array) {
   sweep.set("indices", std::move(indices));
   merged.set("sweep", std::move(sweep));
   merged.set("cancelled", Json::boolean(cancelled));
+  // Parts computed by different engines (native and wasm, or other instruction sets): each one's.
+  std::vector<std::string> engines;
+  for (const Json& part : parts.items())
+    if (const Json* e = part.find("engine"); e && std::find(engines.begin(), engines.end(), e->dump()) == engines.end())
+      engines.push_back(e->dump());
+  if (engines.size() > 1) {
+    Json mixed = Json::array();
+    for (const std::string& e : engines) mixed.push(Json::parse(e, "engine"));
+    Json engine = Json::object();
+    engine.set("name", Json::string("mixed"));
+    engine.set("parts", std::move(mixed));
+    merged.set("engine", std::move(engine));
+  }
   io::JsonWriter tw;
   tw.begin_object();
   for (const auto& [name, ms] : timings) tw.field(name, ms);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "api/analyze.h"
+#include "bind/session_core.h"
 #include "api/catalog.h"
 #include "api/fix.h"
 #include "core/error.h"
@@ -86,11 +87,8 @@ namespace {
 
 using emscripten::val;
 
-// A heap buffer filled from a JS Uint8Array (default-initialised: no zeroing pass before the copy).
-struct Buffer {
-  std::unique_ptr<uint8_t[]> data;
-  size_t size = 0;
-};
+// A heap buffer filled from a JS Uint8Array.
+using Buffer = OwnedBytes;
 
 [[noreturn]] void throw_js_error(const char* name, const std::string& message) {
   val error = val::global("Error").new_(val(message));
@@ -141,9 +139,7 @@ uint64_t js_files_length(const val& files) {
 
 Buffer copy_from_js(const val& bytes, const std::string& what) {
   check(bytes.instanceof(val::global("Uint8Array")), what + " must be a Uint8Array");
-  Buffer b;
-  b.size = bytes["length"].as<size_t>();
-  b.data.reset(new uint8_t[b.size > 0 ? b.size : 1]);
+  Buffer b = Buffer::allocate(bytes["length"].as<size_t>());
   // The view is taken after the allocation, so a heap growth cannot have detached it.
   val(emscripten::typed_memory_view(b.size, b.data.get())).call<void>("set", bytes);
   return b;
@@ -332,33 +328,29 @@ val tensor_view(const Tensor& t) {
 val calibrate(val model_bytes, val files, val options) {
   return guarded([&] {
     const Buffer model = copy_from_js(model_bytes, "calibrate: model");
-    const ir::Model float_model = reader::read_onnx(model.data.get(), model.size);
     const JsFiles files_in = js_files(files, "calibrate");
-    const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files_in.entries);
-    quant::CalibrateOptions co;
-    bool want_qdq = false;
+    CalibrateArgs args;
     if (!options.isUndefined() && !options.isNull()) {
       check(options.typeOf().as<std::string>() == "object", "calibrate: options must be an object");
-      if (val m = options["method"]; !m.isUndefined()) co.method = quant::parse_activation_method(js_string(m, "calibrate: options.method"));
+      if (val m = options["method"]; !m.isUndefined()) args.method = js_string(m, "calibrate: options.method");
       if (val p = options["percentile"]; !p.isUndefined()) {
         check(p.isNumber(), "calibrate: options.percentile must be a number");
-        co.percentile = p.as<double>();
+        args.percentile = p.as<double>();
       }
       if (val q = options["int16"]; !q.isUndefined()) {
         check(q.isArray(), "calibrate: options.int16 must be an array of names");
         for (size_t i = 0, n = q["length"].as<size_t>(); i < n; ++i)
-          co.int16.push_back(js_string(q[i], "calibrate: options.int16[" + std::to_string(i) + "]"));
+          args.int16.push_back(js_string(q[i], "calibrate: options.int16[" + std::to_string(i) + "]"));
       }
-      if (val q = options["qdq"]; !q.isUndefined()) want_qdq = q.isTrue();
+      if (val q = options["qdq"]; !q.isUndefined()) args.qdq = q.isTrue();
     }
-    const ir::Model calibrated = quant::calibrate(float_model, data.all_samples(), co);
-    const quant::CalibrationCounts counts = quant::count_calibration_nodes(calibrated.graph);
+    const CalibrateOutput out = calibrate_model(model, files_in.entries, args);
     val o = val::object();
-    o.set("model", bytes_to_js(reader::write_onnx(calibrated)));
-    o.set("qdq", want_qdq ? bytes_to_js(reader::write_onnx(quant::hz_to_qdq(calibrated))) : val::null());
-    o.set("activations", val(static_cast<double>(counts.activations)));
-    o.set("weights", val(static_cast<double>(counts.weights)));
-    o.set("samples", val(static_cast<double>(data.sample_count())));
+    o.set("model", bytes_to_js(out.model));
+    o.set("qdq", out.qdq ? bytes_to_js(*out.qdq) : val::null());
+    o.set("activations", val(static_cast<double>(out.activations)));
+    o.set("weights", val(static_cast<double>(out.weights)));
+    o.set("samples", val(static_cast<double>(out.samples)));
     return o;
   });
 }
@@ -419,15 +411,11 @@ val external_data_files(val bytes, val paths) {
     std::vector<std::string> candidates;
     for (size_t i = 0; i < paths["length"].as<size_t>(); ++i)
       candidates.push_back(js_string(paths[i], "externalDataFiles: paths[" + std::to_string(i) + "]"));
-    const std::vector<reader::ExternalFile> files = reader::external_data_files(model.data.get(), model.size);
-    check_model_fits({model.size, reader::external_data_bytes(files)});
     val out = val::array();
-    for (const reader::ExternalFile& file : files) {
-      const std::string& location = file.location;
+    for (const ExternalFileMatch& match : external_data_matches(model, candidates)) {
       val entry = val::object();
-      entry.set("location", location);
-      const std::optional<size_t> i = reader::find_external_file(candidates, location);
-      entry.set("path", i ? val(candidates[*i]) : val::null());
+      entry.set("location", match.location);
+      entry.set("path", match.path ? val(*match.path) : val::null());
       out.call<void>("push", entry);
     }
     return out;
@@ -438,18 +426,10 @@ std::string merge_results(const std::string& results_json_array) {
   return guarded([&] { return api::merge_results(results_json_array); });
 }
 
-std::optional<quant::RoundMode> parse_round(const std::string& s) {
-  if (s == "half_to_even") return quant::RoundMode::HalfToEven;
-  if (s == "half_away_from_zero") return quant::RoundMode::HalfAwayFromZero;
-  return std::nullopt;
-}
-
 }  // namespace
 
 class Session {
  public:
-  ~Session() { release(); }
-
   val load_model(val bytes) { return load_model_with_external_data(bytes, val::undefined()); }
 
   // loadModel(bytes, files). files: [{path, bytes}], the model's external-data files (paths relative to the model's folder, or
@@ -457,80 +437,35 @@ class Session {
   val load_model_with_external_data(val bytes, val files) {
     return guarded([&] {
       // Drop the previous model first: holding two models at once can exhaust a 4 GB heap.
-      release();
+      core_.release();
       // Counted against the memory budget while loaded; refused before anything is copied.
       ModelReservation reservation({js_byte_length(bytes), js_files_length(files)});
       Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
       JsFiles external = files.isUndefined() ? JsFiles{} : js_files(files, "loadModel: external-data files");
-      std::vector<std::string> paths;
-      for (const data::FileEntry& e : external.entries) paths.push_back(e.path);
-      reader::ReadOptions options;
-      options.file_name = "";  // messages say "the model": the page and the CLI prefix the file's name
-      options.open_external = [&](const std::string& location) -> std::optional<pb::Bytes> {
-        const std::optional<size_t> i = reader::find_external_file(paths, location);
-        if (!i) return std::nullopt;
-        return pb::Bytes{external.entries[*i].data, external.entries[*i].size};
-      };
-      ir::Model model = reader::read_onnx(buffer.data.get(), buffer.size, options);
-      // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11); the file's QOperator nodes are kept
-      // for graphJson.
-      quant::FileProvenance file = quant::import_quantizers(model);
-      // A model with unsupported ops loads in a limited state; running it fails naming them.
-      auto executor = std::make_unique<exec::Executor>(std::move(model), /*allow_unsupported=*/true);
-      auto relations = std::make_unique<quant::CalibrationRelations>(executor->graph(), rules_);
-      // Commit only when everything succeeded; the executor keeps views into model_bytes_.
-      model_bytes_ = std::move(buffer);
-      external_bytes_ = std::move(external.buffers);
-      reservation_ = std::move(reservation);
-      executor_ = std::move(executor);
-      relations_ = std::move(relations);
-      file_ = std::move(file);
-      return model_summary(*executor_);
+      std::vector<NamedBytes> named;
+      for (size_t i = 0; i < external.entries.size(); ++i)
+        named.push_back({external.entries[i].path, std::move(external.buffers[i])});
+      core_.load_model(std::move(reservation), std::move(buffer), std::move(named));
+      return model_summary(core_.executor());
     });
   }
 
   val load_calibration_data(val files) {
     return guarded([&] {
-      require_model();
-      data_.reset();
-      outputs_.clear();
-      executor_->clear_run_cache();  // its records hold the previous samples alive
-      // The data set reads each file again whenever its sample is used (data/calibration_data.h).
+      core_.executor();  // a model first
       JsFileReader files_in = js_file_reader(files, "loadCalibrationData");
-      auto loaded = std::make_unique<data::CalibrationData>(
-          data::CalibrationData::from_files(executor_->graph(), files_in.paths, std::move(files_in.read)));
+      const data::CalibrationData& loaded = core_.load_calibration_data(std::move(files_in.paths), std::move(files_in.read));
       val o = val::object();
-      o.set("sampleCount", val(static_cast<double>(loaded->sample_count())));
-      o.set("sampleNames", string_array(loaded->sample_names()));
-      data_ = std::move(loaded);
+      o.set("sampleCount", val(static_cast<double>(loaded.sample_count())));
+      o.set("sampleNames", string_array(loaded.sample_names()));
       return o;
     });
   }
 
-  // The inputs of calibration sample `sample`, checked (`what` names the calling method).
-  std::vector<Tensor> sample_inputs(int sample, const std::string& what) {
-    require_model();
-    check(data_ != nullptr, what + ": no calibration data loaded (call loadCalibrationData first)");
-    check(sample >= 0 && static_cast<size_t>(sample) < data_->sample_count(),
-          what + ": sample index " + std::to_string(sample) + " out of range (the data has " +
-              std::to_string(data_->sample_count()) + " samples)");
-    return data_->sample(static_cast<size_t>(sample));
-  }
-
   val run(int sample, val config) {
     return guarded([&] {
-      const std::vector<Tensor> inputs = sample_inputs(sample, "run");
-      exec::QuantConfig qc = parse_config(config);
-      outputs_.clear();  // release the previous run's tensors before computing the next
-      exec::RunStats stats;
-      exec::RunRecord record = executor_->run(inputs, qc, {}, false, &stats);
-      std::vector<Tensor> outs = executor_->tensor_outputs(record);
-      for (Tensor& t : outs) {
-        // A typed array needs element alignment; an output aliasing odd model bytes is copied.
-        const size_t size = dtype_size(t.dtype());
-        if (size > 1 && reinterpret_cast<uintptr_t>(t.raw()) % size != 0) t = t.clone();
-      }
-      outputs_ = std::move(outs);
+      const std::vector<Tensor> inputs = core_.sample_inputs(sample, "run");
+      const exec::RunStats stats = core_.run(inputs, parse_config(config));
       val o = val::object();
       o.set("nodesExecuted", val(static_cast<double>(stats.nodes_executed)));
       o.set("nodesSkipped", val(static_cast<double>(stats.nodes_skipped)));
@@ -541,14 +476,9 @@ class Session {
   // One forward pass with each node's wall time, {node name: ms} (benchmarks: scripts/bench-sweep's floor).
   val profile(int sample, val config) {
     return guarded([&] {
-      const std::vector<Tensor> inputs = sample_inputs(sample, "profile");
-      const exec::QuantConfig qc = parse_config(config);
-      const ir::Graph& g = executor_->graph();
-      std::vector<double> ms(g.nodes.size(), -1.0);
-      {
-        exec::Executor::ScopedNodeTimer timer(*executor_, [&](int node, double t) { ms[static_cast<size_t>(node)] = t; });
-        executor_->run(inputs, qc);
-      }
+      const std::vector<Tensor> inputs = core_.sample_inputs(sample, "profile");
+      const std::vector<double> ms = core_.profile(inputs, parse_config(config));
+      const ir::Graph& g = core_.executor().graph();
       val o = val::object();
       for (size_t i = 0; i < ms.size(); ++i)
         if (ms[i] >= 0) o.set(g.nodes[i].name, val(ms[i]));
@@ -570,7 +500,7 @@ class Session {
   std::string analyze_cancellable(const std::string& request, val on_event, val should_cancel) {
     std::optional<val> event_error;
     std::string result = guarded([&] {
-      require_model();
+      core_.executor();  // a model first
       const bool has_callback = !on_event.isUndefined() && !on_event.isNull();
       check(!has_callback || on_event.typeOf().as<std::string>() == "function", "analyze: onEvent must be a function");
       const bool has_cancel = !should_cancel.isUndefined() && !should_cancel.isNull();
@@ -591,32 +521,23 @@ class Session {
           if (error) event_error = val::take_ownership(error);
           return stop;
         };
-      return api::analyze(context(), request, events, cancel);
+      return core_.analyze(request, events, cancel);
     });
     if (event_error) event_error->throw_();
     return result;
   }
 
   std::string list_items(const std::string& request) {
-    return guarded([&] {
-      require_model();
-      return api::list_items(context(), request);
-    });
+    return guarded([&] { return core_.list_items(request); });
   }
 
   // docs/config-schema.md: the document checked against the model, returned with every calibration node.
   std::string resolve_config(const std::string& config) {
-    return guarded([&] {
-      require_model();
-      return api::resolve_config(context(), config);
-    });
+    return guarded([&] { return core_.resolve_config(config); });
   }
 
   std::string graph_json() {
-    return guarded([&] {
-      require_model();
-      return schema::graph_json(executor_->model(), *relations_, file_);
-    });
+    return guarded([&] { return core_.graph_json(); });
   }
 
   std::string describe() const { return bind::describe(); }
@@ -624,35 +545,26 @@ class Session {
   // setRelations(name): the relation rules (§1.9, describe().relation_rules) of the loaded model and of
   // every later load; the node items, calibration sets, graphJson and results follow them.
   void set_relations(const std::string& name) {
-    guarded([&] {
-      rules_ = quant::parse_relation_rules(name);
-      if (executor_) relations_ = std::make_unique<quant::CalibrationRelations>(executor_->graph(), rules_);
-    });
+    guarded([&] { core_.set_relations(name); });
   }
 
   // A configuration document in a toolchain format (docs/config-export.md): text, or the model bytes
   // with the configuration written in (calibrated-onnx, a Uint8Array).
   val export_config(const std::string& config_json, const std::string& format) {
     return guarded([&] {
-      require_model();
-      const std::vector<uint8_t> out =
-          api::export_config(context(), config_json, format, model_bytes_.data.get(), model_bytes_.size);
+      const std::vector<uint8_t> out = core_.export_config(config_json, format);
       if (quant::export_is_binary(format)) return bytes_to_js(out);
       return val(std::string(out.begin(), out.end()));
     });
   }
 
-  int output_count() const { return static_cast<int>(outputs_.size()); }
+  int output_count() const { return static_cast<int>(core_.outputs().size()); }
 
   val output(int index) {
     return guarded([&] {
-      check(index >= 0 && static_cast<size_t>(index) < outputs_.size(),
-            "output: index " + std::to_string(index) + " out of range (the last run has " +
-                std::to_string(outputs_.size()) + " outputs)");
-      const Tensor& t = outputs_[static_cast<size_t>(index)];
-      const ir::Graph& g = executor_->graph();
+      const Tensor& t = core_.output(index);
       val o = val::object();
-      o.set("name", val(g.value(g.outputs[static_cast<size_t>(index)]).name));
+      o.set("name", val(core_.output_name(index)));
       o.set("dtype", val(dtype_name(t.dtype())));
       o.set("dims", dims_array(t.shape()));
       o.set("data", tensor_view(t));
@@ -661,76 +573,44 @@ class Session {
   }
 
   // Releases the model, the data and the outputs; the session can load another model afterwards.
-  void release() {
-    outputs_.clear();
-    data_.reset();
-    relations_.reset();  // views the executor's graph
-    file_ = {};
-    executor_.reset();   // before the bytes it views
-    model_bytes_ = Buffer{};
-    external_bytes_.clear();
-    reservation_ = ModelReservation{};
-  }
+  void release() { core_.release(); }
 
  private:
-  void require_model() const { check(executor_ != nullptr, "no model loaded (call loadModel first)"); }
-
-  api::Context context() { return {*executor_, *relations_, data_.get()}; }
-
   // "stored" | "on" | "off", {on: Uint8Array|Array, qtype?: string[], round?: string}, or a
   // configuration document (an object with `schema`, docs/config-schema.md).
   exec::QuantConfig parse_config(const val& config) {
+    RunConfigArgs args;
     if (config.isString()) {
-      const std::string mode = config.as<std::string>();
-      if (mode == "stored") return executor_->stored_config();
-      if (mode == "on") return executor_->uniform_config(true);
-      if (mode == "off") return executor_->uniform_config(false);
-      fail("run: unknown quant mode '" + mode + "' (expected 'stored', 'on' or 'off')");
+      args.mode = config.as<std::string>();
+      return core_.run_config(args, "run");
     }
     check(config.typeOf().as<std::string>() == "object" && !config.isNull(),
           "run: config must be 'stored', 'on', 'off', an object {on, qtype?, round?} or a configuration document");
     if (!config["schema"].isUndefined()) {
-      return api::quant_config_of(context(), val::global("JSON").call<std::string>("stringify", config));
+      args.document_json = val::global("JSON").call<std::string>("stringify", config);
+      return core_.run_config(args, "run");
     }
-    const size_t n = executor_->calibrations().size();
-    exec::QuantConfig qc = executor_->stored_config();
-    qc.on.resize(n);
-    qc.qtype.resize(n);  // "" = the stored qtype
     val on = config["on"];
     check(!on.isUndefined() && !on.isNull() && !on.isString() && !on["length"].isUndefined(),
           "run: config.on must be a Uint8Array or an array with one entry per calibration node");
-    check(on["length"].as<size_t>() == n, "run: config.on has " + std::to_string(on["length"].as<size_t>()) +
-                                              " entries, the model has " + std::to_string(n) + " calibration nodes");
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0, n = on["length"].as<size_t>(); i < n; ++i) {
       val e = on[i];
-      qc.on[i] = e.isNumber() ? (e.as<double>() != 0.0) : e.isTrue();
+      args.on.push_back(e.isNumber() ? (e.as<double>() != 0.0) : e.isTrue());
     }
     val qtype = config["qtype"];
     if (!qtype.isUndefined() && !qtype.isNull()) {
-      check(qtype.isArray() && qtype["length"].as<size_t>() == n,
-            "run: config.qtype must be an array of " + std::to_string(n) + " strings ('' = as stored)");
-      for (size_t i = 0; i < n; ++i) qc.qtype[i] = js_string(qtype[i], "run: config.qtype[" + std::to_string(i) + "]");
+      check(qtype.isArray(), "run: config.qtype must be an array of " +
+                                 std::to_string(core_.executor().calibrations().size()) + " strings ('' = as stored)");
+      args.qtype.emplace();
+      for (size_t i = 0, n = qtype["length"].as<size_t>(); i < n; ++i)
+        args.qtype->push_back(js_string(qtype[i], "run: config.qtype[" + std::to_string(i) + "]"));
     }
     val round = config["round"];
-    if (!round.isUndefined() && !round.isNull()) {
-      const std::string r = js_string(round, "run: config.round");
-      auto mode = parse_round(r);
-      check(mode.has_value(), "run: config.round '" + r + "' is not 'half_to_even' or 'half_away_from_zero'");
-      qc.round = *mode;
-    }
-    return qc;
+    if (!round.isUndefined() && !round.isNull()) args.round = js_string(round, "run: config.round");
+    return core_.run_config(args, "run");
   }
 
-  // Declaration order matters: members are destroyed bottom-up, and the executor views the bytes.
-  Buffer model_bytes_;
-  std::vector<Buffer> external_bytes_;  // the external-data files, viewed like model_bytes_
-  ModelReservation reservation_;        // their bytes, counted against the memory budget
-  std::unique_ptr<exec::Executor> executor_;
-  std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
-  quant::RelationRules rules_ = quant::relation_rules().front().rules;
-  quant::FileProvenance file_;  // the file's QOperator nodes the load rewrote (§1.12)
-  std::unique_ptr<data::CalibrationData> data_;
-  std::vector<Tensor> outputs_;
+  SessionCore core_;
 };
 
 EMSCRIPTEN_BINDINGS(ptqscope) {

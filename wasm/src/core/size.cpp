@@ -73,9 +73,12 @@ size_t allocation_count(int64_t count, size_t element_bytes, const char* what) {
 }
 
 namespace {
-std::atomic<uint64_t> g_memory_budget{kDefaultMemoryBudgetBytes};
-std::atomic<uint64_t> g_memory_in_use{0};
-std::atomic<uint64_t> g_memory_peak{0};
+// Per thread: each wasm module instance (a page's or the CLI's worker) has its own heap and budget, and
+// the native addon's worker threads each get theirs the same way (a worker's tensors live and die on
+// its thread).
+thread_local std::atomic<uint64_t> g_memory_budget{kDefaultMemoryBudgetBytes};
+thread_local std::atomic<uint64_t> g_memory_in_use{0};
+thread_local std::atomic<uint64_t> g_memory_peak{0};
 
 void note_peak(uint64_t held) {
   uint64_t peak = g_memory_peak.load(std::memory_order_relaxed);

@@ -23,7 +23,7 @@ constexpr int64_t kPos2 = 16;  // positions of a transformed 4x4 tile
 // Scratch floats for the transformed inputs and GEMM results of one block of tiles (~2 MB, L2/L3).
 constexpr int64_t kBlockFloats = int64_t{1} << 19;
 
-WinogradMode current_mode = WinogradMode::Accurate;
+thread_local WinogradMode current_mode = WinogradMode::Accurate;  // per worker, as each wasm instance has its own
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 

@@ -1,7 +1,6 @@
 // What every analysis subcommand shares: our options beside the original's (--json, --quiet,
 // --workers), the worker pool on the wasm core, loading the model and data once per worker, running
 // a request with progress on stderr, and writing the result document.
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CONVOLUTION_MODES, RELATION_RULES, optionDefault } from '../../pipeline/catalog.mjs';
@@ -10,14 +9,14 @@ import { spawnNodeWorker } from '../../pipeline/node_worker.mjs';
 import { isSplittable, runAnalysis } from '../../pipeline/sweep.mjs';
 import { withoutNone } from '../../pipeline/runall.mjs';
 import { parseClick, parseClickInt } from './click.mjs';
-import { UsageError, SetupError } from './errors.mjs';
+import { UsageError } from './errors.mjs';
 import { listCalibrationFolder, readExternalData, readModelFile, readTextInput } from './files.mjs';
 import { keepListFormat } from './keep_list.mjs';
 import { checkOutputs, withOutputs, writeOutput } from './outputs.mjs';
 import { createProgress } from './progress.mjs';
 import { SHARD_OPTION, inputDigests, shardDocument } from './shard.mjs';
 import { MEMORY_OPTION, reportMemory } from './memory.mjs';
-import { loadPtqModule, wasmModulePath } from './wasm.mjs';
+import { engineModulePath, loadPtqModule } from './wasm.mjs';
 
 export const defaultWorkers = () => Math.max(1, Math.min(8, os.availableParallelism?.() ?? os.cpus().length));
 
@@ -84,12 +83,9 @@ export async function openAnalysis(modelPath, dataDir, options) {
   const externalFiles = readExternalData(await loadPtqModule(), modelPath, model);
   // Listed, not read: each worker reads a sample's files when the core uses that sample.
   const files = listCalibrationFolder(dataDir);
-  const wasmPath = wasmModulePath();
-  if (!fs.existsSync(wasmPath)) {
-    throw new SetupError(`${wasmPath} not found: build it first with \`npm run build\` (or scripts/build.sh wasm)`);
-  }
+  const modulePath = engineModulePath();
   const modelBytes = externalFiles.reduce((sum, f) => sum + f.bytes.length, model.length);
-  const pool = createPool({ size: options.workers ?? poolSizeFor(defaultWorkers(), modelBytes), spawn: () => spawnNodeWorker(wasmPath) });
+  const pool = createPool({ size: options.workers ?? poolSizeFor(defaultWorkers(), modelBytes), spawn: () => spawnNodeWorker(modulePath) });
   try {
     const loaded = await pool.load({ model, externalFiles, files, modelName: modelPath, dataName: dataDir, convolution: options.conv ?? undefined,
       relations: options.relations ?? undefined });

@@ -8,6 +8,8 @@ export const MEMORY_OPTION = { name: 'memory', flags: ['--memory'], flag: true,
 export function reportMemory(usages, label, write = (text) => process.stderr.write(text)) {
   usages.forEach((u, i) => {
     const who = usages.length > 1 ? `${label} ${i + 1}` : label;
-    write(`ptqscope: ${who}: wasm heap ${u.heapBytes} bytes, at most ${u.peakInUse} bytes counted against the memory budget of ${u.budget}\n`);
+    // The native engine has no wasm heap (heapBytes null): its budget counts the same bytes.
+    const heap = u.heapBytes === null ? 'native engine' : `wasm heap ${u.heapBytes} bytes`;
+    write(`ptqscope: ${who}: ${heap}, at most ${u.peakInUse} bytes counted against the memory budget of ${u.budget}\n`);
   });
 }
