@@ -15,12 +15,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
-import { decodeNpy, encodeNpy } from '../web/cli/lib/npy.mjs';
+import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { CHROMIUM_ARGS, PAGE, openPanel } from '../tests/js/e2e/browser.mjs';
+import { openPage, runPage } from './bench-page.mjs';
+import { sampleFolder } from './bench-samples.mjs';
 import { calibratedModel, floatFixture, graphFlops, machine, median, option, ortWebOneThread, report, runMain, timeAlternating } from './bench-common.mjs';
 
 const MODEL = option('model', 'yolov8n_like');
@@ -29,58 +28,6 @@ const ENGINES = option('engines', 'cli,page').split(',');
 const WORKERS = Number(option('workers', 2));
 const ORT_RUNS = Number(option('ort-runs', 5));
 const CLI = path.join(REPO_ROOT, 'web/cli/ptqscope.mjs');
-const SWEEP_TIMEOUT = 4 * 3600_000;
-
-// --- the samples -----------------------------------------------------------------------------------
-// A deterministic uniform generator in [0, 1) (a linear congruential one: the samples must not
-// change between runs or machines).
-function uniform(seed) {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
-
-// Variant k of the fixture's photo k mod n (NCHW, values in [0, 1]): mirrored every other pair,
-// shifted by a k-dependent offset (edges repeated), brightness and contrast changed and noise added.
-function variant(base, dims, k) {
-  const [, channels, height, width] = dims;
-  const random = uniform(k + 1);
-  const flip = (k >> 1) % 2 === 1;
-  const dy = Math.floor(random() * height / 4) - height / 8, dx = Math.floor(random() * width / 4) - width / 8;
-  const gain = 0.7 + 0.6 * random(), offset = 0.2 * random() - 0.1;
-  const out = new Float32Array(base.length);
-  const clamp = (v, hi) => Math.min(hi, Math.max(0, v));
-  for (let c = 0; c < channels; c++) {
-    for (let y = 0; y < height; y++) {
-      const sy = clamp(y + dy, height - 1);
-      for (let x = 0; x < width; x++) {
-        const sx = clamp(flip ? width - 1 - x - dx : x + dx, width - 1);
-        const noise = 0.02 * (random() + random() - 1);
-        out[(c * height + y) * width + x] = clamp(base[(c * height + sy) * width + sx] * gain + offset + noise, 1);
-      }
-    }
-  }
-  return out;
-}
-
-// The calibration_data folder of the first `count` variants (.cache/bench/seed/<model>_<count>/input/),
-// written once.
-function sampleFolder(count) {
-  const dir = path.join(REPO_ROOT, '.cache/bench/seed', `${MODEL}_${count}`);
-  const fixtureData = floatFixture(`${MODEL}_data`);
-  const inputs = fs.readdirSync(fixtureData);
-  if (inputs.length !== 1) throw new Error(`${fixtureData}: one input folder expected, found ${inputs.join(', ')}`);
-  const target = path.join(dir, inputs[0]);
-  if (fs.existsSync(target) && fs.readdirSync(target).length === count) return dir;
-  const photos = readCalibrationFolder(fixtureData).map((f) => decodeNpy(f.bytes));
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(target, { recursive: true });
-  for (let k = 0; k < count; k++) {
-    const { dtype, dims, data } = photos[k % photos.length];
-    if (dtype !== 'float32' || dims.length !== 4) throw new Error(`${fixtureData}: a float32 NCHW image expected, found ${dtype} ${dims}`);
-    fs.writeFileSync(path.join(target, `${String(k).padStart(3, '0')}.npy`), encodeNpy(dtype, dims, variant(data, dims, k)));
-  }
-  return dir;
-}
 
 // --- onnxruntime-web's forward pass ------------------------------------------------------------------
 async function ortForward() {
@@ -105,7 +52,9 @@ function runCli(model, data, samples) {
     '--workers', String(WORKERS), '--memory', '--quiet', '--json', json];
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The wasm engine (its heap is what this table measures) unless PTQSCOPE_ENGINE says otherwise.
+    const env = { ...process.env, PTQSCOPE_ENGINE: process.env.PTQSCOPE_ENGINE || 'wasm' };
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
     child.on('error', reject);
@@ -118,48 +67,6 @@ function runCli(model, data, samples) {
       resolve({ wall, sweep: doc.timings_ms?.sensitivity, items: doc.sensitivity_order.activation.length, heaps });
     });
   });
-}
-
-// The page: model and folder opened on its own inputs, the activation sweep run from the analyses
-// panel; wall time from Run to "done", the heaps the header reports. The pool has
-// navigator.hardwareConcurrency - 1 workers (at most 4): the page is told of WORKERS + 1 cores.
-async function openPage() {
-  if (!fs.existsSync(PAGE)) throw new Error(`${PAGE} is missing: build the web app first (scripts/build.sh web)`);
-  const context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-bench-seed-')), {
-    executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1400, height: 900 },
-  });
-  await context.addInitScript(`Object.defineProperty(navigator, 'hardwareConcurrency', { get: () => ${WORKERS + 1} })`);
-  return context;
-}
-
-async function runPage(context, model, data, samples) {
-  const page = await context.newPage();
-  try {
-    await page.goto(pathToFileURL(PAGE).href);
-    await page.waitForSelector('body[data-ready="true"]');
-    await page.setInputFiles('#open-model', model);
-    await page.waitForSelector('#graph[data-state="ready"]', { timeout: 600_000 });
-    await page.setInputFiles('#open-data-folder', data);
-    await page.waitForFunction((n) => new RegExp(`${n} calibration samples`).test(document.querySelector('#model-info').textContent), samples, { timeout: 600_000 });
-    await openPanel(page, 'analyses');
-    const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
-    await form.locator('select[name="node_type"]').selectOption('activation');
-    await form.locator('input[name="data_num"]').fill(String(samples));
-    const t0 = performance.now();
-    await page.click('.ptq-run');
-    await page.waitForFunction(() => /: (done|failed|cancelled)/.test(document.querySelector('.ptq-progress-text').textContent), null, { timeout: SWEEP_TIMEOUT, polling: 500 });
-    const wall = performance.now() - t0;
-    const status = await page.textContent('.ptq-progress-text');
-    if (!/: done in /.test(status)) throw new Error(`the page's sweep did not finish: ${status}; ${await page.textContent('#error-banner')}`);
-    await page.waitForFunction(() => document.querySelector('#model-info').dataset.heapAnalysis);
-    const header = await page.textContent('#model-info');
-    const heap = Number(await page.getAttribute('#model-info', 'data-heap-analysis'));
-    const workers = Number(/per analysis worker \((\d+)\)/.exec(header)?.[1]);
-    const items = await page.$$eval('.ptq-analysis-output table.sensitivity-table tbody tr', (rows) => rows.length);
-    return { wall, items, heaps: [heap], workers };
-  } finally {
-    await page.close();
-  }
 }
 
 async function main() {
@@ -178,10 +85,10 @@ async function main() {
   const rows = [];
   try {
     for (const samples of SAMPLES) {
-      const data = sampleFolder(samples);
+      const data = sampleFolder(floatFixture(`${MODEL}_data`), MODEL, samples, 'seed');
       for (const engine of ENGINES) {
         const before = await forward();
-        if (engine === 'page') context ??= await openPage();
+        if (engine === 'page') context ??= await openPage(WORKERS);
         const r = engine === 'cli' ? await runCli(model, data, samples) : await runPage(context, model, data, samples);
         const after = await forward();
         const row = { engine, samples, ...r, ortMs: median([...before, ...after]), load: os.loadavg()[0] };
