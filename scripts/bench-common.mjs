@@ -1,6 +1,7 @@
 // Shared by the benchmark scripts (bench-executor, bench-sweep, bench-seed...): options, fixtures,
 // timing, FLOP counts, and the tables they print and write into docs/benchmarks.md between
 // `<!-- <name>:begin/end -->` markers.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -92,6 +93,27 @@ export async function ortWebOneThread() {
   ort.env.wasm.numThreads = 1;
   ort.env.logLevel = 'error';
   return ort;
+}
+
+// `ptqscope ARGS... --json FILE` as a process with `env` added: {wall (ms), doc (the --json document),
+// stderr}; rejects with its stderr when it fails.
+export function runCliJson(args, env = {}) {
+  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-bench-')), 'result.json');
+  const argv = [path.join(REPO_ROOT, 'web/cli/ptqscope.mjs'), ...args, '--json', json];
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const wall = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`ptqscope ${args.join(' ')} exited ${code}: ${stderr}`));
+      const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
+      fs.rmSync(path.dirname(json), { recursive: true, force: true });
+      resolve({ wall, doc, stderr });
+    });
+  });
 }
 
 export function runMain(main) {

@@ -20,15 +20,14 @@
 // Samples: .cache/bench/race/<model>_<N>/ (scripts/bench-samples.mjs), generated once.
 // Usage: node scripts/bench-race.mjs [--models resnet18,yolov8n_like,ppocr_det] [--samples 10,100]
 //        [--node-types activation,node] [--engines ort,cli-native,cli-wasm,pool,page] [--workers N]
-//        [--write-docs]
-import { spawn } from 'node:child_process';
+//        [--every K] [--block NAME] [--write-docs]   (--write-docs: the table between <!-- NAME:begin/end --> in docs/benchmarks.md)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
 import { listCalibrationFolder, readCalibrationFolder } from '../web/cli/lib/files.mjs';
-import { REPO_ROOT, loadEngine, wasmModulePath } from '../web/cli/lib/wasm.mjs';
+import { loadEngine, wasmModulePath } from '../web/cli/lib/wasm.mjs';
 import { createPool } from '../web/pipeline/pool.mjs';
 import { spawnNodeWorker } from '../web/pipeline/node_worker.mjs';
 import { runAnalysis } from '../web/pipeline/sweep.mjs';
@@ -36,14 +35,18 @@ import { FIXTURES, loadManifest } from '../tests/js/helpers.mjs';
 import { withQdqPairsKept } from '../tests/js/tie_origin.mjs';
 import { openPage, runPage } from './bench-page.mjs';
 import { sampleFolder } from './bench-samples.mjs';
-import { calibratedModel, machine, option, report, runMain } from './bench-common.mjs';
+import { calibratedModel, machine, option, report, runCliJson, runMain } from './bench-common.mjs';
 
 const MODELS = option('models', 'resnet18,yolov8n_like,ppocr_det').split(',');
 const SAMPLES = option('samples', '10,100').split(',').map(Number);
 const NODE_TYPES = option('node-types', 'activation,node').split(',');
 const ENGINES = option('engines', 'ort,cli-native,cli-wasm,pool').split(',');
 const WORKERS = Number(option('workers', os.availableParallelism?.() ?? os.cpus().length));
-const CLI = path.join(REPO_ROOT, 'web/cli/ptqscope.mjs');
+// Every K-th item of the sweep only (K > 1: a run that would take hours on a busy machine; the items
+// keep their spread over the graph, and every engine runs the same ones, as interested_nodes).
+const EVERY = Number(option('every', 1));
+// The docs block --write-docs replaces: runs of different scope keep their own table.
+const BLOCK = option('block', 'bench-race');
 
 // The fixture's float calibration folder (the samples' source) and its Q/DQ twin.
 function fixtureOf(name) {
@@ -62,7 +65,7 @@ async function sweepItems(modelBytes, nodeType) {
     const graph = JSON.parse(session.graphJson());
     const byName = new Map(graph.nodes.map((n) => [n.name, n]));
     const names = JSON.parse(session.listItems(JSON.stringify({ analysis: 'sensitivity', options: { node_type: nodeType } })));
-    return names.map((name) => {
+    return names.filter((_, i) => i % EVERY === 0).map((name) => {
       const node = byName.get(name);
       const calibrations = node.calibration ? [name] : node.input_calibrations;
       return { name, outputs: new Set(calibrations.map((c) => byName.get(c).outputs[0])) };
@@ -130,32 +133,23 @@ function cosinesOf(doc, nodeType) {
 }
 
 // `ptqscope get-sensitivity-of-nodes` on `engine` as a process: wall time, the metrics, the engine.
-function runCli(engine, model, data, samples, nodeType) {
-  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-bench-race-')), 'result.json');
-  const args = [CLI, 'get-sensitivity-of-nodes', model, data, '-n', nodeType, '-d', String(samples), '--workers', String(WORKERS), '--quiet', '--json', json];
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, args, { env: { ...process.env, PTQSCOPE_ENGINE: engine }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const wall = performance.now() - t0;
-      if (code !== 0) return reject(new Error(`ptqscope ${args.slice(1).join(' ')} exited ${code}: ${stderr}`));
-      const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
-      fs.rmSync(path.dirname(json), { recursive: true, force: true });
-      resolve({ wall, metrics: cosinesOf(doc, nodeType), engine: doc.engine });
-    });
-  });
+// interested_nodes of the items (all: none given).
+const interested = (items) => (EVERY > 1 ? items.map((i) => i.name) : null);
+
+async function runCli(engine, model, data, samples, nodeType, items) {
+  const args = ['get-sensitivity-of-nodes', model, data, '-n', nodeType, '-d', String(samples), '--workers', String(WORKERS), '--quiet'];
+  if (interested(items)) args.push('-i', `[${interested(items).map((n) => `'${n}'`).join(',')}]`);
+  const { wall, doc } = await runCliJson(args, { PTQSCOPE_ENGINE: engine });
+  return { wall, metrics: cosinesOf(doc, nodeType), engine: doc.engine };
 }
 
 // The page's pool on worker_threads with the wasm module: started, loaded and run, as one wall time.
-async function runPool(modelBytes, data, samples, nodeType) {
+async function runPool(modelBytes, data, samples, nodeType, items) {
   const t0 = performance.now();
   const pool = createPool({ size: WORKERS, spawn: () => spawnNodeWorker(wasmModulePath()) });
   try {
     await pool.load({ model: modelBytes, files: listCalibrationFolder(data) });
-    const request = { analysis: 'sensitivity', options: { node_type: nodeType, data_num: samples, metrics: ['cosine-similarity'] } };
+    const request = { analysis: 'sensitivity', options: { node_type: nodeType, data_num: samples, metrics: ['cosine-similarity'], ...(interested(items) ? { interested_nodes: interested(items) } : {}) } };
     const doc = await runAnalysis(pool, request);
     return { wall: performance.now() - t0, metrics: cosinesOf(doc, nodeType), engine: doc.engine };
   } finally {
@@ -190,9 +184,9 @@ async function main() {
             const before = load();
             let r;
             if (engine === 'ort') r = await ortMethod(qdqBytes, items, feeds);
-            else if (engine === 'cli-native') r = await runCli('native', fixture.model, data, samples, nodeType);
-            else if (engine === 'cli-wasm') r = await runCli('wasm', fixture.model, data, samples, nodeType);
-            else if (engine === 'pool') r = await runPool(modelBytes, data, samples, nodeType);
+            else if (engine === 'cli-native') r = await runCli('native', fixture.model, data, samples, nodeType, items);
+            else if (engine === 'cli-wasm') r = await runCli('wasm', fixture.model, data, samples, nodeType, items);
+            else if (engine === 'pool') r = await runPool(modelBytes, data, samples, nodeType, items);
             else if (engine === 'page') {
               context ??= await openPage(WORKERS);
               r = await runPage(context, fixture.model, data, samples, nodeType);
@@ -236,9 +230,9 @@ function writeTable(rows) {
         + `${engine === 'ort' ? '–' : agreement(r, ortRun?.metrics)} | ${r.load} |`);
     }
   }
-  const header = `Full sensitivity sweeps (metric cosine-similarity, all samples of the folder), ${WORKERS} workers / onnxruntime intra-op threads `
+  const header = `${EVERY > 1 ? `Every ${EVERY}th item of full sensitivity sweeps (as interested_nodes)` : 'Full sensitivity sweeps'} (metric cosine-similarity, all samples of the folder), ${WORKERS} workers / onnxruntime intra-op threads `
     + `on ${os.availableParallelism?.() ?? os.cpus().length} cores; the engines of a row group run one after another in rotating order; ${machine()}`;
-  report('bench-race', header, lines);
+  report(BLOCK, header, lines);
 }
 
 runMain(main);

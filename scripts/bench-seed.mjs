@@ -11,23 +11,20 @@
 // and noisy variants of the fixture's own photos, deterministic.
 // Usage: node scripts/bench-seed.mjs [--model yolov8n_like] [--samples 10,30,100] [--engines cli,page]
 //        [--workers 2] [--ort-runs 5] [--write-docs]
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { decodeNpy } from '../web/cli/lib/npy.mjs';
-import { loadPtqModule, REPO_ROOT } from '../web/cli/lib/wasm.mjs';
+import { loadPtqModule } from '../web/cli/lib/wasm.mjs';
 import { readCalibrationFolder } from '../web/cli/lib/files.mjs';
 import { openPage, runPage } from './bench-page.mjs';
 import { sampleFolder } from './bench-samples.mjs';
-import { calibratedModel, floatFixture, graphFlops, machine, median, option, ortWebOneThread, report, runMain, timeAlternating } from './bench-common.mjs';
+import { calibratedModel, floatFixture, graphFlops, machine, median, option, ortWebOneThread, report, runCliJson, runMain, timeAlternating } from './bench-common.mjs';
 
 const MODEL = option('model', 'yolov8n_like');
 const SAMPLES = option('samples', '10,30,100').split(',').map(Number);
 const ENGINES = option('engines', 'cli,page').split(',');
 const WORKERS = Number(option('workers', 2));
 const ORT_RUNS = Number(option('ort-runs', 5));
-const CLI = path.join(REPO_ROOT, 'web/cli/ptqscope.mjs');
 
 // --- onnxruntime-web's forward pass ------------------------------------------------------------------
 async function ortForward() {
@@ -46,27 +43,12 @@ async function ortForward() {
 // --- the two engines -------------------------------------------------------------------------------
 // `ptqscope get-sensitivity-of-nodes -n activation -d N --workers W --memory`: wall time of the
 // process, the sweep's own time (timings_ms) and each worker's heap from --memory's lines.
-function runCli(model, data, samples) {
-  const json = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-bench-seed-')), 'result.json');
-  const args = [CLI, 'get-sensitivity-of-nodes', model, data, '-n', 'activation', '-d', String(samples),
-    '--workers', String(WORKERS), '--memory', '--quiet', '--json', json];
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    // The wasm engine (its heap is what this table measures) unless PTQSCOPE_ENGINE says otherwise.
-    const env = { ...process.env, PTQSCOPE_ENGINE: process.env.PTQSCOPE_ENGINE || 'wasm' };
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const wall = performance.now() - t0;
-      if (code !== 0) return reject(new Error(`ptqscope ${args.slice(1).join(' ')} exited ${code}: ${stderr}`));
-      const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
-      fs.rmSync(path.dirname(json), { recursive: true, force: true });
-      const heaps = [...stderr.matchAll(/wasm heap (\d+) bytes/g)].map((m) => Number(m[1]));
-      resolve({ wall, sweep: doc.timings_ms?.sensitivity, items: doc.sensitivity_order.activation.length, heaps });
-    });
-  });
+async function runCli(model, data, samples) {
+  const args = ['get-sensitivity-of-nodes', model, data, '-n', 'activation', '-d', String(samples), '--workers', String(WORKERS), '--memory', '--quiet'];
+  // The wasm engine (its heap is what this table measures) unless PTQSCOPE_ENGINE says otherwise.
+  const { wall, doc, stderr } = await runCliJson(args, { PTQSCOPE_ENGINE: process.env.PTQSCOPE_ENGINE || 'wasm' });
+  const heaps = [...stderr.matchAll(/wasm heap (\d+) bytes/g)].map((m) => Number(m[1]));
+  return { wall, sweep: doc.timings_ms?.sensitivity, items: doc.sensitivity_order.activation.length, heaps };
 }
 
 async function main() {
