@@ -95,6 +95,16 @@ export async function ortWebOneThread() {
   return ort;
 }
 
+// The CLI processes running now: stopped with the script (an orphaned sweep would load the machine
+// under the next measurement).
+const children = new Set();
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exit(130);
+  });
+}
+
 // `ptqscope ARGS... --json FILE` as a process with `env` added: {wall (ms), doc (the --json document),
 // stderr}; rejects with its stderr when it fails.
 export function runCliJson(args, env = {}) {
@@ -103,11 +113,13 @@ export function runCliJson(args, env = {}) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    children.add(child);
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
     child.on('error', reject);
     child.on('close', (code) => {
       const wall = performance.now() - t0;
+      children.delete(child);
       if (code !== 0) return reject(new Error(`ptqscope ${args.join(' ')} exited ${code}: ${stderr}`));
       const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
       fs.rmSync(path.dirname(json), { recursive: true, force: true });

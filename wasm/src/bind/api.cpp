@@ -100,25 +100,13 @@ using Buffer = OwnedBytes;
 // blocks so no C++ exception is in flight while JS unwinds the wasm frames.
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
-  const char* name = "InternalError";
-  std::string message;
+  JsErrorOf error{"InternalError", ""};
   try {
     return f();
-  } catch (const FormatError& e) {
-    name = "FormatError";
-    message = e.what();
-  } catch (const Error& e) {
-    name = "PtqError";
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    name = "RangeError";
-    message = "out of memory: the model and data do not fit in the 4 GB wasm heap";
-  } catch (const std::exception& e) {
-    message = e.what();
   } catch (...) {
-    message = "unknown C++ exception";
+    error = js_error_of_current_exception("out of memory: the model and data do not fit in the 4 GB wasm heap");
   }
-  throw_js_error(name, message);
+  throw_js_error(error.name, error.message);
 }
 
 // The byte length of a JS Uint8Array, before anything is copied (0 when it is not one).

@@ -230,28 +230,15 @@ void throw_js_error(napi_env env, const char* name, const std::string& message) 
 // Runs `f`, turning a C++ exception into a JS Error; returns nullptr (undefined) after throwing.
 template <class F>
 napi_value guarded(napi_env env, F&& f) {
-  const char* name = "InternalError";
-  std::string message;
   try {
     return f();
   } catch (const JsPending&) {
     return nullptr;
-  } catch (const FormatError& e) {
-    name = "FormatError";
-    message = e.what();
-  } catch (const Error& e) {
-    name = "PtqError";
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    name = "RangeError";
-    message = "out of memory: the model and data do not fit in memory";
-  } catch (const std::exception& e) {
-    message = e.what();
   } catch (...) {
-    message = "unknown C++ exception";
+    const JsErrorOf error = js_error_of_current_exception("out of memory: the model and data do not fit in memory");
+    throw_js_error(env, error.name, error.message);
+    return nullptr;
   }
-  throw_js_error(env, name, message);
-  return nullptr;
 }
 
 // The arguments of a call (missing ones are undefined) and `this`.

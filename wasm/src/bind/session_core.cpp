@@ -210,6 +210,22 @@ CalibrateOutput calibrate_model(const OwnedBytes& model, const std::vector<data:
   return out;
 }
 
+JsErrorOf js_error_of_current_exception(const char* out_of_memory) {
+  try {
+    throw;
+  } catch (const FormatError& e) {
+    return {"FormatError", e.what()};
+  } catch (const Error& e) {
+    return {"PtqError", e.what()};
+  } catch (const std::bad_alloc&) {
+    return {"RangeError", out_of_memory};
+  } catch (const std::exception& e) {
+    return {"InternalError", e.what()};
+  } catch (...) {
+    return {"InternalError", "unknown C++ exception"};
+  }
+}
+
 std::optional<quant::RoundMode> parse_round(const std::string& s) {
   if (s == "half_to_even") return quant::RoundMode::HalfToEven;
   if (s == "half_away_from_zero") return quant::RoundMode::HalfAwayFromZero;

@@ -120,6 +120,14 @@ struct CalibrateOutput {
 CalibrateOutput calibrate_model(const OwnedBytes& model, const std::vector<data::FileEntry>& files,
                                 const CalibrateArgs& args);
 
+// The JavaScript error a C++ exception becomes (call inside a catch block): name FormatError,
+// PtqError, RangeError (`out_of_memory` the message of std::bad_alloc) or InternalError, and message.
+struct JsErrorOf {
+  const char* name;
+  std::string message;
+};
+JsErrorOf js_error_of_current_exception(const char* out_of_memory);
+
 // "half_to_even" | "half_away_from_zero" -> the rounding mode; nullopt for another name.
 std::optional<quant::RoundMode> parse_round(const std::string& s);
 
