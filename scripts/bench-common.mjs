@@ -98,11 +98,16 @@ export async function ortWebOneThread() {
 // The CLI processes running now: stopped with the script (an orphaned sweep would load the machine
 // under the next measurement).
 const children = new Set();
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    for (const child of children) child.kill(signal);
-    process.exit(130);
-  });
+let stopsChildren = false;
+function stopChildrenOnExit() {
+  if (stopsChildren) return;
+  stopsChildren = true;
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      for (const child of children) child.kill(signal);
+      process.exit(130);
+    });
+  }
 }
 
 // `ptqscope ARGS... --json FILE` as a process with `env` added: {wall (ms), doc (the --json document),
@@ -113,6 +118,7 @@ export function runCliJson(args, env = {}) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    stopChildrenOnExit();
     children.add(child);
     let stderr = '';
     child.stderr.on('data', (d) => { stderr += d; });
