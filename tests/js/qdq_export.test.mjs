@@ -11,7 +11,10 @@
 //  - a configuration mixing both: onnxruntime on the export equals ptqscope's run of the same
 //    configuration (what the what-if shows) within onnxruntime's own spread;
 //  - the onnxruntime quantizer arguments (ort-json) name nodes and tensors of the model;
-//  - the CLI writes the export; a calibrated (HzCalibration) model is refused with a message;
+//  - the CLI writes the export; a Horizon calibrated (HzCalibration) model is written in its Q/DQ form
+//    (the nodes of the fixture's `calibrate --qdq` rewrite as stored; an OFF node an Identity, an int16
+//    node an int16 zero point; onnxruntime on it equals ptqscope's run within its own spread); a
+//    configuration rounding half away from zero is refused;
 //  - Model Explorer node data keys every value by an ONNX node name of the file (its ONNX adapter's
 //    node id), a quantizer's value on its own QuantizeLinear / DequantizeLinear nodes; for a QOperator
 //    model, on the file's QLinear* nodes (none of the nodes its load made is written).
@@ -237,7 +240,7 @@ describe('Model Explorer node data of a QOperator model', () => {
   });
 });
 
-describe('qdq-onnx from the CLI, and refused for a calibrated model', () => {
+describe('qdq-onnx from the CLI, and for a Horizon calibrated model', () => {
   let tmp;
   beforeAll(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-qdq-export-'));
@@ -259,13 +262,35 @@ describe('qdq-onnx from the CLI, and refused for a calibrated model', () => {
     await s.release();
   });
 
-  it('a calibrated (HzCalibration) model gets a message naming calibrated-onnx', async () => {
+  it('a Horizon calibrated model is written in its Q/DQ form (as calibrate --qdq writes it) with the configuration applied', async () => {
     const digits = fixture('digits_cnn_calibrated');
     const ptq = await loadPtqModule();
     const s = new ptq.Session();
     try {
-      s.loadModel(fs.readFileSync(digits.model));
-      expect(() => s.exportConfig(configDoc({}), 'qdq-onnx')).toThrow(/qdq-onnx: the model has no QuantizeLinear\/DequantizeLinear quantizers \(calibrated-onnx/);
+      const summary = s.loadModel(fs.readFileSync(digits.model));
+      s.loadCalibrationData(readCalibrationFolder(digits.data));
+      // As stored: the nodes of the fixture's own Q/DQ rewrite (ptq_calibrate --qdq), nothing else.
+      const stored = readModel(s.exportConfig(configDoc({}), 'qdq-onnx'));
+      const rewrite = readModel(fs.readFileSync(path.join(FIXTURES, digits.qdq_model)));
+      expect(stored.nodes).toEqual(rewrite.nodes);
+      // One activation calibration node to int16, one switched OFF.
+      const [raised, off] = summary.calibrations.filter((c) => c.kind === 'feature').map((c) => c.name);
+      const config = { [raised]: { qtype: 'int16' }, [off]: { on: false } };
+      const bytes = s.exportConfig(configDoc(config), 'qdq-onnx');
+      const { nodes, inits } = readModel(bytes);
+      expect(nodes.find((n) => n.name === off).op).toBe('Identity');
+      const quantize = nodes.find((n) => n.name === `${raised}_QuantizeLinear`);
+      expect(quantize.op).toBe('QuantizeLinear');
+      expect(inits.get(quantize.inputs[2])).toBe(5); // TensorProto.INT16 zero point
+      expect(nodes.filter(isQdq)).toHaveLength(rewrite.nodes.filter(isQdq).length - 2);
+      // onnxruntime runs it as ptqscope runs the configuration (within onnxruntime's own spread).
+      const input = digits.inputs[0].name;
+      const feeds = samplesOf(digits, input).slice(0, 4).map((x) => ({ [input]: new ort.Tensor('float32', x.data, x.dims) }));
+      const { worst, spread } = await exportAgreement(ort, s, bytes, feeds, JSON.parse(configDoc(config)));
+      expect(worst).toBeLessThanOrEqual(spread);
+      // QuantizeLinear rounds half to even: a configuration that rounds otherwise has no Q/DQ form.
+      expect(() => s.exportConfig(JSON.stringify({ schema: 'ptqscope.config', version: 1, round: 'half_away_from_zero' }), 'qdq-onnx'))
+        .toThrow(/^qdq-onnx: the configuration rounds half away from zero \(its round\), which no QuantizeLinear computes/);
     } finally {
       s.delete();
     }

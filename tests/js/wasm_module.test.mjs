@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, loadPtqModule, openSession, runCopy } from './helpers.mjs';
+import { decodeNpy, fixture, loadPtqModule, openSession, runCopy } from './helpers.mjs';
 
 describe('wasm module', () => {
   it('loads and exposes the Session class', async () => {
@@ -97,6 +97,51 @@ describe('digits example', () => {
     const off = runCopy(ctx.session, 3, 'off')[0].data;
     for (const config of ['on', 'stored', { on: new Uint8Array(0) }, { on: [], qtype: [] }]) {
       expect(runCopy(ctx.session, 3, config)[0].data).toEqual(off);
+    }
+  });
+});
+
+// What "Check with onnxruntime" hands another engine and takes back (docs/wasm-api.md): a sample's
+// inputs as the executor receives them, and the §4 metrics of outputs computed elsewhere, aggregated
+// as what_if aggregates ptqscope's own.
+describe('sampleInputs and OutputComparison (calibrated digits)', () => {
+  let ctx;
+  beforeAll(async () => {
+    ctx = await openSession(fixture('digits_cnn_calibrated'));
+  });
+  afterAll(() => ctx?.session.delete());
+
+  it('sampleInputs(k): the npy file of sample k, as a copy named after the graph input', () => {
+    const entry = fixture('digits_cnn_calibrated');
+    const [input] = ctx.session.sampleInputs(4);
+    const file = decodeNpy(fs.readFileSync(path.join(entry.data, 'input', ctx.data.sampleNames[4])));
+    expect(input).toMatchObject({ name: 'input', dtype: 'float32', dims: file.dims });
+    expect(input.data).toEqual(file.data);
+    ctx.session.run(0, 'off'); // later calls leave the copy as it was
+    expect(input.data).toEqual(file.data);
+    expect(() => ctx.session.sampleInputs(99)).toThrow(/sampleInputs: sample index 99 out of range/);
+  });
+
+  it('OutputComparison of the executor\'s own runs gives what_if\'s numbers exactly', () => {
+    const { ptq, session } = ctx;
+    const config = { schema: 'ptqscope.config', version: 1, base: 'stored' };
+    const doc = JSON.parse(session.analyze(JSON.stringify({ analysis: 'what_if', options: { data_num: 3 }, config })));
+    const names = doc.what_if.output_order;
+    const comparison = new ptq.OutputComparison(names);
+    try {
+      for (const name of doc.what_if.samples) {
+        const k = ctx.data.sampleNames.indexOf(name);
+        const float = runCopy(session, k, 'off').map((o) => o.data);
+        const quantized = runCopy(session, k, config).map((o) => o.data);
+        comparison.add(float, quantized);
+      }
+      const r = JSON.parse(comparison.result());
+      expect(r).toEqual({ outputs: doc.what_if.outputs, output_order: names, mean: doc.what_if.mean, samples: 3 });
+      // Wrong shapes of the call are errors naming what is wrong.
+      expect(() => comparison.add([], [])).toThrow(/OutputComparison.add: reference must be an array of 1 typed arrays, one per output/);
+      expect(() => comparison.add([[1, 2]], [new Float32Array(2)])).toThrow(/output 'logits' \(reference\) must be a typed array \(Float32Array, Int32Array, \.\.\.\), not Array/);
+    } finally {
+      comparison.delete();
     }
   });
 });

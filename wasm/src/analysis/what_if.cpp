@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "analysis/output_metrics.h"
 #include "analysis/selection.h"
 #include "core/error.h"
 
@@ -44,10 +45,8 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
   const exec::QuantConfig float_config = ex.uniform_config(false);
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
 
-  const size_t metric_count = all_metrics().size();
-  // [metric][output][sample] and [node][sample]
-  std::vector<std::vector<std::vector<float>>> outputs(metric_count, std::vector<std::vector<float>>(compared.size()));
-  std::vector<std::vector<float>> nodes(result.nodes.size());
+  OutputMetrics outputs(compared.size());
+  std::vector<std::vector<float>> nodes(result.nodes.size());  // [node][sample]
   for (size_t k = 0; k < samples.size(); ++k) {
     const size_t s = samples[k];
     result.samples.push_back(data.sample_names()[s]);
@@ -55,9 +54,8 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
     const exec::RunRecord reference = ex.cached_keep_all_run_nearest(data.sample(s), float_config, &stats);
     const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.sample(s), quantized, &stats);
     result.nodes_executed += stats.nodes_executed + stats.nodes_recomputed;
-    for (size_t m = 0; m < metric_count; ++m)
-      for (size_t t = 0; t < compared.size(); ++t)
-        outputs[m][t].push_back(metric_of(ex, reference, run, compared[t], all_metrics()[m]));
+    for (size_t t = 0; t < compared.size(); ++t)
+      outputs.add(t, value_of(ex, reference, compared[t]), value_of(ex, run, compared[t]));
     const std::vector<float> per_node = node_output_metrics(ex, rel, reference, run, node_metric);
     for (size_t n = 0; n < per_node.size(); ++n) nodes[n].push_back(per_node[n]);
     if (o.progress && !o.progress(k + 1, samples.size())) {
@@ -65,11 +63,8 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
       break;
     }
   }
-  result.output_metrics.assign(compared.size(), std::vector<float>(metric_count));
-  for (size_t m = 0; m < metric_count; ++m) {
-    for (size_t t = 0; t < compared.size(); ++t) result.output_metrics[t][m] = aggregate({outputs[m][t]});
-    result.mean.push_back(aggregate(outputs[m]));
-  }
+  result.output_metrics = outputs.per_output();
+  result.mean = outputs.mean();
   for (const auto& v : nodes) result.node_values.push_back(aggregate({v}));
   return result;
 }

@@ -25,6 +25,7 @@
 #include "bind/session_core.h"
 #include "api/catalog.h"
 #include "api/fix.h"
+#include "analysis/output_metrics.h"
 #include "core/error.h"
 #include "core/model_memory.h"
 #include "core/size.h"
@@ -42,6 +43,8 @@
 #include "reader/onnx.h"
 #include "reader/onnx_writer.h"
 #include "schema/graph_json.h"
+#include "schema/result_json.h"
+#include "io/json_writer.h"
 
 // Calls the JS function `fn` with one string. A JS exception is caught here (it must not unwind
 // through the C++ analysis) and returned as a handle; 0 when the call succeeded.
@@ -163,6 +166,13 @@ JsFiles js_files(const val& files, const std::string& what) {
     out.entries.push_back(std::move(e));
   }
   return out;
+}
+
+// JS files {path, bytes} as the core keeps them (a model's external data).
+std::vector<NamedBytes> named_files(JsFiles files) {
+  std::vector<NamedBytes> named;
+  for (size_t i = 0; i < files.entries.size(); ++i) named.push_back({files.entries[i].path, std::move(files.buffers[i])});
+  return named;
 }
 
 // The calibration files `[{path, bytes}]` as the data set reads them: their paths, and a reader that
@@ -311,8 +321,91 @@ val tensor_view(const Tensor& t) {
   }
 }
 
-// ptq.calibrate(floatModelBytes, files, {method?, percentile?, int16?, qdq?}) ->
+// A copy of `t` as {name, dtype, dims, data} (data a typed array of its own, valid after later calls).
+val tensor_copy(const std::string& name, const Tensor& t) {
+  val o = val::object();
+  o.set("name", val(name));
+  o.set("dtype", val(dtype_name(t.dtype())));
+  o.set("dims", dims_array(t.shape()));
+  o.set("data", tensor_view(t).call<val>("slice"));
+  return o;
+}
+
+// The dtype a JS typed array holds (its constructor's name), for tensors handed in from JS.
+DType typed_array_dtype(const val& array, const std::string& what) {
+  static const std::map<std::string, DType> types = {
+      {"Float32Array", DType::Float},  {"Float64Array", DType::Double},  {"Int8Array", DType::Int8},
+      {"Uint8Array", DType::UInt8},    {"Int16Array", DType::Int16},     {"Uint16Array", DType::UInt16},
+      {"Int32Array", DType::Int32},    {"Uint32Array", DType::UInt32},   {"BigInt64Array", DType::Int64},
+      {"BigUint64Array", DType::UInt64}};
+  const bool object = array.typeOf().as<std::string>() == "object" && !array.isNull();
+  const std::string type = object ? array["constructor"]["name"].as<std::string>() : array.typeOf().as<std::string>();
+  auto it = types.find(type);
+  check(it != types.end(), what + " must be a typed array (Float32Array, Int32Array, ...), not " + type);
+  return it->second;
+}
+
+// A JS typed array copied into a 1-D tensor of its element type.
+Tensor tensor_from_js(const val& array, const std::string& what) {
+  const DType dtype = typed_array_dtype(array, what);
+  Tensor t(dtype, Shape{static_cast<int64_t>(array["length"].as<double>())});
+  // The view is taken after the allocation, which may have grown the heap.
+  val bytes = val::global("Uint8Array").new_(array["buffer"], array["byteOffset"], array["byteLength"]);
+  val(emscripten::typed_memory_view(t.nbytes(), t.mutable_data<uint8_t>())).call<void>("set", bytes);
+  return t;
+}
+
+// new ptq.OutputComparison(outputs: string[]): the §4 metrics of model outputs computed elsewhere
+// (another engine's runs of the float and the quantized model), aggregated over samples as what_if
+// aggregates ptqscope's own (analysis/output_metrics.h). add(reference, quantized) takes one
+// sample's outputs (typed arrays, in `outputs` order); result() -> JSON {outputs, output_order, mean,
+// samples}, what_if's keys.
+class OutputComparison {
+ public:
+  explicit OutputComparison(val outputs) : metrics_(0) {
+    guarded([&] {
+      check(outputs.isArray(), "OutputComparison: outputs must be an array of output names");
+      for (size_t i = 0; i < outputs["length"].as<size_t>(); ++i)
+        names_.push_back(js_string(outputs[i], "OutputComparison: outputs[" + std::to_string(i) + "]"));
+      metrics_ = analysis::OutputMetrics(names_.size());
+    });
+  }
+
+  void add(val reference, val quantized) {
+    guarded([&] {
+      const size_t n = names_.size();
+      for (const auto& [side, arrays] : {std::pair<const char*, const val&>{"reference", reference}, {"quantized", quantized}})
+        check(arrays.isArray() && arrays["length"].as<size_t>() == n,
+              std::string("OutputComparison.add: ") + side + " must be an array of " + std::to_string(n) +
+                  " typed arrays, one per output");
+      for (size_t t = 0; t < n; ++t) {
+        const std::string what = "OutputComparison.add: output '" + names_[t] + "'";
+        metrics_.add(t, tensor_from_js(reference[t], what + " (reference)"), tensor_from_js(quantized[t], what + " (quantized)"));
+      }
+      ++samples_;
+    });
+  }
+
+  std::string result() const {
+    return guarded([&] {
+      io::JsonWriter w;
+      w.begin_object();
+      schema::write_output_metrics(w, names_, metrics_.per_output(), metrics_.mean());
+      w.field("samples", static_cast<int64_t>(samples_)).end_object();
+      return w.str();
+    });
+  }
+
+ private:
+  std::vector<std::string> names_;
+  analysis::OutputMetrics metrics_;
+  size_t samples_ = 0;
+};
+
+// ptq.calibrate(floatModelBytes, files, {method?, percentile?, int16?, qdq?, externalFiles?}) ->
 // {model: Uint8Array, qdq: Uint8Array | null, activations, weights, samples}: calibrate/calibrate.h.
+// externalFiles: the float model's external-data files, as loadModel takes them; the models written
+// hold every tensor.
 val calibrate(val model_bytes, val files, val options) {
   return guarded([&] {
     const Buffer model = copy_from_js(model_bytes, "calibrate: model");
@@ -331,6 +424,8 @@ val calibrate(val model_bytes, val files, val options) {
           args.int16.push_back(js_string(q[i], "calibrate: options.int16[" + std::to_string(i) + "]"));
       }
       if (val q = options["qdq"]; !q.isUndefined()) args.qdq = q.isTrue();
+      if (val e = options["externalFiles"]; !e.isUndefined())
+        args.external = named_files(js_files(e, "calibrate: options.externalFiles"));
     }
     const CalibrateOutput out = calibrate_model(model, files_in.entries, args);
     val o = val::object();
@@ -430,10 +525,7 @@ class Session {
       ModelReservation reservation({js_byte_length(bytes), js_files_length(files)});
       Buffer buffer = copy_from_js(bytes, "loadModel: model bytes");
       JsFiles external = files.isUndefined() ? JsFiles{} : js_files(files, "loadModel: external-data files");
-      std::vector<NamedBytes> named;
-      for (size_t i = 0; i < external.entries.size(); ++i)
-        named.push_back({external.entries[i].path, std::move(external.buffers[i])});
-      core_.load_model(std::move(reservation), std::move(buffer), std::move(named));
+      core_.load_model(std::move(reservation), std::move(buffer), named_files(std::move(external)));
       return model_summary(core_.executor());
     });
   }
@@ -458,6 +550,19 @@ class Session {
       o.set("nodesExecuted", val(static_cast<double>(stats.nodes_executed)));
       o.set("nodesSkipped", val(static_cast<double>(stats.nodes_skipped)));
       return o;
+    });
+  }
+
+  // sampleInputs(k) -> [{name, dtype, dims, data}]: the model inputs of calibration sample k as the
+  // executor receives them (graph input order; copies), e.g. to feed another engine the same values.
+  val sample_inputs_js(int sample) {
+    return guarded([&] {
+      const std::vector<Tensor> inputs = core_.sample_inputs(sample, "sampleInputs");
+      const ir::Graph& g = core_.executor().graph();
+      val out = val::array();
+      for (size_t i = 0; i < inputs.size(); ++i)
+        out.call<void>("push", tensor_copy(g.value(g.inputs[i]).name, inputs[i]));
+      return out;
     });
   }
 
@@ -620,7 +725,12 @@ EMSCRIPTEN_BINDINGS(ptqscope) {
       .function("graphJson", &Session::graph_json)
       .function("describe", &Session::describe)
       .function("setRelations", &Session::set_relations)
-      .function("exportConfig", &Session::export_config);
+      .function("exportConfig", &Session::export_config)
+      .function("sampleInputs", &Session::sample_inputs_js);
+  emscripten::class_<OutputComparison>("OutputComparison")
+      .constructor<val>()
+      .function("add", &OutputComparison::add)
+      .function("result", &OutputComparison::result);
   emscripten::function("describe", &describe);
   emscripten::function("exportFormats", &export_formats);
   emscripten::function("mergeResults", &merge_results);

@@ -749,6 +749,8 @@ napi_value calibrate(napi_env env, napi_callback_info info) {
       }
       if (napi_value q = js.get(options, "qdq"); js.type_of(q) != napi_undefined)
         args.qdq = js.type_of(q) == napi_boolean && js.truthy(q);
+      if (napi_value e = js.get(options, "externalFiles"); js.type_of(e) != napi_undefined)
+        args.external = js_files(js, e, "calibrate: options.externalFiles");
     }
     const CalibrateOutput out = calibrate_model(model, entries_of(files), args);
     napi_value o = js.object();

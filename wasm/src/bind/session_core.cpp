@@ -24,17 +24,28 @@ OwnedBytes OwnedBytes::allocate(size_t size) {
   return b;
 }
 
-void SessionCore::load_model(ModelReservation reservation, OwnedBytes model, std::vector<NamedBytes> external) {
-  std::vector<std::string> paths;
-  for (const NamedBytes& e : external) paths.push_back(e.path);
+namespace {
+
+// Read options that find a model's external-data locations among `external` (paths as picked, or base
+// names: reader/external_data.h), which must outlive the read. Messages say "the model": the page and
+// the CLI prefix the file's name.
+reader::ReadOptions external_read_options(const std::vector<NamedBytes>& external) {
   reader::ReadOptions options;
-  options.file_name = "";  // messages say "the model": the page and the CLI prefix the file's name
-  options.open_external = [&](const std::string& location) -> std::optional<pb::Bytes> {
+  options.file_name = "";
+  options.open_external = [&external](const std::string& location) -> std::optional<pb::Bytes> {
+    std::vector<std::string> paths;
+    for (const NamedBytes& e : external) paths.push_back(e.path);
     const std::optional<size_t> i = reader::find_external_file(paths, location);
     if (!i) return std::nullopt;
     return pb::Bytes{external[*i].bytes.data.get(), external[*i].bytes.size};
   };
-  ir::Model read = reader::read_onnx(model.data.get(), model.size, options);
+  return options;
+}
+
+}  // namespace
+
+void SessionCore::load_model(ModelReservation reservation, OwnedBytes model, std::vector<NamedBytes> external) {
+  ir::Model read = reader::read_onnx(model.data.get(), model.size, external_read_options(external));
   // QOperator and Q/DQ quantizers become calibration nodes (§1.12, §1.11); the file's QOperator nodes are
   // kept for graph_json.
   quant::FileProvenance file = quant::import_quantizers(read);
@@ -193,7 +204,7 @@ std::vector<ExternalFileMatch> external_data_matches(const OwnedBytes& model,
 
 CalibrateOutput calibrate_model(const OwnedBytes& model, const std::vector<data::FileEntry>& files,
                                 const CalibrateArgs& args) {
-  const ir::Model float_model = reader::read_onnx(model.data.get(), model.size);
+  const ir::Model float_model = reader::read_onnx(model.data.get(), model.size, external_read_options(args.external));
   const data::CalibrationData data = data::CalibrationData::from_files(float_model.graph, files);
   quant::CalibrateOptions co;
   if (args.method) co.method = quant::parse_activation_method(*args.method);

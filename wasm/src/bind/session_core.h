@@ -111,6 +111,7 @@ struct CalibrateArgs {
   std::optional<double> percentile;
   std::vector<std::string> int16;
   bool qdq = false;
+  std::vector<NamedBytes> external;  // the float model's external-data files; the models written hold every tensor
 };
 struct CalibrateOutput {
   std::vector<uint8_t> model;

@@ -9,6 +9,7 @@
 #include "quant/calibration.h"
 #include "quant/fake_quant.h"
 #include "quant/graph_edit.h"
+#include "quant/hz_to_qdq.h"
 #include "quant/param_layout.h"
 #include "quant/qdq_import.h"
 #include "quant/qoperator_rewrite.h"
@@ -262,15 +263,40 @@ std::map<std::string, CalibrationSpec> imported_quantizers(const ir::Model& m) {
   return out;
 }
 
+// A Horizon calibrated model has no quantizers of its own in Q/DQ form: the configuration goes into
+// its HzCalibration nodes (calibrated-onnx, which checks that they hold it), and that model is
+// written as QuantizeLinear/DequantizeLinear pairs (quant/hz_to_qdq.h, what `calibrate --qdq` writes,
+// which our executor runs bit-identically to the HzCalibration nodes).
+std::vector<uint8_t> horizon_in_qdq_form(const exec::Executor& ex, const ExportInput& in, const uint8_t* model,
+                                         size_t size) {
+  const std::vector<uint8_t> calibrated = export_calibrated_onnx(ex, in, model, size);
+  ir::Model m = hz_to_qdq(reader::read_onnx(calibrated.data(), calibrated.size()));
+  std::string changes;
+  const auto& cals = ex.calibrations();
+  for (size_t i = 0; i < cals.size(); ++i) {
+    const bool on = in.config.on[i] != 0;
+    const std::string& qname = i < in.config.qtype.size() && !in.config.qtype[i].empty() ? in.config.qtype[i] : cals[i].qtype.name;
+    if (on == cals[i].switch_on && qname == cals[i].qtype.name) continue;
+    changes += (changes.empty() ? " " : ", ") + cals[i].node_name + " " + (on ? qname : "float");
+  }
+  m.metadata["ptqscope"] = "Horizon calibrated model in its Q/DQ form, configuration applied by " + in.tool + ":" +
+                           (changes.empty() ? " none (the model as stored)" : changes);
+  return reader::write_onnx(m);
+}
+
 }  // namespace
 
 std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput& in, const uint8_t* model, size_t size) {
   const auto& cals = ex.calibrations();
   check(in.config.on.size() == cals.size(), "export: the configuration has " + std::to_string(in.config.on.size()) +
                                                 " calibration entries, the model " + std::to_string(cals.size()));
-  check(std::any_of(cals.begin(), cals.end(), [](const CalibrationSpec& s) { return s.affine; }),
-        "qdq-onnx: the model has no QuantizeLinear/DequantizeLinear quantizers (calibrated-onnx writes a calibrated "
-        "model's configuration)");
+  // ONNX QuantizeLinear rounds half to even: no Q/DQ model computes the other rounding.
+  check(in.config.round == RoundMode::HalfToEven,
+        "qdq-onnx: the configuration rounds half away from zero (its round), which no QuantizeLinear computes: ONNX "
+        "rounds half to even");
+  check(!cals.empty(), "qdq-onnx: the model has no calibration nodes or QuantizeLinear/DequantizeLinear quantizers");
+  if (std::none_of(cals.begin(), cals.end(), [](const CalibrationSpec& s) { return s.affine; }))
+    return horizon_in_qdq_form(ex, in, model, size);
   // A dynamically quantized model (§1.12) has quantizers whose scale each run computes: no
   // QuantizeLinear/DequantizeLinear form holds them.
   for (const CalibrationSpec& spec : cals)

@@ -355,20 +355,26 @@ void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::Sensi
   w.key("sensitivity_analysis_messages").string_array(r.messages);
 }
 
-void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
+void write_output_metrics(io::JsonWriter& w, const std::vector<std::string>& outputs,
+                          const std::vector<std::vector<float>>& per_output, const std::vector<float>& mean) {
   const auto& metrics = analysis::all_metrics();
   auto metric_object = [&](const std::vector<float>& values) {
     w.begin_object();
     for (size_t m = 0; m < metrics.size(); ++m) w.key(analysis::metric_name(metrics[m])).value_float32(values[m]);
     w.end_object();
   };
-  w.key("what_if").begin_object().key("outputs").begin_object();
-  for (size_t t = 0; t < r.outputs.size(); ++t) {
-    w.key(r.outputs[t]);
-    metric_object(r.output_metrics[t]);
+  w.key("outputs").begin_object();
+  for (size_t t = 0; t < outputs.size(); ++t) {
+    w.key(outputs[t]);
+    metric_object(per_output[t]);
   }
-  w.end_object().key("output_order").string_array(r.outputs).key("mean");
-  metric_object(r.mean);
+  w.end_object().key("output_order").string_array(outputs).key("mean");
+  metric_object(mean);
+}
+
+void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
+  w.key("what_if").begin_object();
+  write_output_metrics(w, r.outputs, r.output_metrics, r.mean);
   w.field("metric", r.metric).key("nodes").begin_object();
   for (size_t n = 0; n < r.nodes.size(); ++n) w.key(r.nodes[n]).value_float32(r.node_values[n]);
   w.end_object().key("order").string_array(r.nodes).key("samples").string_array(r.samples);

@@ -57,6 +57,10 @@ void write_stat_info_section(io::JsonWriter& w, const analysis::StatInfoResult& 
 // "sensitivity_analysis", "sensitivity_analysis_samples", "sensitivity_analysis_messages".
 void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::SensitivityAnalysisResult& result);
 
+// The model outputs' metrics as what_if writes them, into the object being written: "outputs" {name:
+// {metric: value}} (all_metrics() order), "output_order", "mean" (per_output[t][m], mean[m]).
+void write_output_metrics(io::JsonWriter& w, const std::vector<std::string>& outputs,
+                          const std::vector<std::vector<float>>& per_output, const std::vector<float>& mean);
 // "what_if": {"outputs", "output_order", "mean", "metric", "nodes", "order", "samples", "executed_nodes",
 // "graph_nodes"}.
 void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& result);
