@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { describePlugin } from './web/pipeline/describe_vite.mjs';
+import { onnxruntimeAssetsPlugin } from './web/pipeline/onnxruntime_assets.mjs';
 
 const ROOT = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE_DIR = path.resolve(ROOT, process.env.PTQ_EXAMPLE_DIR ?? 'build/web-example');
@@ -22,6 +23,13 @@ const WASM_GLUE = path.resolve(process.env.PTQSCOPE_WASM ?? path.join(ROOT, 'bui
 // it may not connect anywhere (connect-src 'none'). No 'unsafe-eval': the wasm module is linked with
 // -sDYNAMIC_EXECUTION=0, so embind never calls new Function().
 // In ptqscope.html 'self' is replaced by the hash of the inlined script.
+// dist/index.html ships onnxruntime-web in ONNXRUNTIME_DIR for "Check with onnxruntime" (imported as
+// scripts of its own origin when asked: web/pipeline/onnxruntime_assets.mjs); ptqscope.html, one
+// file, does not carry its 14 MB runtime and says so (the meta tag the page reads).
+const ONNXRUNTIME_DIR = 'assets/onnxruntime-web';
+const ONNXRUNTIME_META = '<meta name="ptqscope-onnxruntime" content="%PTQ_ONNXRUNTIME%">';
+const SINGLE_FILE_ONNXRUNTIME = 'This single-file page does not carry onnxruntime-web (its 14 MB runtime): open dist/index.html '
+  + 'from any static server (the page with its assets/ folder) to check with onnxruntime.';
 const csp = (scriptSrc) => [
   "default-src 'none'",
   `script-src ${scriptSrc} 'wasm-unsafe-eval' blob:`,
@@ -99,7 +107,7 @@ function sharedWasmPlugin() {
 function singleFilePlugin() {
   return {
     name: 'ptqscope-single-file',
-    transformIndexHtml: { order: 'post', handler: (html) => html.replace('%PTQ_CSP%', csp("'self'")) },
+    transformIndexHtml: { order: 'post', handler: (html) => html.replace('%PTQ_CSP%', csp("'self'")).replace('%PTQ_ONNXRUNTIME%', `${ONNXRUNTIME_DIR}/`) },
     generateBundle: { order: 'post', handler(_options, bundle) {
       const html = bundle['index.html'];
       if (!html) return;
@@ -120,6 +128,9 @@ function singleFilePlugin() {
         }
       }
       if (/<(script|link)[^>]+(src|href)="(?!data:)/.test(page)) this.error('ptqscope.html still references an external file');
+      const meta = ONNXRUNTIME_META.replace('%PTQ_ONNXRUNTIME%', `${ONNXRUNTIME_DIR}/`);
+      if (!page.includes(meta)) this.error('index.html: no ptqscope-onnxruntime meta tag');
+      page = page.replace(meta, () => `<meta name="ptqscope-onnxruntime" content="" data-unavailable="${SINGLE_FILE_ONNXRUNTIME}">`);
       const hashes = scripts.map((s) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`).join(' ');
       page = page.replace(csp("'self'"), csp(hashes));
       this.emitFile({ type: 'asset', fileName: 'ptqscope.html', source: page });
@@ -131,7 +142,7 @@ export default defineConfig({
   root: path.join(ROOT, 'web/app'),
   base: './',
   publicDir: false,
-  plugins: [examplePlugin(), sharedWasmPlugin(), describePlugin(WASM_GLUE), singleFilePlugin()],
+  plugins: [examplePlugin(), sharedWasmPlugin(), describePlugin(WASM_GLUE), onnxruntimeAssetsPlugin(ONNXRUNTIME_DIR), singleFilePlugin()],
   // Workers are bundled with their own plugin list (config.plugins applies to them only in dev).
   worker: { format: 'iife', plugins: () => [sharedWasmPlugin(), describePlugin(WASM_GLUE)] },
   build: {

@@ -14,8 +14,12 @@ let count = 0;
 const spawn = () => new Worker(new URL('../web/app/analysis/worker.mjs', import.meta.url),
   { type: 'module', name: `ptqscope-plugin-${++count}` });
 
+// onnxruntime-web, shipped by the build beside the worker (plugin/vite.config.mjs) and loaded by the
+// worker only when "Check with onnxruntime" is pressed (same origin, so Netron's CSP allows it).
+const ORT_DIR = 'ptqscope-plugin/onnxruntime-web/';
+
 const deps = {
-  state: createStore({ ...DEFAULTS, picked: new Set() }),
+  state: createStore({ ...DEFAULTS, picked: new Set(), onnxruntime: { url: new URL(ORT_DIR, import.meta.url).href } }),
   pipeline,
   spawn,
   heatScale,

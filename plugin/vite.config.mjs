@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { describePlugin } from '../web/pipeline/describe_vite.mjs';
+import { onnxruntimeAssetsPlugin } from '../web/pipeline/onnxruntime_assets.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ASSETS = 'ptqscope-plugin';
@@ -17,7 +18,8 @@ export default defineConfig({
   base: './', // assets resolved next to the script, wherever Netron is served
   logLevel: 'warn',
   // The core's describe() document, asked of the wasm module at build time (web/pipeline/describe.mjs).
-  plugins: [describePlugin(path.resolve(WASM ?? path.join(root, 'build/wasm/ptqscope.mjs')))],
+  // onnxruntime-web beside the worker, for "Check with onnxruntime" (plugin/entry.mjs ORT_DIR).
+  plugins: [describePlugin(path.resolve(WASM ?? path.join(root, 'build/wasm/ptqscope.mjs'))), onnxruntimeAssetsPlugin(`${ASSETS}/onnxruntime-web`)],
   resolve: { alias: WASM ? [{ find: /^(\.\.\/)+build\/wasm\/ptqscope\.mjs$/, replacement: path.resolve(WASM) }] : [] },
   build: {
     outDir: path.join(root, 'dist/plugin'),

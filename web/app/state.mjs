@@ -21,6 +21,8 @@
 //   status           short progress text ('Loading model…') | null
 //   memory           wasm heaps in bytes: {load: the viewer's engine worker once the model is loaded,
 //                    analysis: [each analysis worker after the latest run] | null}
+//   onnxruntime      where onnxruntime-web is for "Check with onnxruntime": {url} (the folder the build ships
+//                    it in) or {unavailable: why not}; unset: not available (whatif/onnxruntime_view.mjs)
 //   showPanel        a panel id ('whatif', 'fix', …) another panel asks the host to bring into view (the app's
 //                    dock shows that tab, the plugin's dock scrolls to that section)
 //   convolutionMode  'accurate' (default when unset) | 'fast' | 'fastest': the analysis workers' convolution

@@ -32,5 +32,11 @@ if (!isMainThread && workerData?.wasmPath) {
   const ptq = await createPtqModule();
   // A calibration file given by reference is a path, read whenever its sample is used.
   const readFile = (file) => fs.readFileSync(file);
-  parentPort.on('message', (msg) => handleMessage(ptq, msg, (reply) => parentPort.postMessage(reply), { readFile }));
+  // onnxruntime-web's Node build: the engine the page and the plugin check with (single-threaded, as there).
+  let ort = null;
+  const loadOnnxruntime = () => (ort ??= import('onnxruntime-web').then((m) => {
+    m.env.wasm.numThreads = 1;
+    return m;
+  }));
+  parentPort.on('message', (msg) => handleMessage(ptq, msg, (reply) => parentPort.postMessage(reply), { readFile, loadOnnxruntime }));
 }

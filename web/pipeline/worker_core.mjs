@@ -23,16 +23,21 @@
 //                             -> {model: Uint8Array, activations, weights, samples}: a float model
 //                             calibrated by the core (ptq.calibrate, docs/wasm-api.md), independent of the
 //                             session the worker holds
+//   checkOnnxruntime {config?, options?, onnxruntime?} -> onnxruntime_check.mjs's result: the
+//                               configuration's output metrics by onnxruntime beside ptqscope's; events
+//                               {stage, done, total}. `onnxruntime`: where the environment's
+//                               loadOnnxruntime finds it (the page's and the plugin's asset folder URL)
 // A failure answers {ok: false, error: {name, message}}; the worker stays usable.
 // `request` is the object of docs/wasm-api.md ({analysis, options, items?, model_file?, config?}).
 import { releaseBytes, serve } from './protocol.mjs';
+import { checkWithOnnxruntime } from './onnxruntime_check.mjs';
 
 const states = new WeakMap(); // ptq module -> { session, modelName, dataName }
 
 function stateOf(ptq) {
   let s = states.get(ptq);
   if (!s) {
-    s = { session: null, modelName: '', dataName: '' };
+    s = { session: null, modelName: '', dataName: '', sampleNames: [] };
     states.set(ptq, s);
   }
   return s;
@@ -67,6 +72,7 @@ const HANDLERS = {
       s.session = session;
       s.modelName = msg.modelName ?? '';
       s.dataName = msg.dataName ?? '';
+      s.sampleNames = data?.sampleNames ?? [];
       return { summary, data, memory: ptq.memoryUsage?.() ?? null }; // absent from the tests' stand-in modules
     } catch (err) {
       session.delete();
@@ -93,6 +99,11 @@ const HANDLERS = {
     const text = typeof msg.config === 'string' ? msg.config : JSON.stringify(msg.config);
     return { data: session.exportConfig(text, msg.format) };
   },
+  async checkOnnxruntime(ptq, s, msg, { emit }, { loadOnnxruntime }) {
+    const session = loadedSession(s);
+    const ort = await loadOnnxruntime(msg.onnxruntime);
+    return checkWithOnnxruntime({ ptq, session, ort, sampleNames: s.sampleNames, config: msg.config, options: msg.options, modelName: s.modelName || undefined, emit });
+  },
   graph(ptq, s) {
     return { json: loadedSession(s).graphJson() };
   },
@@ -111,15 +122,19 @@ const servers = new WeakMap(); // ptq module -> protocol.serve's onMessage
 const noFileReader = () => {
   throw new Error('this worker cannot read calibration files by reference (no readFile)');
 };
+const noOnnxruntime = () => {
+  throw new Error('onnxruntime is not available in this worker');
+};
 
 // Handles one protocol message with the worker's wasm module; replies through `post(msg)`.
 // `readFile(file)` -> Uint8Array: the environment's synchronous read of a calibration file given by
-// reference (load's `files[i].file`).
-export function handleMessage(ptq, msg, post, { readFile = noFileReader } = {}) {
+// reference (load's `files[i].file`); `loadOnnxruntime(where)` -> Promise<the onnxruntime module>
+// (checkOnnxruntime's `onnxruntime`).
+export function handleMessage(ptq, msg, post, { readFile = noFileReader, loadOnnxruntime = noOnnxruntime } = {}) {
   let server = servers.get(ptq);
   if (!server) {
     const s = stateOf(ptq);
-    const env = { readFile };
+    const env = { readFile, loadOnnxruntime };
     const handlers = Object.fromEntries(Object.entries(HANDLERS).map(([type, fn]) => [type, (m, ctx) => fn(ptq, s, m, ctx, env)]));
     server = { post, onMessage: serve(handlers, (reply, transfer) => server.post(reply, transfer)) };
     servers.set(ptq, server);

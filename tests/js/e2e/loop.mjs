@@ -16,6 +16,7 @@ import { findPath, pathSeries } from '../../../web/app/whatif/path.mjs';
 import { stepLabel } from '../../../web/charts/fix_path.mjs';
 import { ellipsize } from '../../../web/charts/format.mjs';
 import { exportFormat } from '../../../web/pipeline/catalog.mjs';
+import { expectCheckShows, expectedCheck, runCheck } from './onnxruntime_check.mjs';
 
 const MEAN = 'mean over outputs';
 const RUNALL_SECTIONS = ['sensitivity', 'distribution', 'channelwise', 'acc_error', 'sensitivity_analysis'];
@@ -62,11 +63,14 @@ function changedStates(summary, resolved) {
  * exportAs: the toolchain format exported after the fix (default horizon-yaml; qdq-onnx for a Q/DQ
  * or QOperator model, whose own model is its natural target); cancelFix: cancel a first fix search
  * (default true); configShown(calibration node, text): waits until the host's graph shows that
- * calibration node in that state ('int16', 'float': the page's badge, Netron's node label).
+ * calibration node in that state ('int16', 'float': the page's badge, Netron's node label);
+ * onnxruntime: 'check' (press "Check with onnxruntime" in the fix panel and, the fix applied, in the
+ * what-if panel, and check the numbers shown: onnxruntime_check.mjs) or 'unavailable' (the host
+ * carries no onnxruntime-web: the button is disabled and the panel says why); default: neither.
  * Returns what it saw, for the caller's own checks.
  */
-export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 'horizon-yaml', cancelFix = true, configShown }) {
-  const { session, summary, data } = await openSession(entry);
+export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 'horizon-yaml', cancelFix = true, configShown, onnxruntime }) {
+  const { ptq, session, summary, data } = await openSession(entry);
   try {
     const analyze = (request) => JSON.parse(session.analyze(JSON.stringify(request)));
     const sampleCount = data.sampleCount;
@@ -211,6 +215,9 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
       from = at + 1;
     }
     for (let i = 1; i < ticks.length; i++) expect(ticks[i].x - ticks[i - 1].x, 'labels 14 px apart or more').toBeGreaterThanOrEqual(13.5);
+    // The fix's configuration by onnxruntime, beside ptqscope's numbers (checked below, on the
+    // configuration the what-if view holds once the fix is applied: the same states).
+    const fixCheck = onnxruntime === 'check' ? await runCheck(page, fix) : null;
     // Applied: the what-if view shows, each node of the fix one change that can be undone.
     await fix.locator('.ptq-fix-apply').click();
     await whatif.waitFor();
@@ -228,6 +235,16 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     expect(exported.name.endsWith(exportFormat(exportAs).suffix), exported.name).toBe(true);
     const expectedBytes = Buffer.from(session.exportConfig(JSON.stringify(fixConfig), exportAs));
     expect(exported.bytes.equals(expectedBytes), `${exportAs}: the page's bytes are the core's`).toBe(true);
+
+    // "Check with onnxruntime": the fix's configuration in the fix panel and in the what-if view.
+    if (onnxruntime === 'check') {
+      const expected = await expectedCheck({ ptq, session, sampleNames: data.sampleNames, config: fixConfig, options: ALL_SAMPLES });
+      expectCheckShows(fixCheck, expected);
+      expectCheckShows(await runCheck(page, whatif), expected);
+    } else if (onnxruntime === 'unavailable') {
+      expect(await whatif.locator('.ptq-ort-check').isDisabled()).toBe(true);
+      expect(await whatif.locator('.ptq-ort-status').textContent()).toMatch(/does not carry onnxruntime-web/);
+    }
 
     // 7. Errors after the fix as B: the table of changed nodes, the unmatched lists, both curves.
     await whatif.locator('.ptq-node-errors-run').click();

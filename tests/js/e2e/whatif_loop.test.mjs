@@ -50,6 +50,7 @@ describe('diagnosis to fix in the page (file://)', () => {
       show,
       sweepDone: () => page.waitForFunction(() => /^Sensitivity: done in /.test(document.querySelector('.ptq-progress-text').textContent), null, { timeout: 300_000 }),
       configShown: badgeShows(page),
+      onnxruntime: 'unavailable', // the single-file page carries none (onnxruntime_check_page.test.mjs runs it)
     });
     // The heat follows the comparison: the graph's nodes are coloured by the change B − A.
     expect(await page.evaluate(() => window.ptqscope.state.get('heat')?.legend?.view)).toBe('compare');

@@ -19,7 +19,8 @@ import { loadPtqModule } from '../../../web/cli/lib/wasm.mjs';
 import { pageHtml, NETRON_LIKE_CSS } from './fake_netron.mjs';
 import { unzipSync } from 'fflate';
 import { FIXTURES, MODEL_NAME, calibrationFolder, modelBytes, unzipText } from './helpers.mjs';
-import { fixture } from '../helpers.mjs';
+import { fixture, openSession } from '../helpers.mjs';
+import { expectCheckShows, expectedCheck, runCheck } from '../e2e/onnxruntime_check.mjs';
 import { serveFolder as serve } from './netron_site.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -291,6 +292,40 @@ describe('plugin in Chromium on a Netron page built from the recording', () => {
     await page.waitForFunction(() => { const g = window.__ptqscope__.state.get('graph'); return g && !('relations' in g); });
     expect(problems).toEqual([]);
   });
+
+  it('Check with onnxruntime in the dock: onnxruntime-web loads beside the worker under Netron\'s CSP; a model it cannot run is said so, a Q/DQ model\'s numbers are shown', async () => {
+    const dock = page.locator('#ptqscope-panel');
+    const whatif = dock.locator('.ptq-whatif');
+    // -> the configuration after `node` was set to float in the what-if section.
+    const toFloat = async (node) => {
+      const runs = Number(await whatif.getAttribute('data-runs'));
+      await page.evaluate((n) => window.__ptqscope__.state.set('selection', n), node);
+      await whatif.locator('.ptq-whatif-action[data-action="float"]').click();
+      await dock.locator(`.ptq-whatif[data-runs="${runs + 1}"][data-busy="false"]`).waitFor({ timeout: 120_000 });
+      return page.evaluate(() => window.__ptqscope__.state.get('whatIf').document);
+    };
+    // The recorded model keeps Horizon's preprocessing node, which onnxruntime does not run.
+    await toFloat('/backbone/conv1/Conv');
+    await whatif.locator('.ptq-ort-check').click();
+    await dock.locator('.ptq-whatif .ptq-ort[data-state="error"]').waitFor({ timeout: 120_000 });
+    expect(await whatif.locator('.ptq-ort-verdict').textContent()).toMatch(/^The check could not run: onnxruntime cannot run the float model ptqscope exported \(qdq-onnx\): .*horizon:HzPreprocess/);
+
+    const entry = fixture('qdq_detector_16bit');
+    await page.setInputFiles('#open-file-dialog', entry.model);
+    await dock.locator('.ptq-model', { hasText: path.basename(entry.model) }).waitFor();
+    await page.locator('#ptqscope-panel[data-graph="loaded"]').waitFor({ timeout: 60_000 });
+    await page.setInputFiles('#ptqscope-panel .ptq-data-input', entry.data);
+    await dock.locator('.ptq-data-status', { hasText: '6 calibration samples' }).waitFor();
+    const config = await toFloat('/c1/Conv');
+    const shown = await runCheck(page, whatif);
+    const { ptq, session, data } = await openSession(entry);
+    try {
+      expectCheckShows(shown, await expectedCheck({ ptq, session, sampleNames: data.sampleNames, config, options: { data_num: 0 } }));
+    } finally {
+      session.delete();
+    }
+    expect(problems).toEqual([]);
+  }, 300_000);
 
   it('at 1400×900, ~200-character names (tf2onnx\'s) keep the numbers in the dock; the heat legend lies over the graph pane beside the dock', async () => {
     await page.setViewportSize({ width: 1400, height: 900 });

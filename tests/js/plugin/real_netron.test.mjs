@@ -24,11 +24,13 @@ import { NETRON_AVAILABLE as AVAILABLE, NETRON_MISSING, consentCookie, extractNe
 const TITLE = AVAILABLE ? 'plugin in the real Netron 9.2.1' : `plugin in the real Netron 9.2.1 — skipped: ${NETRON_MISSING}`;
 // [fixture, runLoop options]: the calibrated PP-OCR classifier and YOLO-like detector, a torch Q/DQ
 // model and a QOperator model (exported as their own model with the fix applied, qdq-onnx; the search
-// on these small models ends within a click's latency, so it is not cancelled first).
+// on these small models ends within a click's latency, so it is not cancelled first); the detector's
+// and the Q/DQ model's fix checked with onnxruntime from the dock (its files beside the plugin's
+// worker, under Netron's CSP).
 const FIXTURES = [
   ['ppocr_cls_calibrated', {}],
-  ['yolov8n_like_calibrated', {}],
-  ['qdq_resnet_tiny', { exportAs: 'qdq-onnx', cancelFix: false }],
+  ['yolov8n_like_calibrated', { onnxruntime: 'check' }],
+  ['qdq_resnet_tiny', { exportAs: 'qdq-onnx', cancelFix: false, onnxruntime: 'check' }],
   ['qop_mixed', { exportAs: 'qdq-onnx', cancelFix: false }],
 ];
 

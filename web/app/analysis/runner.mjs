@@ -129,11 +129,12 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     }
   }
 
-  // One request of web/pipeline/worker_core.mjs that is not an analysis run (e.g. exportConfig), on
-  // the same pool (it queues behind the parts of a run in flight) -> its result.
-  async function call(type, payload = {}) {
+  // One request of web/pipeline/worker_core.mjs that is not an analysis run (e.g. exportConfig,
+  // checkOnnxruntime), on the same pool (it queues behind the parts of a run in flight) -> its result.
+  // options: pool.request's {onEvent, signal}.
+  async function call(type, payload = {}, options = {}) {
     const p = await ensurePool();
-    return p.request({ type, ...payload });
+    return p.request({ type, ...payload }, options);
   }
 
   // Resolves when no run is in flight (at once when none is).

@@ -15,6 +15,8 @@ import { betterDirection } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
 import { coreOption, parseTarget } from './defaults.mjs';
 import { selectValue } from './panel.mjs';
+import { mountOnnxruntimeCheck } from './onnxruntime_view.mjs';
+import { checkOptions } from '../../pipeline/onnxruntime_check.mjs';
 import { download } from '../export/download.mjs';
 
 const list = (v) => String(v ?? '').split(/[,;\s]+/).filter(Boolean);
@@ -120,6 +122,12 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const exportHost = el(doc, 'div', { class: 'ptq-fix-export' });
   const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => last?.config ?? null, save, label: 'Export the fix' });
 
+  // The found configuration by onnxruntime, on the samples the search judged.
+  const checkHost = el(doc, 'div', { class: 'ptq-fix-check' });
+  const check = mountOnnxruntimeCheck(checkHost, state, runner, {
+    getRequest: () => (last?.config ? { config: last.config, options: checkOptions(last.options) } : null),
+  });
+
   const element = el(doc, 'div', { class: 'ptq-fix', 'data-state': 'idle' },
     field('Target', metric, comparison, bound),
     field('Prefer', prefer, el(doc, 'span', { class: 'ptq-hint', text: 'actions tried in this order' })),
@@ -127,7 +135,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     field('Candidates', candidates),
     field('data_num', dataNum),
     el(doc, 'div', { class: 'ptq-fix-run-row' }, runBtn, cancelBtn, bar, progress),
-    outcome, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), details, exportHost);
+    outcome, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), checkHost, details, exportHost);
   root.append(element);
 
   // The path chart: one dot per point (the start, then each step of the core's path).
@@ -217,6 +225,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     // A new search replaces the last one's result, whatever its outcome.
     steps.replaceChildren();
     last = null;
+    check.refresh();
     applyBtn.disabled = true;
     showOutcome(null);
     details.hidden = false;
@@ -227,9 +236,10 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       const doc2 = await runner.run('analysis', request, 'Fix');
       // Cancelled (null: the worker was stopped; or the core's "cancelled": true): no result to show.
       if (doc2?.fix && !doc2.cancelled) {
-        last = { fix: doc2.fix, config: doc2.config ?? null };
+        last = { fix: doc2.fix, config: doc2.config ?? null, options: doc2.options?.fix };
         showOutcome(doc2);
         applyBtn.disabled = !last.config;
+        check.refresh();
         element.setAttribute('data-state', doc2.fix.reached ? 'reached' : 'not-reached');
       } else {
         outcome.append(el(doc, 'p', { class: 'ptq-fix-message', text: 'Cancelled: no configuration was found. Press "Find a fix" to search again.' }));
@@ -256,6 +266,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   offs.push(state.on('graph', (g, prev) => {
     if (g === prev) return;
     last = null;
+    check.refresh();
     applyBtn.disabled = true;
     steps.replaceChildren();
     showOutcome(null);
@@ -300,6 +311,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     dispose() {
       offs.forEach((off) => off());
       exporter.dispose();
+      check.dispose();
       element.remove();
     },
   };

@@ -10,6 +10,8 @@ import { METRICS } from '../analysis/requests.mjs';
 import { ACTIONS, BASES, changeText, checkDocument } from './config.mjs';
 import { findPath, pathSeries, firstCrossing } from './path.mjs';
 import { mountConfigExport } from './export.mjs';
+import { mountOnnxruntimeCheck } from './onnxruntime_view.mjs';
+import { checkOptions } from '../../pipeline/onnxruntime_check.mjs';
 import { renderAccError } from '../../charts/acc_error.mjs';
 import { formatValue, toNumber } from '../../charts/format.mjs';
 import { worseDirection } from '../../charts/heat_scale.mjs';
@@ -264,6 +266,13 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
     fill(outputSel, (graph?.outputs ?? []).map(valueName).filter(Boolean));
   }
 
+  // --- the same numbers by onnxruntime ---
+  const checkHost = el(doc, 'div', { class: 'ptq-whatif-check' });
+  const check = mountOnnxruntimeCheck(checkHost, state, runner, { getRequest: () => {
+    const s = state.get('whatIf');
+    return s?.after ? { config: whatIf.document(), options: checkOptions(s.options) } : null;
+  } });
+
   // --- export ---
   const exportHost = el(doc, 'div', { class: 'ptq-whatif-export' });
   const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => whatIf.document(), save, label: 'Export this configuration' });
@@ -275,7 +284,7 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
     el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Samples', title: 'data_num' }), dataNum, dataCount),
     el(doc, 'div', { class: 'ptq-whatif-history' }, baseLine, changes,
       el(doc, 'div', { class: 'ptq-whatif-buttons' }, undo, ...resets, saveBtn, openBtn, openInput)),
-    status, numbers,
+    status, numbers, checkHost,
     el(doc, 'details', { class: 'ptq-whatif-path', open: true },
       el(doc, 'summary', { text: 'Where the error starts' }),
       el(doc, 'div', { class: 'ptq-whatif-buttons' }, errorsBtn, measureSel),
@@ -303,6 +312,7 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
         { startLabel: BASES[s.base] ?? s.base, samples: samplesNote(s.after, 'what_if') });
     }
     if (s.options?.metric && metric.value !== s.options.metric) selectValue(metric, s.options.metric);
+    check.refresh();
   }
   let lastAfter;
   let runs = 0;
@@ -333,6 +343,7 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
     dispose() {
       offs.forEach((off) => off());
       exporter.dispose();
+      check.dispose();
       element.remove();
     },
   };
