@@ -46,8 +46,12 @@ describe('ptqscope run', () => {
   for (const quant of ['on', 'off']) {
     it(`--quant ${quant} writes one .npy per sample and output`, () => {
       const out = path.join(tmp, `js-${quant}`);
-      const r = cli(['run', entry.model, entry.data, '--quant', quant, '--out', out]);
-      expect(r.stderr).toBe('');
+      // Progress on stderr as the analysis commands show it (not a terminal: the stage, then the bar
+      // when done), none with --quiet.
+      const quiet = quant === 'off';
+      const r = cli(['run', entry.model, entry.data, '--quant', quant, '--out', out, ...(quiet ? ['--quiet'] : [])]);
+      const n = sampleNames.length;
+      expect(r.stderr).toBe(quiet ? '' : `Running ${n} samples (quant ${quant})\n  [${'#'.repeat(24)}] ${n}/${n}\n`);
       expect(r.code).toBe(0);
       const written = readOutputs(out);
       expect(Object.keys(written).sort()).toEqual(sampleNames.map((_, k) => `sample_${k}`).sort());

@@ -1,6 +1,6 @@
 // `ptqscope calibrate` (wasm) against the native ptq_calibrate that made the calibrated fixtures: the
-// same model bytes from two compilers/platforms, a model the other commands accept, and bad input
-// exiting with 2 and a message naming the file or option.
+// same model bytes from two compilers/platforms (and from a float model saved with external data),
+// a model the other commands accept, and bad input exiting with 2 and a message naming the file or option.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,25 @@ describe('ptqscope calibrate', () => {
       expect(Buffer.compare(fs.readFileSync(qdq), fs.readFileSync(path.join(FIXTURES, calibrated.qdq_model)))).toBe(0);
     });
   }
+
+  it('a float model saved with external data (its side file beside it): the bytes of its embedded twin\'s calibration', async () => {
+    const external = fixture('digits_cnn_external');
+    const calibrated = fixture('digits_cnn_calibrated');
+    const out = path.join(tmp, 'digits_external_calibrated.onnx');
+    const qdq = path.join(tmp, 'digits_external_qdq.onnx');
+    const r = await cli(['calibrate', external.model, external.data, '--out', out, '--qdq', qdq]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(Buffer.compare(fs.readFileSync(out), fs.readFileSync(calibrated.model))).toBe(0);
+    expect(Buffer.compare(fs.readFileSync(qdq), fs.readFileSync(path.join(FIXTURES, calibrated.qdq_model)))).toBe(0);
+    // Its side file missing: exit 2 naming the file where it was looked for.
+    const alone = path.join(tmp, 'alone');
+    fs.mkdirSync(alone);
+    fs.copyFileSync(external.model, path.join(alone, 'float.onnx'));
+    const missing = await cli(['calibrate', path.join(alone, 'float.onnx'), external.data, '--out', path.join(tmp, 'never.onnx')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`its tensors are stored in the external file '${external.external_data}', which is not beside the model`);
+    expect(fs.existsSync(path.join(tmp, 'never.onnx'))).toBe(false);
+  });
 
   it('the calibrated model has the reported calibration nodes, all switched on, and runs', async () => {
     const float = fixture('digits_cnn');

@@ -162,7 +162,7 @@ describe('through the CLI', () => {
     fs.mkdirSync(path.join(dir, 'data'));
     fs.symlinkSync(path.join(data, 'input'), path.join(dir, 'data', 'input'));
     fs.symlinkSync(model, path.join(dir, 'model.onnx'));
-    const r = await cli(['run', path.join(dir, 'model.onnx'), path.join(dir, 'data'), '--quant', 'off', '--out', path.join(dir, 'out')]);
+    const r = await cli(['run', path.join(dir, 'model.onnx'), path.join(dir, 'data'), '--quant', 'off', '--out', path.join(dir, 'out'), '--quiet']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(fs.readdirSync(path.join(dir, 'out')).length).toBe(fs.readdirSync(path.join(data, 'input')).length);

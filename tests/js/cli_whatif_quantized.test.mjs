@@ -72,7 +72,7 @@ describe.each(['qop_mixed', 'qdq_resnet_tiny'])('%s', (name) => {
     const config = path.join(tmp, `${name}.run.config.json`);
     fs.writeFileSync(config, JSON.stringify({ schema: 'ptqscope.config', version: 1, calibrations: { [o.quantizer]: { on: false } } }));
     const out = path.join(tmp, `${name}.run`);
-    const r = await cli(['run', entry.model, entry.data, '--config', config, '--out', out]);
+    const r = await cli(['run', entry.model, entry.data, '--config', config, '--out', out, '--quiet']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
 

@@ -96,7 +96,7 @@ describe('@imgly/background-removal IS-Net (dynamic quantization)', () => {
   it('CLI run --quant off (the float reference) equals onnxruntime on the float model', async () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-npmq-'));
     try {
-      const run = cli(['run', entry.model, entry.data, '--quant', 'off', '--out', tmp]);
+      const run = cli(['run', entry.model, entry.data, '--quant', 'off', '--out', tmp, '--quiet']);
       const theirs = await floatOuts(sampleFeed());
       const r = await run;
       expect(r.stderr).toBe('');

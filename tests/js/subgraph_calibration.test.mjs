@@ -117,7 +117,7 @@ describe('calibration nodes inside a Loop body and If branches on the command li
   for (const [quant, on] of [['on', Object.keys(QUANTIZERS)], ['off', []]]) {
     it(`run --quant ${quant} gives onnxruntime's outputs`, async () => {
       const out = path.join(tmp, `run-${quant}`);
-      const r = await cli(['run', modelPath, data, '--quant', quant, '--out', out]);
+      const r = await cli(['run', modelPath, data, '--quant', quant, '--out', out, '--quiet']);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const expected = await ortOutputs(on);

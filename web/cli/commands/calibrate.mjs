@@ -3,17 +3,18 @@
 // Makes a Horizon-format calibrated model (HzCalibration nodes, §1) from a float model and
 // its calibration data with the wasm core (calibrate/calibrate.h), so the other commands and the web app
 // can be tried on any float ONNX model. --qdq also writes the QuantizeLinear/DequantizeLinear rewrite
-// that onnxruntime runs.
+// that onnxruntime runs. A float model saved with external data is read with its side files (beside
+// it); the models written hold every tensor.
 import { parseArgs } from '../lib/args.mjs';
 import { UsageError, withContext } from '../lib/errors.mjs';
-import { readCalibrationFolder, readModelFile } from '../lib/files.mjs';
+import { readCalibrationFolder, readExternalData, readModelFile } from '../lib/files.mjs';
 import { checkOutputs, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 
 export const summary = 'make a calibrated model (HzCalibration nodes) from a float model and its calibration data';
 export const usage = `usage: ptqscope calibrate FLOAT_MODEL CALIBRATION_DATA --out CALIBRATED_MODEL [options]
 
-  FLOAT_MODEL       the float .onnx model (no HzCalibration nodes)
+  FLOAT_MODEL       the float .onnx model (no HzCalibration nodes; external data is read beside it)
   CALIBRATION_DATA  folder with one sub-folder per model input, one .npy per sample
   --out FILE        the calibrated model to write (e.g. calibrated_model.onnx)
   --method M        activation thresholds: max (default), percentile or kl; weights: per-channel max |w|
@@ -42,11 +43,9 @@ export async function main(argv, { log = console.log } = {}) {
   const modelBytes = readModelFile(modelPath);
   const files = readCalibrationFolder(dataDir);
   const ptq = await loadPtqModule();
-  const external = withContext(modelPath, () => ptq.externalDataFiles(modelBytes, []));
-  if (external.length) {
-    throw new UsageError(`${modelPath}: calibrate needs a model with embedded tensors; this one keeps them in ` +
-      `${external.map((e) => `'${e.location}'`).join(', ')} (load it with onnx and save it without save_as_external_data)`);
-  }
+  // A model saved with external data: its side files, read beside it as every command reads them.
+  const externalFiles = readExternalData(ptq, modelPath, modelBytes);
+  if (externalFiles.length) request.externalFiles = externalFiles;
   const result = withContext(modelPath, () => ptq.calibrate(modelBytes, files, request));
   await withOutputs(() => {
     writeOutput(options.out, result.model);

@@ -11,6 +11,7 @@ import { calibrationFilesOnDemand, readExternalData, readModelFile } from '../li
 import { encodeNpy } from '../lib/npy.mjs';
 import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/outputs.mjs';
 import { reportMemory } from '../lib/memory.mjs';
+import { createProgress } from '../lib/progress.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
 import { CONVOLUTION_MODES } from '../../pipeline/catalog.mjs';
 
@@ -27,11 +28,12 @@ export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA (--quant on|off
   --conv MODE       convolution kernels (default ${CONVOLUTION_MODES[0].name}):
 ${CONVOLUTION_MODES.map((m) => `                      ${m.name}: ${m.doc}`).join('\n')}
   --memory          at the end, print the wasm heap's size (its peak) and the most bytes counted
-                    against the memory budget at once, on stderr`;
+                    against the memory budget at once, on stderr
+  --quiet           no progress on stderr`;
 
 const SPEC = {
   positionals: ['MODEL', 'CALIBRATION_DATA'],
-  options: { quant: { choices: ['on', 'off'], either: 'config' }, config: {}, out: { required: true }, conv: {}, memory: { flag: true } },
+  options: { quant: { choices: ['on', 'off'], either: 'config' }, config: {}, out: { required: true }, conv: {}, memory: { flag: true }, quiet: { flag: true } },
 };
 
 // The CLI's "on" is the model as saved; the wasm API's 'on' would force every node on.
@@ -55,6 +57,11 @@ export async function main(argv, { log = console.log } = {}) {
     if (config) withContext(options.config, () => session.resolveConfig(JSON.stringify(config)));
     const { sampleCount, sampleNames } = withContext(dataDir, () => session.loadCalibrationData(files));
     const runConfig = config ?? MODES[options.quant];
+    const how = config ? `config ${options.config}` : `quant ${options.quant}`;
+    // Progress on stderr, sample by sample, as the analysis commands show theirs (--quiet: none).
+    const progress = createProgress({ quiet: options.quiet });
+    progress.stage(`Running ${sampleCount} sample${sampleCount === 1 ? '' : 's'} (${how})`);
+    const started = Date.now();
     await withOutputs(() => {
       makeOutputDir(options.out);
       for (let k = 0; k < sampleCount; k++) {
@@ -65,9 +72,10 @@ export async function main(argv, { log = console.log } = {}) {
           const { dtype, dims, data } = session.output(i);
           writeOutput(path.join(dir, `${i}.npy`), encodeNpy(dtype, dims, data));
         }
+        progress.update(k + 1, sampleCount, ((Date.now() - started) / (k + 1)) * (sampleCount - k - 1));
       }
     });
-    const how = config ? `config ${options.config}` : `quant ${options.quant}`;
+    progress.end();
     log(`ptqscope run: ${sampleCount} samples x ${model.outputs.length} outputs (${how}, ` +
         `${model.calibrations.length} calibration nodes) -> ${options.out}`);
     if (options.memory) reportMemory([ptq.memoryUsage()], 'run');
