@@ -11,6 +11,7 @@ import * as ortNode from 'onnxruntime-node';
 import { aggregate, cosine, mse } from '../quant_oracle.mjs';
 import { checkWithOnnxruntime, judgeCheck } from '../../../web/pipeline/onnxruntime_check.mjs';
 import { toNumber } from '../../../web/pipeline/result.mjs';
+import { openSession } from '../helpers.mjs';
 
 ortWeb.env.wasm.numThreads = 1;
 
@@ -114,4 +115,14 @@ export function expectCheckShows(shown, expected) {
   expect(expected.nodeVerdict, 'onnxruntime-node gives the same verdict').toBe(agrees);
   expect(shown.caption).toContain(`${expected.samples.length} of `);
   expect(shown.caption).toContain('onnxruntime-web 1.30.0');
+}
+
+// The shown check against what `entry`'s model and data give for `config` on the samples `options` choose.
+export async function expectCheckOf(shown, entry, config, options) {
+  const { ptq, session, data } = await openSession(entry);
+  try {
+    expectCheckShows(shown, await expectedCheck({ ptq, session, sampleNames: data.sampleNames, config, options }));
+  } finally {
+    session.delete();
+  }
 }

@@ -6,19 +6,18 @@
 // in the test on the same exported models (onnxruntime_check.mjs). The single-file page, which does not
 // carry onnxruntime-web, says so next to the disabled button.
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, openSession } from '../helpers.mjs';
+import { fixture } from '../helpers.mjs';
 import { toNumber } from '../../../web/pipeline/result.mjs';
 import { checkOptions } from '../../../web/pipeline/onnxruntime_check.mjs';
 import { CHROMIUM_ARGS, PAGE, openApp, openPanel, screenshot } from './browser.mjs';
-import { expectCheckShows, expectedCheck, runCheck } from './onnxruntime_check.mjs';
+import { expectCheckOf, runCheck } from './onnxruntime_check.mjs';
+import { serveFolder } from '../plugin/netron_site.mjs';
 
 const ROOT = path.dirname(PAGE); // dist/
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css' };
 
 let server;
 let origin;
@@ -29,16 +28,7 @@ const foreign = [];
 const pageErrors = [];
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const file = path.join(ROOT, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    served.push(req.url);
-    if (!file.startsWith(ROOT) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(fs.readFileSync(file));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server = await serveFolder(ROOT, { onRequest: (url) => served.push(url) });
   origin = `http://127.0.0.1:${server.address().port}`;
   context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-ort-')), {
     executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1400, height: 900 },
@@ -95,37 +85,30 @@ describe('Check with onnxruntime on the served page (dist/index.html)', () => {
     const shown = await runCheck(page, whatif);
     // Loaded from the page's own assets, once the button was pressed; nothing else was asked for.
     expect(onnxruntimeRequests().sort()).toEqual(['/assets/onnxruntime-web/ort-wasm-simd-threaded.wasm.mjs', '/assets/onnxruntime-web/ort.wasm.bundle.min.mjs']);
-    const { ptq, session, data } = await openSession(entry);
-    try {
-      const options = { data_num: 0 };
-      const expected = await expectedCheck({ ptq, session, sampleNames: data.sampleNames, config, options });
-      expectCheckShows(shown, expected);
-      // ptqscope's column is the what-if panel's "after".
-      for (const [metric, row] of Object.entries(shown.rows)) {
-        const after = await whatif.locator(`.ptq-whatif-numbers .ptq-whatif-table[data-output="mean over outputs"] tr[data-metric="${metric}"] td`).nth(1).getAttribute('data-value');
-        expect(toNumber(after), metric).toBe(Number(row.ptqscope));
-      }
-      await screenshot(page, 'onnxruntime-check-whatif');
-      // Another change withdraws the check (it was for the previous configuration).
-      await page.click('.ptq-whatif-undo');
-      await page.waitForSelector('.ptq-whatif .ptq-ort[data-state="stale"]');
-
-      // The fix panel checks the configuration the search found, on the samples it judged.
-      await openPanel(page, 'fix');
-      const fix = page.locator('.ptq-fix');
-      expect(await fix.locator('.ptq-ort-check').isEnabled()).toBe(false);
-      await fix.locator('input[name="bound"]').fill('0.9999999');
-      await fix.locator('.ptq-fix-run').click();
-      await page.waitForSelector('.ptq-fix:is([data-state="reached"], [data-state="not-reached"])', { timeout: 300_000 });
-      const result = await page.evaluate(() => window.ptqscope.state.get('results'));
-      expect(result.config.provenance.analysis).toBe('fix');
-      const fixShown = await runCheck(page, fix);
-      expect(fixShown.caption).toContain('6 of 6 samples'); // the samples the search judged: every one
-      expectCheckShows(fixShown, await expectedCheck({ ptq, session, sampleNames: data.sampleNames, config: result.config, options: checkOptions(result.options.fix) }));
-      await screenshot(page, 'onnxruntime-check-fix');
-    } finally {
-      session.delete();
+    await expectCheckOf(shown, entry, config, { data_num: 0 });
+    // ptqscope's column is the what-if panel's "after".
+    for (const [metric, row] of Object.entries(shown.rows)) {
+      const after = await whatif.locator(`.ptq-whatif-numbers .ptq-whatif-table[data-output="mean over outputs"] tr[data-metric="${metric}"] td`).nth(1).getAttribute('data-value');
+      expect(toNumber(after), metric).toBe(Number(row.ptqscope));
     }
+    await screenshot(page, 'onnxruntime-check-whatif');
+    // Another change withdraws the check (it was for the previous configuration).
+    await page.click('.ptq-whatif-undo');
+    await page.waitForSelector('.ptq-whatif .ptq-ort[data-state="stale"]');
+
+    // The fix panel checks the configuration the search found, on the samples it judged.
+    await openPanel(page, 'fix');
+    const fix = page.locator('.ptq-fix');
+    expect(await fix.locator('.ptq-ort-check').isEnabled()).toBe(false);
+    await fix.locator('input[name="bound"]').fill('0.9999999');
+    await fix.locator('.ptq-fix-run').click();
+    await page.waitForSelector('.ptq-fix:is([data-state="reached"], [data-state="not-reached"])', { timeout: 300_000 });
+    const result = await page.evaluate(() => window.ptqscope.state.get('results'));
+    expect(result.config.provenance.analysis).toBe('fix');
+    const fixShown = await runCheck(page, fix);
+    expect(fixShown.caption).toContain('6 of 6 samples'); // the samples the search judged: every one
+    await expectCheckOf(fixShown, entry, result.config, checkOptions(result.options.fix));
+    await screenshot(page, 'onnxruntime-check-fix');
   }, 600_000);
 
   it('yolov8n_like_calibrated: a what-if change checked by onnxruntime (the Horizon model in its Q/DQ form)', async () => {
@@ -133,13 +116,7 @@ describe('Check with onnxruntime on the served page (dist/index.html)', () => {
     await open(entry);
     const config = await change('float');
     const whatif = page.locator('.ptq-whatif');
-    const shown = await runCheck(page, whatif);
-    const { ptq, session, data } = await openSession(entry);
-    try {
-      expectCheckShows(shown, await expectedCheck({ ptq, session, sampleNames: data.sampleNames, config, options: { data_num: 0 } }));
-    } finally {
-      session.delete();
-    }
+    await expectCheckOf(await runCheck(page, whatif), entry, config, { data_num: 0 });
     // Six outputs: each has its table behind "Per output".
     await whatif.locator('.ptq-ort-outputs > summary').click();
     expect(await whatif.locator('.ptq-ort-outputs table.ptq-ort-table').count()).toBe(6);

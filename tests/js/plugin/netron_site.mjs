@@ -22,9 +22,11 @@ export function extractNetron(dir) {
 }
 
 // A static server for `dir` on 127.0.0.1 (an ephemeral port) -> the http.Server, listening.
-export function serveFolder(dir) {
+// onRequest(url): told of every request (what a page asked its server for).
+export function serveFolder(dir, { onRequest } = {}) {
   return new Promise((resolve) => {
     const s = http.createServer((req, res) => {
+      onRequest?.(req.url);
       let file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
       if (file.endsWith(path.sep)) file = path.join(file, 'index.html');
       if (!file.startsWith(dir) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {

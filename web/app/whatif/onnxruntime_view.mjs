@@ -6,7 +6,7 @@
 import { el } from '../analysis/forms.mjs';
 import { formatValue } from '../../charts/format.mjs';
 import { samplesNote } from '../../pipeline/result.mjs';
-import { judgeCheck, ORT_SETTINGS } from '../../pipeline/onnxruntime_check.mjs';
+import { FLOAT32_ULPS, judgeCheck, ORT_SETTINGS } from '../../pipeline/onnxruntime_check.mjs';
 
 const UNAVAILABLE = 'onnxruntime-web is not available in this build.';
 
@@ -24,7 +24,7 @@ export function verdictText(judged) {
   const worst = judged.beyond.reduce((a, b) => (ratio(b) > ratio(a) ? b : a));
   return `onnxruntime's numbers differ from ptqscope's beyond the float spread on ${judged.beyond.map((r) => r.metric).join(', ')}: ` +
     `${worst.metric} is ${formatValue(worst.ptqscope)} here and ${formatValue(worst.onnxruntime)} by onnxruntime, ` +
-    `${small(worst.difference)} apart, where float32 evaluations that round alike lie ${small(worst.spread)} apart.`;
+    `${small(worst.difference)} apart, where float32 evaluations that round alike lie ${small(worst.allowed)} apart.`;
 }
 
 const WHY_BEYOND = 'Two float32 evaluations of a quantized model part where a value lies within float rounding of a ' +
@@ -40,7 +40,7 @@ function checkTable(doc, result, scope, caption) {
   table.append(el(doc, 'thead', {}, el(doc, 'tr', {}, el(doc, 'th', { text: 'metric' }), el(doc, 'th', { text: 'ptqscope' }),
     el(doc, 'th', { text: 'onnxruntime', title: `onnxruntime-web, ${first.label}` }),
     el(doc, 'th', { text: 'difference' }),
-    el(doc, 'th', { text: 'float spread', title: `how far valid float32 evaluations of this metric lie apart where no quantizer rounds differently: onnxruntime ${first.label} and ${others.map((s) => s.label).join(', ')}, and onnxruntime's quantized outputs measured against ptqscope's float outputs (counted for both runs)` }))));
+    el(doc, 'th', { text: 'float spread', title: `how far valid float32 evaluations of this metric lie apart where no quantizer rounds differently: onnxruntime ${first.label} and ${others.map((s) => s.label).join(', ')}, and onnxruntime's quantized outputs measured against ptqscope's float outputs (counted for both runs); at least ${FLOAT32_ULPS} units in the last place of the float32 metric` }))));
   const body = el(doc, 'tbody');
   for (const r of judged.rows) {
     body.append(el(doc, 'tr', { 'data-metric': r.metric, 'data-within': String(r.within) },
@@ -49,7 +49,8 @@ function checkTable(doc, result, scope, caption) {
       el(doc, 'td', { class: 'num', 'data-value': String(r.onnxruntime), text: formatValue(r.onnxruntime),
         title: Object.entries(r.settings).map(([k, v]) => `${ORT_SETTINGS.find((s) => s.name === k)?.label ?? k}: ${formatValue(v)}`).join('\n') }),
       el(doc, 'td', { class: `num ${r.within ? '' : 'ptq-worse'}`.trim(), 'data-value': String(r.difference), text: small(r.difference) }),
-      el(doc, 'td', { class: 'num', 'data-value': String(r.spread), text: small(r.spread) })));
+      el(doc, 'td', { class: 'num', 'data-value': String(r.allowed), text: small(r.allowed),
+        title: r.allowed > r.spread ? `the evaluations' spread is ${small(r.spread)}; a float32 metric resolves no better than ${FLOAT32_ULPS} units in its last place` : '' })));
   }
   table.append(body);
   return { table, judged };
