@@ -85,7 +85,7 @@ describe('runall', () => {
   it('writes the §8.4 tree: logs, top-5 distributions and box plots, accumulated error, partial quantization', () => {
     const top = (t) => results.sensitivity_order[t].slice(0, 5);
     const cali = [...top('weight'), ...top('activation')];
-    const safe = (n) => n.replace(/\//g, '_');
+    const safe = (n) => n.replace(/[/:]/g, '_'); // "onnx::Conv_41_HzCalibration" -> "onnx__Conv_41_HzCalibration"
     const charts = (dir, bases) => bases.flatMap((b) => [`${dir}/${b}.png`, `${dir}/${b}.svg`]);
     const expected = [
       'node_sensitivity/sensitivity_of_activation.log',
@@ -175,23 +175,23 @@ describe('the chart sub-commands write the original file names (.svg + .png)', (
     [weights, activations, nodes] = ['weight', 'activation', 'node'].map((t) => readJson(`${file}.${t}`).sensitivity_order[t]);
   });
 
-  it('plot-distribution: activation_<name>, weight_<name>, node_output_:<tensor>_of_<node> (§6.2), "/" -> "_"', async () => {
+  it('plot-distribution: activation_<name>, weight_<name>, node_output_:<tensor>_of_<node> (§6.2), "/" and what Windows refuses (":") -> "_"', async () => {
     const dir = path.join(tmp, 'dist');
     const names = [activations[0], weights[0], nodes[0]];
     const r = await cli(['plot-distribution', model, data, '-n', `[${names.join(',')}]`, '-s', dir, '--quiet', '--json', path.join(tmp, 'dist.json')]);
     expect(r.code, r.stderr).toBe(0);
     const nodeOutput = Object.values(readJson(path.join(tmp, 'dist.json')).distribution).filter((p) => p.kind === 'node_output');
     expect(nodeOutput.length).toBeGreaterThan(0);
-    const safe = (n) => n.replace(/\//g, '_');
+    const safe = (n) => n.replace(/[/:]/g, '_');
     expect(list(dir)).toEqual(both([`activation_${safe(activations[0])}`, `weight_${safe(weights[0])}`,
-      ...nodeOutput.map((p) => `node_output_:${safe(p.tensor)}_of_${safe(nodes[0])}`)]));
+      ...nodeOutput.map((p) => `node_output__${safe(p.tensor)}_of_${safe(nodes[0])}`)]));
   });
 
   it('get-channelwise-data-distribution: <name>_boxplot (§7)', async () => {
     const dir = path.join(tmp, 'cw');
     const r = await cli(['get-channelwise-data-distribution', model, data, '-n', `['${weights[1]}','${activations[1]}']`, '-a', '0', '-s', dir, '--quiet']);
     expect(r.code, r.stderr).toBe(0);
-    expect(list(dir)).toEqual(both([weights[1], activations[1]].map((n) => `${n.replace(/\//g, '_')}_boxplot`)));
+    expect(list(dir)).toEqual(both([weights[1], activations[1]].map((n) => `${n.replace(/[/:]/g, '_')}_boxplot`)));
   });
 
   it('plot-acc-error: nested -q -> quantize_node_accumulate_err_of_partial_qmodel, average_ prefix with -a True (§5.3, §5.5)', async () => {

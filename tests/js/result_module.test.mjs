@@ -63,5 +63,12 @@ describe('result module', () => {
   it('list options and file names', () => {
     expect([asList(null), asList('a'), asList(['a', 'b'])]).toEqual([null, ['a'], ['a', 'b']]);
     expect(safeName('a/b\\c.png')).toBe('a_b_c.png');
+    // Names Windows refuses: torch's '::', the other reserved characters, a trailing dot or space, a device name.
+    expect(safeName('activation_onnx::Conv_41_HzCalibration.png')).toBe('activation_onnx__Conv_41_HzCalibration.png');
+    expect(safeName('node_output_:/x/y_of_a|b?*"<c>')).toBe('node_output___x_y_of_a_b____c_');
+    expect(safeName('name. ')).toBe('name__');
+    expect(safeName('CON')).toBe('_CON');
+    expect(safeName('lpt1.svg')).toBe('_lpt1.svg');
+    expect(safeName('CONV_1')).toBe('CONV_1');
   });
 });

@@ -27,8 +27,15 @@ export function asList(value) {
   return Array.isArray(value) ? value : [value];
 }
 
-// A chart or item name as a file name ('/' and '\' become '_', as the original's '/' -> '_').
-export const safeName = (name) => String(name).replace(/[/\\]/g, '_');
+// A chart or item name as a file name that every file system takes, Windows' too (a zip of charts
+// unpacked there, a CLI folder copied there): '/' and '\' become '_' as the original's '/' -> '_', and
+// so do the other characters Windows refuses in a name (< > : " | ? * and control characters: torch's
+// tensor names hold '::'), a trailing dot or space (Windows drops them); a name Windows keeps for a
+// device (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension) gets a '_' in front.
+export function safeName(name) {
+  const s = String(name).replace(/[<>:"/\\|?*\x00-\x1f]/g, '_').replace(/[. ]+$/, (end) => '_'.repeat(end.length));
+  return /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\.|$)/i.test(s) ? `_${s}` : s;
+}
 
 // The keys of a result map in the core's order: `order` (a `<section>_order` list; JS objects put
 // integer-like keys first, so the list carries the order) filtered to the keys the map holds, then
