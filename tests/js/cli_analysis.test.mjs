@@ -10,6 +10,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pyFloatRepr } from '../../web/pipeline/pyformat.mjs';
 import { calibratedDigits, cli } from './cli_fixture.mjs';
+import { fixture, openSession } from './helpers.mjs';
+import { buildHeat } from '../../web/app/heatmap/mapping.mjs';
+import { resolveSettings } from '../../web/app/heatmap/controller.mjs';
+import { heatScale } from '../../web/charts/heat_scale.mjs';
+import { parseHTML } from 'linkedom';
 
 const { model, data } = calibratedDigits();
 // §3.5 / §8.3: names longer than 50 characters are shown as "..." + their last 47.
@@ -142,13 +147,29 @@ describe('runall', () => {
     }
   });
 
-  it('report.html is one self-contained page with every chart inline', () => {
+  it('report.html is one self-contained page with every chart inline, the picture of the graph coloured as the page colours these results', async () => {
     const html = fs.readFileSync(path.join(saveDir, 'report.html'), 'utf8');
     expect(html).toMatch(/^<!doctype html>/i);
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=["']?(https?:|\/\/)/i);
     const charts = (html.match(/<svg[\s>]/g) ?? []).length;
     const files = fs.readdirSync(saveDir, { recursive: true }).filter((f) => String(f).endsWith('.svg')).length;
     expect(charts).toBeGreaterThanOrEqual(files);
+    // The page opens these results on the weight sweep's cosine (its first view): the nodes it colours
+    // (the consumers of the weight calibration nodes) are the picture's coloured nodes, in its colours.
+    const { session } = await openSession(fixture('digits_cnn_calibrated'));
+    const graph = JSON.parse(session.graphJson());
+    session.delete();
+    const heat = buildHeat(results, graph, resolveSettings(results, {}), heatScale);
+    expect(heat.legend.title).toBe('weight sensitivity: cosine-similarity');
+    const picture = html.slice(html.indexOf('<section id="graph">'), html.indexOf('</section>', html.indexOf('<section id="graph">')));
+    expect(picture).toContain('coloured by weight sensitivity: cosine-similarity (lower is worse)');
+    const { document } = parseHTML(`<!doctype html><html><body>${picture}</body></html>`);
+    const heated = Object.fromEntries([...document.querySelectorAll('svg.ptq-graph-picture g.node.heated')]
+      .map((g) => [g.getAttribute('data-name'), /fill:\s*([^;]+)/.exec(g.querySelector('.node-body').getAttribute('style'))[1]]));
+    const normal = new Set(graph.nodes.filter((n) => n.op_type !== 'HzCalibration').map((n) => n.name));
+    const expected = Object.fromEntries([...heat.values].filter(([n]) => normal.has(n)).map(([n, h]) => [n, h.color]));
+    expect(Object.keys(heated).sort()).toEqual(Object.keys(expected).sort());
+    for (const [n, c] of Object.entries(expected)) expect(heated[n].replace(/\s/g, ''), n).toBe(c.replace(/\s/g, ''));
   });
 
   it('results.json holds every section of the run', () => {

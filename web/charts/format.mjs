@@ -7,6 +7,9 @@ export { safeName, toNumber };
 
 export const isFiniteNumber = (v) => Number.isFinite(toNumber(v));
 
+// Text for HTML (the report and the static tables): & < > " escaped; null and undefined as ''.
+export const escapeHtml = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
+
 // Text of a value for tables and tooltips: non-finite as the schema spells it, numbers with at
 // most `digits` significant digits (shortest form), strings as they are.
 export function formatValue(v, digits = 6) {

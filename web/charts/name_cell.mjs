@@ -1,8 +1,31 @@
 // Long node names in tables (tf2onnx writes ~200-character names: `StatefulPartitionedCall/model/
 // block_3_expand/Conv2D;...`): shown shortened in the middle, the start and the distinctive end kept,
 // the full name in the tooltip and in the element's text (copy, find in page and tests read it whole).
-// The head is cut by CSS (text-overflow: ellipsis, web/app/analysis/analysis.css `.ptq-mid`), so
-// the name takes the room its column has, up to a maximum width; the tail never shrinks.
+// The head is cut by CSS (text-overflow: ellipsis, NAME_CELL_CSS below), so the name takes the room
+// its column has, up to a maximum width (--ptq-name-width, 26em); the tail never shrinks. The same
+// structure is an element (nameElement, nameCell: the page, the plugin) or HTML text (nameHtml: the
+// HTML report), and NAME_CELL_CSS is its one stylesheet: added to a document's head with its first
+// name element, written into the report.
+
+// A long name's start cut with an ellipsis, its end kept, at most --ptq-name-width wide, so the
+// numbers beside it stay in view; the cell's tooltip has it whole.
+export const NAME_CELL_CSS = `
+.ptq-mid { display: inline-flex; max-width: var(--ptq-name-width, 26em); min-width: 0; overflow: hidden; vertical-align: bottom; white-space: nowrap; }
+.ptq-mid-head { flex: 0 1 auto; min-width: 2em; overflow: hidden; text-overflow: ellipsis; }
+.ptq-mid-tail { flex: none; max-width: calc(100% - 2em); overflow: hidden; text-overflow: ellipsis; }
+`;
+
+const styled = new WeakSet();
+function addStyle(doc) {
+  if (styled.has(doc) || !doc.head) return;
+  styled.add(doc);
+  const style = doc.createElement('style');
+  style.setAttribute('data-ptq', 'name-cell');
+  style.textContent = NAME_CELL_CSS;
+  doc.head.append(style);
+}
+
+import { escapeHtml } from './format.mjs';
 
 const SEPARATORS = /[/;]/g; // path segments (torch, tf2onnx) and tf2onnx's fused-op lists
 const TAIL_MAX = 32; // the end kept whole: as many last path segments as fit
@@ -27,6 +50,7 @@ export function nameParts(name) {
  * `<tag class="ptq-mid" title=name><span class="ptq-mid-head">…</span><span class="ptq-mid-tail">…</span></tag>`.
  */
 export function nameElement(doc, name, { tag = 'span', className } = {}) {
+  addStyle(doc);
   const { head, tail } = nameParts(name);
   const outer = doc.createElement(tag);
   outer.setAttribute('class', className ? `ptq-mid ${className}` : 'ptq-mid');
@@ -51,3 +75,13 @@ export function nameCell(doc, name, attributes = {}) {
   td.append(nameElement(doc, name));
   return td;
 }
+
+// nameElement as HTML text (the HTML report).
+export function nameHtml(name) {
+  const { head, tail } = nameParts(name);
+  return `<span class="ptq-mid" title="${escapeHtml(name ?? '')}"><span class="ptq-mid-head">${escapeHtml(head)}</span>` +
+    `${tail ? `<span class="ptq-mid-tail">${escapeHtml(tail)}</span>` : ''}</span>`;
+}
+
+// nameCell as HTML text.
+export const nameCellHtml = (name) => `<td class="ptq-name-cell" title="${escapeHtml(name ?? '')}">${nameHtml(name)}</td>`;

@@ -3,10 +3,10 @@
 // interactive HTML table: click a header to sort by it, filter by text, top-k, click a row to focus.
 // Rows keep the core's ranking (§3.4) until a header is clicked; a metric column then sorts worst
 // first by the direction the core describes for that metric.
-import { toNumber, formatValue } from './format.mjs';
+import { escapeHtml, toNumber, formatValue } from './format.mjs';
 import { worseDirection } from './heat_scale.mjs';
 import { isMetric } from '../pipeline/catalog.mjs';
-import { nameCell } from './name_cell.mjs';
+import { nameCell, nameCellHtml } from './name_cell.mjs';
 
 // 'lower' | 'higher' for a metric column (which side is worse), undefined for other columns.
 const worseOf = (column) => (isMetric(column) ? worseDirection(column) : undefined);
@@ -100,15 +100,18 @@ export function toCsv({ columns, rows }) {
   return `${lines.join('\r\n')}\r\n`;
 }
 
-const escapeHtml = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
 
-// Static HTML text of the table (for the report); numbers shown with `digits` significant digits and
-// the exact value in data-value for sorting.
-export function tableHtml({ columns, rows }, { caption, digits = 6 } = {}) {
+// Static HTML text of the table (for the report), in the page's column order (the name, then the
+// metrics, then the other columns: displayColumns) with names shortened in the middle (name_cell.mjs,
+// whole in their tooltip), so that the numbers stay beside a ~200-character name; numbers shown with
+// `digits` significant digits and the exact value in data-value for sorting.
+export function tableHtml({ columns: all, rows }, { caption, digits = 6 } = {}) {
+  const columns = displayColumns(all);
   const head = columns.map((c) => `<th data-column="${escapeHtml(c)}"${worseOf(c) ? ` data-worse="${worseOf(c)}"` : ''}>${escapeHtml(c)}</th>`).join('');
   const body = rows.map((r) => `<tr data-item="${escapeHtml(r.item)}">${columns.map((c) => {
     const v = r.cells[c];
     if (v === undefined || v === null) return '<td></td>';
+    if (NAME_COLUMNS.includes(c)) return nameCellHtml(v);
     if (!isNumericColumn(c)) return `<td>${escapeHtml(v)}</td>`;
     return `<td class="num" data-value="${escapeHtml(String(v))}">${escapeHtml(formatValue(v, digits))}</td>`;
   }).join('')}</tr>`).join('\n');

@@ -9,12 +9,13 @@ import { renderBoxplot } from '../charts/boxplot.mjs';
 import { renderSensitivityAnalysis } from '../charts/sensitivity_analysis.mjs';
 import { renderStatInfo } from '../charts/stat_info.mjs';
 import { sensitivityTable, tableHtml } from '../charts/sensitivity_table.mjs';
-import { formatValue } from '../charts/format.mjs';
-import { chartsOf, combineDocuments, notRunNote, orderedKeys } from '../pipeline/result.mjs';
+import { escapeHtml as esc, formatValue } from '../charts/format.mjs';
+import { NAME_CELL_CSS, nameCellHtml, nameHtml } from '../charts/name_cell.mjs';
+import { renderHeatLegend } from '../charts/legend.mjs';
+import { chartsOf, combineDocuments, notRunNote, orderedKeys, samplesNote } from '../pipeline/result.mjs';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 
-const esc = (s) => String(s ?? '').replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c]));
 const svgOf = (text) => text.replace(/^<\?xml[^>]*>\s*/, '').trim();
 
 const STYLE = `
@@ -31,7 +32,9 @@ table.ptq-table{border-collapse:collapse;font-size:12px;background:#fff;margin:6
 .ptq-table th[aria-sort=ascending]::after{content:" \\25B2"}.ptq-table th[aria-sort=descending]::after{content:" \\25BC"}
 .ptq-table caption{text-align:left;font-size:12px;color:#555;padding:2px 0}
 .summary td:first-child{font-weight:bold}ul.messages{font-size:12px;color:#555}
-.legend-item{cursor:pointer}.empty{color:#777;font-style:italic}`;
+.legend-item{cursor:pointer}.empty{color:#777;font-style:italic}p.samples{font-size:12px;color:#555;margin:2px 0 8px}
+figure.graph{display:block;max-height:80vh;overflow:auto}.graph-legend{margin:4px 0}
+${NAME_CELL_CSS}`;
 
 // Sort a table by a clicked header (numbers by data-value with inf/nan, NaN last; metric columns start
 // in their "worse first" direction) and toggle a chart series from its legend entry.
@@ -75,11 +78,12 @@ function summarySection(result) {
     ['outputs', (m.outputs || []).map(dims).join('<br>')],
     ['nodes', m.node_count],
     ['calibration nodes', cal.length ? `${cal.length} (${kinds('feature')} activation, ${kinds('weight')} weight)` : undefined],
-    ['samples', (result.samples || []).join(', ')],
+    ['calibration samples', result.calibration_samples],
+    ['samples used', samplesByAnalysis(result)],
     ['compared tensors', (result.compared_tensors || []).join(', ')],
     ['timings', Object.entries(result.timings_ms || {}).map(([k, v]) => `${k} ${formatValue(v, 4)} ms`).join(', ')],
   ].filter(([, v]) => v !== undefined && v !== null && v !== '');
-  const raw = new Set(['inputs', 'outputs']);
+  const raw = new Set(['inputs', 'outputs', 'samples used']);
   const body = rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${raw.has(k) ? v : esc(v)}</td></tr>`).join('\n');
   const cancelled = result.cancelled ? '<p class="empty">The run was cancelled: the tables hold the items finished so far.</p>' : '';
   return `<table class="summary ptq-table"><tbody>\n${body}\n</tbody></table>${cancelled}${topSensitive(result)}`;
@@ -92,7 +96,7 @@ function topSensitive(result) {
     for (const [type, rows] of Object.entries(result[section] || {})) {
       const table = sensitivityTable(rows, (result[`${section}_order`] || {})[type]);
       const metric = table.columns.find((c) => !['Node', 'node', 'threshold', 'qtype'].includes(c));
-      const top = table.rows.slice(0, 5).map((r) => `<li><b>${esc(r.item)}</b>${r.cells.node ? ` (${esc(r.cells.node)})` : ''}: ${esc(metric)} ${esc(formatValue(r.cells[metric]))}</li>`);
+      const top = table.rows.slice(0, 5).map((r) => `<li><b>${nameHtml(r.item)}</b>${r.cells.node ? ` (${nameHtml(r.cells.node)})` : ''}: ${esc(metric)} ${esc(formatValue(r.cells[metric]))}</li>`);
       if (top.length) parts.push(`<h3>Most sensitive — ${esc(section === 'sensitivity' ? '' : 'leave-one-out ')}${esc(type)}</h3><ol>${top.join('')}</ol>`);
     }
   }
@@ -112,8 +116,7 @@ const chartsOfKind = (result, kind) => chartsOf(result).filter((c) => c.kind ===
 const messageList = (messages) => (messages && messages.length ? `<ul class="messages">${messages.map((m) => `<li>${esc(m)}</li>`).join('')}</ul>` : '');
 
 function accErrorSection(result, doc) {
-  const sample = result.acc_error_sample ? `<p>sample: ${esc(result.acc_error_sample)}</p>` : '';
-  return sample + chartsOfKind(result, 'acc_error').map((c) => figure(renderToString(renderAccError, c.data, {}, doc), c.file_name)).join('\n')
+  return chartsOfKind(result, 'acc_error').map((c) => figure(renderToString(renderAccError, c.data, {}, doc), c.file_name)).join('\n')
     + messageList(result.acc_error_messages);
 }
 
@@ -131,7 +134,7 @@ function statInfoSection(result, doc) {
   const info = result.stat_info || {};
   const keys = orderedKeys(info, result.stat_info_order);
   const heads = ['Node', 'Tensor_type', 'Granularity', 'Thresholds', 'Scales', 'Max_vals', 'Min_nz_vals'];
-  const rows = keys.map((k) => `<tr><td>${esc(k)}</td>${(info[k].cells || []).map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('\n');
+  const rows = keys.map((k) => `<tr>${nameCellHtml(k)}${(info[k].cells || []).map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('\n');
   const table = keys.length ? `<table class="ptq-table"><thead><tr>${heads.map((h) => `<th>${h}</th>`).join('')}</tr></thead>\n<tbody>\n${rows}\n</tbody></table>` : '';
   const charts = chartsOfKind(result, 'stat_info')
     .map((c) => figure(renderToString(renderStatInfo, c.data.curves, { tensorType: c.data.tensorType }, doc), c.file_name)).join('\n');
@@ -148,6 +151,33 @@ function sensitivityAnalysisSection(result, doc) {
   return html + messageList(result.sensitivity_analysis_messages);
 }
 
+// What each section's numbers were computed on ("6 of 6 samples"), as the page says beside them.
+const SECTION_SAMPLES = { sensitivity: 'sensitivity', leave_one_out: 'leave_one_out', acc_error: 'acc_error', sensitivity_analysis: 'sensitivity_analysis' };
+const sectionNote = (result, id) => {
+  const note = SECTION_SAMPLES[id] ? samplesNote(result, SECTION_SAMPLES[id]) : '';
+  return note ? `<p class="samples">computed on ${esc(note)}</p>\n` : '';
+};
+
+// The summary's line of samples: each analysis present, on how many of the data's samples.
+function samplesByAnalysis(result) {
+  const lines = [['sensitivity', 'node sensitivity'], ['leave_one_out', 'leave-one-out'], ['acc_error', 'accumulated error'],
+    ['sensitivity_analysis', 'sensitivity analysis'], ['what_if', 'what-if'], ['node_errors', 'node errors'], ['fix', 'fix']]
+    .filter(([section]) => result[section]).map(([section, label]) => [label, samplesNote(result, section)]).filter(([, note]) => note);
+  return lines.map(([label, note]) => `${esc(label)}: ${esc(note)}`).join('<br>');
+}
+
+// The picture of the coloured graph (web/app/graph/picture.mjs), with its heat legend.
+function graphSection(graph, document) {
+  if (!graph) return '';
+  if (!graph.svg) return `<section id="graph"><h2>Graph</h2>\n<p class="empty">${esc(graph.note ?? 'No picture of the graph.')}</p>\n</section>`;
+  const legend = graph.legend;
+  const caption = legend ? `coloured by ${legend.title} (${legend.direction})${legend.note ? `; ${legend.note}` : ''}` : 'not coloured: no analysis gave the nodes a value';
+  const legendSvg = legend ? `<div class="graph-legend">${svgOf(renderToString(renderHeatLegend, legend, { width: 300 }, document))}</div>` : '';
+  const changed = graph.configuration ? '<p class="samples">Badges show the calibration nodes in the configuration in effect (what-if).</p>' : '';
+  return `<section id="graph"><h2>Graph</h2>\n<p class="samples">The model's graph as ptqscope draws it, ${esc(caption)}.</p>${changed}${legendSvg}` +
+    `<figure class="graph">${graph.svg}</figure>\n</section>`;
+}
+
 const SECTIONS = [
   { id: 'sensitivity', title: 'Node sensitivity', has: (r) => r.sensitivity && Object.keys(r.sensitivity).length, html: (r) => tablesSection(r, 'sensitivity') },
   { id: 'leave_one_out', title: 'Leave-one-out sensitivity', has: (r) => r.leave_one_out && Object.keys(r.leave_one_out).length, html: (r) => tablesSection(r, 'leave_one_out') },
@@ -159,21 +189,24 @@ const SECTIONS = [
 ];
 
 /**
- * buildReport(result, {title, document}) -> HTML string
+ * buildReport(result, {title, document, graph}) -> HTML string
  * result: a result document (docs/result-schema.md), or an array of documents (combined by the
  *   result module's combineDocuments).
  * document: a DOM document to render the charts with (default globalThis.document; in Node pass
  *   createDocument() from web/charts/node_dom.mjs). Same input -> same text (no clock, no random).
+ * graph: the picture of the coloured graph, web/app/graph/picture.mjs's {svg} or {note}, with
+ *   `legend` (the heat's legend) and `configuration` (true: badges show a what-if configuration);
+ *   no Graph section without it.
  */
-export function buildReport(input, { title = 'ptqscope report', document = globalThis.document } = {}) {
+export function buildReport(input, { title = 'ptqscope report', document = globalThis.document, graph = null } = {}) {
   const result = Array.isArray(input) ? combineDocuments(input) : input;
   if (!result || result.schema !== 'ptqscope.result') {
     throw new Error('buildReport: the input is not a ptqscope result document (expected "schema": "ptqscope.result")');
   }
   if (!document) throw new Error('buildReport: no DOM document (in Node pass {document: createDocument()} from web/charts/node_dom.mjs)');
   const present = SECTIONS.filter((s) => s.has(result));
-  const body = present.map((s) => `<section id="${s.id}"><h2>${esc(s.title)}</h2>\n${s.html(result, document)}\n</section>`).join('\n');
-  const nav = [['summary', 'Summary'], ...present.map((s) => [s.id, s.title])].map(([id, t]) => `<a href="#${id}">${esc(t)}</a>`).join('');
+  const body = present.map((s) => `<section id="${s.id}"><h2>${esc(s.title)}</h2>\n${sectionNote(result, s.id)}${s.html(result, document)}\n</section>`).join('\n');
+  const nav = [['summary', 'Summary'], ...(graph ? [['graph', 'Graph']] : []), ...present.map((s) => [s.id, s.title])].map(([id, t]) => `<a href="#${id}">${esc(t)}</a>`).join('');
   const model = result.model && result.model.file ? ` — ${result.model.file}` : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -188,6 +221,7 @@ export function buildReport(input, { title = 'ptqscope report', document = globa
 <section id="summary"><h2>Summary</h2>
 ${summarySection(result)}
 </section>
+${graphSection(graph, document)}
 ${body || '<p class="empty">This result has no analysis sections.</p>'}
 </main>
 <script>${SCRIPT}</script>

@@ -5,6 +5,11 @@ import path from 'node:path';
 import { buildReport, REPORT_CSP } from '../../../web/report/report.mjs';
 import { combineDocuments } from '../../../web/pipeline/result.mjs';
 import { createDocument } from '../../../web/charts/node_dom.mjs';
+import { reportGraph } from '../../../web/app/graph/picture.mjs';
+import { buildHeat } from '../../../web/app/heatmap/mapping.mjs';
+import { heatScale } from '../../../web/charts/heat_scale.mjs';
+import { fixture, openSession } from '../helpers.mjs';
+import { screenshot } from '../e2e/browser.mjs';
 
 const X = ['t0', 't1', 't2'];
 const result = {
@@ -12,7 +17,7 @@ const result = {
   model: { file: 'calibrated_model.onnx', node_count: 3, opsets: { 'ai.onnx': 13 },
     inputs: [{ name: 'input', dtype: 'float32', dims: [1, 1, 8, 8] }], outputs: [{ name: 'logits', dtype: 'float32', dims: [1, 10] }],
     calibration_nodes: [{ name: 'a', kind: 'feature' }, { name: 'w', kind: 'weight' }] },
-  samples: ['9.npy'],
+  samples: ['9.npy'], calibration_samples: 10,
   sensitivity: { activation: {
     a_HzCalibration: { node: 'Conv_2', threshold: 3.1, qtype: 'int8', 'cosine-similarity': 0.995, mse: 0.001 },
     b_HzCalibration: { node: 'Conv_3', threshold: 2, qtype: 'int8', 'cosine-similarity': 0.9, mse: 0.01 },
@@ -58,7 +63,12 @@ describe('buildReport', () => {
     expect(html).not.toContain('<?xml');
     const activation = html.slice(html.indexOf('<section id="sensitivity">'), html.indexOf('</section>', html.indexOf('<section id="sensitivity">')));
     expect([...activation.matchAll(/<tr data-item="([^"]*)"/g)].map((m) => m[1])).toEqual(['b_HzCalibration', 'a_HzCalibration', '&lt;c&gt;']);
-    expect(html).toContain('<li><b>b_HzCalibration</b> (Conv_3): cosine-similarity 0.9</li>');
+    const name = (n) => `<span class="ptq-mid" title="${n}"><span class="ptq-mid-head">${n}</span></span>`;
+    expect(html).toContain(`<li><b>${name('b_HzCalibration')}</b> (${name('Conv_3')}): cosine-similarity 0.9</li>`);
+    // What each section was computed on, of how many samples the data holds.
+    expect(activation).toContain('<p class="samples">computed on 1 of 10 samples (9.npy)</p>');
+    expect(html).toContain('<tr><td>samples used</td><td>node sensitivity: 1 of 10 samples (9.npy)<br>accumulated error: 1 of 10 samples (9.npy)</td></tr>');
+    expect(html).not.toContain('<section id="graph">'); // no picture given
     expect(html).toContain('<td>1.000000e-03,...</td>');
     expect(html).toContain('<li>Only quantizing weights without quantizing activation !</li>');
   });
@@ -90,18 +100,31 @@ const CHROMIUM = '/usr/bin/chromium';
 describe.skipIf(!fs.existsSync(CHROMIUM))('report.html in Chromium', () => {
   let context;
   let page;
+  let graph;
+  let heat;
   const requests = [];
   const errors = [];
+  const LONG = `StatefulPartitionedCall/model/${'block_13_expand_BN/FusedBatchNormV3/'.repeat(5)}Conv2D;model/block_13_expand_relu/Relu6_HzCalibration`;
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptq-report-'));
     const file = path.join(dir, 'report.html');
-    fs.writeFileSync(file, buildReport(result, { title: 'r', document: createDocument() }));
+    // With a tf2onnx-long name in the sensitivity table, and the picture of the calibrated digits CNN's
+    // graph coloured by its node sweep.
+    const { session } = await openSession(fixture('digits_cnn_calibrated'));
+    graph = JSON.parse(session.graphJson());
+    const sweep = JSON.parse(session.analyze(JSON.stringify({ analysis: 'sensitivity', options: { node_type: 'node', data_num: 2 } })));
+    session.delete();
+    heat = buildHeat(sweep, graph, { view: 'node' }, heatScale);
+    const withLong = { ...result, sensitivity: { activation: { ...result.sensitivity.activation, [LONG]: { node: LONG, threshold: 1, qtype: 'int8', 'cosine-similarity': 0.5, mse: 0.5 } } },
+      sensitivity_order: { activation: [LONG, ...result.sensitivity_order.activation] } };
+    const doc = createDocument();
+    fs.writeFileSync(file, buildReport(withLong, { title: 'r', document: doc, graph: reportGraph({ graph, heat, document: doc }) }));
     context = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(os.tmpdir(), 'profile-')), {
       executablePath: CHROMIUM, headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     });
-    page = await context.newPage();
+    page = await context.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('request', (r) => requests.push(r.url()));
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -114,8 +137,39 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('report.html in Chromium', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a ~200-character name is shortened in the middle: its metrics stay in the window, the name whole in its tooltip', async () => {
+    expect(LONG.length).toBeGreaterThan(200);
+    const row = page.locator(`#sensitivity tr[data-item="${LONG}"]`);
+    await row.scrollIntoViewIfNeeded();
+    for (const column of ['cosine-similarity', 'mse']) {
+      const index = await page.$$eval('#sensitivity thead th', (ths, c) => ths.findIndex((th) => th.dataset.column === c), column);
+      const box = await row.locator('td').nth(index).boundingBox();
+      expect(box.x + box.width, column).toBeLessThanOrEqual(1400);
+    }
+    const cell = row.locator('td.ptq-name-cell').first();
+    expect(await cell.getAttribute('title')).toBe(LONG);
+    expect((await cell.boundingBox()).width).toBeLessThan(500);
+    // Its start cut on screen (an ellipsis: the head's text wider than its box), its end kept.
+    const head = cell.locator('.ptq-mid-head');
+    expect((await head.textContent()) + (await cell.locator('.ptq-mid-tail').textContent())).toBe(LONG);
+    expect(await head.evaluate((e) => e.scrollWidth > e.clientWidth)).toBe(true);
+  });
+
+  it('shows the graph as the page draws it, its nodes in the colours of the heat view', async () => {
+    await page.locator('#graph svg.ptq-graph-picture').scrollIntoViewIfNeeded();
+    const fills = await page.$$eval('#graph svg.ptq-graph-picture g.node.heated', (gs) => Object.fromEntries(gs.map((g) => [g.dataset.name, getComputedStyle(g.querySelector('.node-body')).fill])));
+    const expected = Object.fromEntries([...heat.values].filter(([name]) => graph.nodes.some((n) => n.name === name && n.op_type !== 'HzCalibration')).map(([name, h]) => [name, h.color]));
+    expect(Object.keys(fills).sort()).toEqual(Object.keys(expected).sort());
+    for (const [name, color] of Object.entries(expected)) expect(fills[name].replace(/\s/g, ''), name).toBe(color.replace(/\s/g, ''));
+    // The marks' look travels with the picture: a convolution's header in the page's layer colour.
+    expect(await page.$eval('#graph g.node-cat-layer .node-header', (h) => getComputedStyle(h).fill)).toBe('rgb(51, 85, 136)');
+    expect(await page.textContent('#graph')).toContain('coloured by node sensitivity: cosine-similarity (lower is worse)');
+    await page.locator('#graph').evaluate((section) => section.scrollIntoView());
+    await screenshot(page, 'report-graph');
+  });
+
   it('sorts a table by a clicked metric header, worse first, then flips', async () => {
-    const items = () => page.$$eval('#sensitivity tbody tr', (rows) => rows.map((r) => r.getAttribute('data-item')));
+    const items = () => page.$$eval('#sensitivity tbody tr', (rows) => rows.map((r) => r.getAttribute('data-item')).filter((i) => i.length < 100));
     await page.click('#sensitivity th[data-column="mse"]');
     expect(await items()).toEqual(['b_HzCalibration', 'a_HzCalibration', '<c>']);
     await page.click('#sensitivity th[data-column="mse"]');

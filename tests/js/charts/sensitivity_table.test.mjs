@@ -47,9 +47,14 @@ describe('sensitivityTable', () => {
     ].join('\r\n'));
   });
 
-  it('renders static HTML with escaped text and sortable values', () => {
+  it('renders static HTML with escaped text and sortable values, the metrics next to the name, names shortened in the middle', () => {
     const html = tableHtml(sensitivityTable(section, order));
-    expect(html).toContain('<tr data-item="a,&quot;b&quot;"><td>a,&quot;b&quot;</td>');
+    expect(html).toContain('<tr data-item="a,&quot;b&quot;"><td class="ptq-name-cell" title="a,&quot;b&quot;"><span class="ptq-mid" title="a,&quot;b&quot;"><span class="ptq-mid-head">a,&quot;b&quot;</span></span></td>');
+    expect([...html.matchAll(/<th data-column="([^"]+)"/g)].map((m) => m[1])).toEqual(['Node', 'cosine-similarity', 'mse', 'sqnr', 'node', 'threshold', 'qtype']);
+    // A tf2onnx-like name: its start in the head (cut by CSS), its last segments in the tail, whole in the title.
+    const long = `StatefulPartitionedCall/model/${'block_3_expand/'.repeat(8)}Conv2D;model/block_3_expand_relu/Relu6`;
+    const longHtml = tableHtml(sensitivityTable({ [long]: { 'cosine-similarity': 0.9 } }, [long]));
+    expect(longHtml).toContain(`<td class="ptq-name-cell" title="${long}"><span class="ptq-mid" title="${long}"><span class="ptq-mid-head">${long.slice(0, long.lastIndexOf(';'))}</span><span class="ptq-mid-tail">${long.slice(long.lastIndexOf(';'))}</span></span></td>`);
     expect(html).toContain('<th data-column="mse" data-worse="higher">mse</th>');
     expect(html).toContain('<td class="num" data-value="inf">inf</td>');
     expect((html.match(/<tr data-item/g) || []).length).toBe(4);

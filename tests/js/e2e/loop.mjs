@@ -186,17 +186,17 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     // panel shows from the same result), labels as the CLI's fix_path.svg, at least 14 px apart
     // however long the search (one in k labelled, the first and the last always).
     const rows = fix.locator('.ptq-fix-steps-table tbody tr');
-    const path = [];
-    for (let i = 0; i < await rows.count(); i++) path.push(await rows.nth(i).getAttribute('data-node'));
-    expect(path.length).toBeGreaterThan(0);
+    const steps = [];
+    for (let i = 0; i < await rows.count(); i++) steps.push(await rows.nth(i).getAttribute('data-node'));
+    expect(steps.length).toBeGreaterThan(0);
     const svg = fix.locator('.ptq-fix-chart svg');
     await svg.waitFor();
     const dots = (await svg.locator('path.steps').getAttribute('d')).match(/M/g) ?? [];
-    expect(dots).toHaveLength(path.length + 1);
-    expect(await fix.locator('.ptq-fix-chart').getAttribute('data-points')).toBe(String(path.length + 1));
+    expect(dots).toHaveLength(steps.length + 1);
+    expect(await fix.locator('.ptq-fix-chart').getAttribute('data-points')).toBe(String(steps.length + 1));
     const labels = ['start'];
-    for (let i = 0; i < path.length; i++) {
-      const step = { phase: await rows.nth(i).getAttribute('data-phase'), node: path[i], action: await rows.nth(i).locator('td').nth(2).textContent() };
+    for (let i = 0; i < steps.length; i++) {
+      const step = { phase: await rows.nth(i).getAttribute('data-phase'), node: steps[i], action: await rows.nth(i).locator('td').nth(2).textContent() };
       labels.push(ellipsize(stepLabel(step), 32));
     }
     // (one locator call per element: Netron replaces window.eval, which allTextContents needs)
@@ -215,6 +215,10 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
       from = at + 1;
     }
     for (let i = 1; i < ticks.length; i++) expect(ticks[i].x - ticks[i - 1].x, 'labels 14 px apart or more').toBeGreaterThanOrEqual(13.5);
+    // The fix's own export names the file opened (the requests' model_file), not "model.onnx".
+    await fix.locator('.ptq-config-format').selectOption('horizon-yaml');
+    const fixYaml = (await download(page, () => fix.locator('.ptq-config-export').click())).bytes.toString('utf8');
+    expect(fixYaml.split('\n')[0]).toContain(`for ${path.basename(entry.model)}. Metric reached: `);
     // The fix's configuration by onnxruntime, beside ptqscope's numbers (checked below, on the
     // configuration the what-if view holds once the fix is applied: the same states).
     const fixCheck = onnxruntime === 'check' ? await runCheck(page, fix) : null;

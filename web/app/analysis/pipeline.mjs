@@ -25,15 +25,15 @@ export async function createPool({ size, spawn, model, externalFiles, files, mod
   return { ...pool, terminate: pool.close };
 }
 
-// hooks: the runner's (signal, onItem, onProgress, onStage) plus `graph` for node_type=node's
-// calibration sets. After the stages of §8.4, the page's Run all also evaluates the model's outputs as
+// hooks: the runner's (signal, onItem, onProgress, onStage, modelFile: the opened file's name, which
+// every request names) plus `graph` for node_type=node's calibration sets. After the stages of §8.4, the page's Run all also evaluates the model's outputs as
 // calibrated (a `what_if` of the stored configuration, on the samples the sweeps used): the summary it
 // ends with starts from those numbers (analysis/views.mjs).
 export async function runAll(pool, options, { graph, ...hooks } = {}) {
   const calibrationSetOf = graph ? calibrationSetResolver(graph) : undefined;
   const { result } = await runAllStages(pool, options, { ...hooks, calibrationSetOf });
   hooks.onStage?.('outputs as calibrated');
-  const outputs = await runAnalysis(pool, { analysis: 'what_if', options: withoutNone({ data_num: options.data_num }) },
-    { signal: hooks.signal, onProgress: hooks.onProgress });
+  const outputs = await runAnalysis(pool, { analysis: 'what_if', options: withoutNone({ data_num: options.data_num }),
+    ...(hooks.modelFile ? { model_file: hooks.modelFile } : {}) }, { signal: hooks.signal, onProgress: hooks.onProgress });
   return combineDocuments([result, outputs]);
 }

@@ -89,7 +89,12 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
     emit({ type: 'start', label });
     try {
       const p = await ensurePool();
+      // Results, the configurations fix finds and what is exported from them name the opened file
+      // (the core writes model.file / a configuration's model from the request's model_file).
+      const modelFile = state.get('modelName') || undefined;
+      const request = kind === 'runall' || !modelFile || payload?.model_file ? payload : { ...payload, model_file: modelFile };
       const hooks = {
+        modelFile,
         signal: controller.signal,
         onItem: (ev) => {
           stream.item(ev);
@@ -101,7 +106,7 @@ export function createAnalysisRunner({ state, pipeline, spawn, size = defaultPoo
       };
       const result = kind === 'runall'
         ? await pipeline.runAll(p, payload, hooks)
-        : await pipeline.runAnalysis(p, payload, hooks);
+        : await pipeline.runAnalysis(p, request, hooks);
       stream.stop();
       const doc = typeof result === 'string' ? JSON.parse(result) : result;
       if (doc) state.set('results', combineResults(base, doc));

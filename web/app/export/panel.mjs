@@ -10,6 +10,7 @@ import { netronAttachment } from './netron.mjs';
 import { chartSvgFiles, chartPngFiles } from './charts.mjs';
 import { download, zipFiles } from './download.mjs';
 import { buildReport } from '../../report/report.mjs';
+import { reportGraph } from '../graph/picture.mjs';
 
 const JSON_TYPE = 'application/json';
 const ZIP_TYPE = 'application/zip';
@@ -42,7 +43,11 @@ export const EXPORTS = [
     id: 'report', label: 'HTML report',
     file: (doc, st, r) => ({
       name: `${baseName(st)}.report.html`, type: 'text/html',
-      data: buildReport(resultDocument(r), { title: `ptqscope report — ${st.get('modelName') ?? 'model'}`, document: doc }),
+      // With a picture of the graph as coloured now (the heat view shown, the what-if configuration in effect).
+      data: buildReport(resultDocument(r), {
+        title: `ptqscope report — ${st.get('modelName') ?? 'model'}`, document: doc,
+        graph: reportGraph({ graph: st.get('graph'), heat: st.get('heat'), states: st.get('calibrationStates'), document: doc }),
+      }),
     }),
   },
   {

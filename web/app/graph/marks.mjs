@@ -10,8 +10,9 @@ import { pointsBox } from './cull.mjs';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 const edgePath = line().x((p) => p.x).y((p) => p.y).curve(curveBasis);
 
+// In the parent's document (the page's, or the picture's in Node: picture.mjs).
 function svgElement(name, attrs = {}, parent = null) {
-  const e = document.createElementNS(SVG_NS, name);
+  const e = (parent?.ownerDocument ?? document).createElementNS(SVG_NS, name);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   if (parent) parent.appendChild(e);
   return e;

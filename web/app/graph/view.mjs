@@ -11,6 +11,7 @@ import { viewNodeFor, hasQdq, bodiesOf } from './model.mjs';
 import { createDrawing } from './drawing.mjs';
 import { createOverview } from './overview.mjs';
 import { decorateNode, decorateBadge } from './marks.mjs';
+import { ARROW_DEFS, addMarksStyle } from './marks_style.mjs';
 import { mountSearchBox } from './search_box.mjs';
 
 const LOD_SCALE = 0.35; // below this zoom, text is hidden
@@ -23,11 +24,11 @@ const MIN_ZOOM = 0.02; // the zoom's floor, lowered to what "Fit" needs for a bi
 // layout(graph, options) -> {model, layout, ms} (the layout worker's answer; workers.mjs's
 // modelAndLayout in the app); cancelLayout() drops a running one.
 export function createGraphView(container, state, { setStatus = () => {}, layout, cancelLayout = () => {} } = {}) {
+  addMarksStyle(container.ownerDocument);
   container.classList.add('graph');
   container.innerHTML = `
     <svg class="graph-canvas" tabindex="0" aria-label="model graph">
-      <defs><marker id="ptq-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto">
-        <path d="M0,0L10,5L0,10z"/></marker></defs>
+      ${ARROW_DEFS}
       <g class="viewport"><g class="edges"></g><g class="edge-labels"></g><g class="nodes"></g></g>
     </svg>
     <div class="graph-toolbar">

@@ -51,11 +51,17 @@ const STAGE_LABELS = {
   sensitivity_analysis: () => 'Start analyzing node sensitivity...',
 };
 
-// SAVE_DIR/report.html: the self-contained report of web/report, charts drawn on a linkedom document.
-async function writeReport(result, saveDir, modelFile) {
-  const [{ buildReport }, { createDocument }] = await Promise.all([import('../../report/report.mjs'), import('../../charts/node_dom.mjs')]);
+// SAVE_DIR/report.html: the self-contained report of web/report, charts drawn on a linkedom document,
+// with the picture of the graph the page draws (web/app/graph/picture.mjs: its view model, layout and
+// marks run in Node on linkedom), coloured by the heat view the page opens these results with.
+async function writeReport(result, graph, saveDir, modelFile) {
+  const [{ buildReport }, { createDocument }, { reportGraph }, { buildHeat }, { resolveSettings }, { heatScale }] = await Promise.all([
+    import('../../report/report.mjs'), import('../../charts/node_dom.mjs'), import('../../app/graph/picture.mjs'),
+    import('../../app/heatmap/mapping.mjs'), import('../../app/heatmap/controller.mjs'), import('../../charts/heat_scale.mjs')]);
+  const document = createDocument();
+  const heat = buildHeat(result, graph, resolveSettings(result, {}), heatScale);
   const file = path.join(saveDir, 'report.html');
-  writeOutput(file, buildReport(result, { title: `ptqscope runall — ${modelFile}`, document: createDocument() }));
+  writeOutput(file, buildReport(result, { title: `ptqscope runall — ${modelFile}`, document, graph: reportGraph({ graph, heat, document }) }));
   return file;
 }
 
@@ -65,12 +71,12 @@ export async function main(argv, { log = console.log } = {}) {
   checkRunallOptions(o); // before loading anything, as the original
   await analysisMain(o, positionals, async (ctx) => {
     const { progress } = ctx;
-    // Only the node_type=node path maps nodes to their calibration nodes (§8.4 step 1).
-    const graph = o.node_type === 'node' ? JSON.parse((await ctx.pool.request({ type: 'graph' })).json) : null;
+    // The node_type=node path maps nodes to their calibration nodes (§8.4 step 1); the report draws it.
+    const graph = JSON.parse((await ctx.pool.request({ type: 'graph' })).json);
     const out = await runAll(ctx.pool, o, {
       modelFile: ctx.modelFile,
       config: ctx.config,
-      calibrationSetOf: graph ? calibrationSetResolver(graph) : undefined,
+      calibrationSetOf: o.node_type === 'node' ? calibrationSetResolver(graph) : undefined,
       onStage: (stage, t) => progress.stage(STAGE_LABELS[stage](t)),
       onProgress: (done, total, eta) => progress.update(done, total, eta),
     });
@@ -86,7 +92,7 @@ export async function main(argv, { log = console.log } = {}) {
       if (out.docs[stage]) await writeCharts(out.docs[stage], dir(stage), { png: o.png });
     }
     writeJson(path.join(saveDir, 'results.json'), out.result);
-    await writeReport(out.result, saveDir, ctx.modelFile);
+    await writeReport(out.result, graph, saveDir, ctx.modelFile);
     return out.result;
   }, { dirs: ['save_dir'] });
   return 0;
