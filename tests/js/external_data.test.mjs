@@ -3,6 +3,7 @@
 // results of the same model with embedded tensors, byte for byte, on one worker and across workers;
 // a missing side file or a location outside the model's folder exits 2 naming it; the wasm API takes
 // the files with the model (Session.loadModel(bytes, files)) and says which files a model names.
+// (calibrate reads a float model's side files too: cli_calibrate.test.mjs.)
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -87,17 +88,6 @@ describe('external data in the CLI', () => {
     const r = await cli(['run', model, data, '--quant', 'off', '--out', path.join(tmp, 'escape-out')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("tensor 'w': external data location '../secret.bin' is not a relative path below the model's folder");
-  });
-});
-
-describe('calibrate', () => {
-  it('refuses a model with external data up front, naming the side file', async () => {
-    const entry = fixture('digits_cnn_calibrated_external');
-    const out = path.join(tmp, 'calibrated.onnx');
-    const r = await cli(['calibrate', entry.model, entry.data, '--out', out]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`calibrate needs a model with embedded tensors; this one keeps them in '${entry.external_data}'`);
-    expect(fs.existsSync(out)).toBe(false);
   });
 });
 
