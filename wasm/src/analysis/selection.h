@@ -110,12 +110,14 @@ inline exec::QuantConfig quantized_config(const exec::Executor& ex, const std::o
 }
 
 // §1.8 white-list model: the float model with `calibrations` and every node of `kinds` switched ON
-// (even nodes stored OFF, as the original does), each with the qtype and rounding of `quantized`.
+// (even nodes stored OFF, as the original does), each with the qtype, thresholds and rounding of
+// `quantized`.
 inline exec::QuantConfig whitelist_config(const exec::Executor& ex, const exec::QuantConfig& quantized,
                                           const std::vector<int>& calibrations,
                                           const std::vector<quant::TensorKind>& kinds = {}) {
   exec::QuantConfig c = ex.uniform_config(false);
   c.qtype = quantized.qtype;
+  c.thresholds = quantized.thresholds;
   c.round = quantized.round;
   for (int i : calibrations) c.on[static_cast<size_t>(i)] = 1;
   for (size_t i = 0; i < ex.calibrations().size(); ++i)

@@ -16,8 +16,11 @@ bool is_constant_op(const ir::Node& n) { return n.op_type == "Constant" && n.dom
 // What decides a calibration node's output: OFF is identity whatever the qtype says.
 std::string calibration_state_key(const QuantConfig& c, size_t i) {
   if (!c.on[i]) return "off";
-  return "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" + std::to_string(static_cast<int>(c.round)) +
-         (c.keeps_stored_scales(i) ? ":stored" : "");
+  std::string key = "on:" + (i < c.qtype.size() ? c.qtype[i] : std::string()) + ":" +
+                    std::to_string(static_cast<int>(c.round)) + (c.keeps_stored_scales(i) ? ":stored" : "");
+  if (const std::vector<float>* t = c.thresholds_of(i))  // the exact bits: a key per threshold override
+    key.append(":t").append(reinterpret_cast<const char*>(t->data()), t->size() * sizeof(float));
+  return key;
 }
 
 // Input `in` of `node` in a forward pass over `values`: a constant, or a tensor an earlier node computed.
@@ -225,6 +228,13 @@ void Executor::check_config(const QuantConfig& config) const {
                                                       std::to_string(calibrations_.size()) + " calibration nodes");
   check(config.qtype.empty() || config.qtype.size() == calibrations_.size(),
         "quantization config qtype list must be empty or have one entry per calibration node");
+  check(config.thresholds.empty() || config.thresholds.size() == calibrations_.size(),
+        "quantization config thresholds list must be empty or have one entry per calibration node");
+}
+
+quant::CalibrationSpec Executor::configured_spec(size_t i, const QuantConfig& config) const {
+  const std::vector<float>* t = config.thresholds_of(i);
+  return t ? quant::with_thresholds(calibrations_.at(i), *t) : calibrations_.at(i);
 }
 
 std::optional<quant::QType> Executor::qtype_override(int ci, const QuantConfig& config) const {
@@ -255,7 +265,10 @@ void Executor::check_input(size_t index, const Tensor& t) const {
 Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig& config) {
   const size_t i = static_cast<size_t>(ci);
   if (!config.on[i]) return input;
-  const quant::CalibrationSpec& spec = calibrations_[i];
+  std::optional<quant::CalibrationSpec> recalibrated;  // a threshold override (no copy without one)
+  if (const std::vector<float>* thresholds = config.thresholds_of(i))
+    recalibrated = quant::with_thresholds(calibrations_[i], *thresholds);
+  const quant::CalibrationSpec& spec = recalibrated ? *recalibrated : calibrations_[i];
   const std::optional<quant::QType> override_type = qtype_override(ci, config);
   const quant::QType& qtype = override_type ? *override_type : stored_qtypes_[i];
   auto compute = [&] {
@@ -264,9 +277,8 @@ Tensor Executor::run_calibration(int ci, const Tensor& input, const QuantConfig&
         input, config.round);
   };
   if (!spec.graph->constant(spec.input_value)) return compute();
-  // Weights: quantized once per (node, qtype, rounding, scales rule) and reused by every later run.
-  const std::string key = std::to_string(ci) + "|" + qtype.name + "|" + std::to_string(static_cast<int>(config.round)) +
-                          (override_type && config.keeps_stored_scales(i) ? "|stored" : "");
+  // Weights: quantized once per (node, qtype, rounding, scales rule, thresholds) and reused by every later run.
+  const std::string key = calibration_state_key(config, i) + "|" + std::to_string(ci) + "|" + qtype.name;
   auto it = weight_cache_.find(key);
   if (it == weight_cache_.end()) it = weight_cache_.emplace(key, compute()).first;
   return it->second;

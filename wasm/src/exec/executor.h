@@ -56,6 +56,9 @@ class Executor {
   // Configurations: as stored in the file (switch attribute), all ON, all OFF (the float model).
   QuantConfig stored_config() const;
   QuantConfig uniform_config(bool on) const;
+  // Calibration node i as `config` runs it: as stored, or with the configuration's thresholds
+  // (quant::with_thresholds). Its qtype is the stored one; a qtype override derives scales from it.
+  quant::CalibrationSpec configured_spec(size_t i, const QuantConfig& config) const;
 
   // Byte budget for the tensors a keep_all run keeps besides graph inputs, outputs and `keep`
   // (0, the default: all of them, or when they do not fit the memory budget (core/size.h) those that

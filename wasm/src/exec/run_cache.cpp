@@ -6,10 +6,6 @@
 namespace ptq::exec {
 namespace {
 
-bool same_config(const QuantConfig& a, const QuantConfig& b) {
-  return a.on == b.on && a.qtype == b.qtype && a.round == b.round && a.stored_scales == b.stored_scales;
-}
-
 // The same tensor, or a dense one of the same dtype, shape and bytes: calibration samples are decoded
 // again each time they are used (data/calibration_data.h), so a repeated run has equal inputs, not
 // the same ones.
@@ -34,7 +30,7 @@ size_t record_bytes(const RunRecord& r) {
 
 const RunRecord* RunCache::find(const std::vector<Tensor>& inputs, const QuantConfig& config) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (same_tensors(it->inputs, inputs) && same_config(it->config, config)) {
+    if (same_tensors(it->inputs, inputs) && same_state(it->config, config)) {
       ++hits_;
       Entry hit = std::move(*it);
       entries_.erase(it);

@@ -14,6 +14,9 @@ namespace ptq::exec {
 struct QuantConfig {
   std::vector<uint8_t> on;         // 1 = fake-quantize, 0 = identity
   std::vector<std::string> qtype;  // "" = as stored; otherwise an override such as "int16"
+  // Thresholds replacing the stored ones (quant::with_thresholds: the node as if calibrated with
+  // them); empty (the list, or a node's entry) = as stored.
+  std::vector<std::vector<float>> thresholds;
   quant::RoundMode round = quant::RoundMode::HalfToEven;
   // 1 = under its qtype override, a Horizon node with constant = 2 keeps its stored scales (the original's
   // IR, which sensitivity_analysis emulates) instead of scales derived for the new type
@@ -21,7 +24,23 @@ struct QuantConfig {
   std::vector<uint8_t> stored_scales;
 
   bool keeps_stored_scales(size_t i) const { return i < stored_scales.size() && stored_scales[i] != 0; }
+
+  // Node i's threshold override, or nullptr when it has none.
+  const std::vector<float>* thresholds_of(size_t i) const {
+    return i < thresholds.size() && !thresholds[i].empty() ? &thresholds[i] : nullptr;
+  }
 };
+
+// Whether two configurations quantize every calibration node alike (switch, qtype, thresholds, rounding,
+// scales rule).
+inline bool same_state(const QuantConfig& a, const QuantConfig& b) {
+  if (a.on != b.on || a.qtype != b.qtype || a.round != b.round || a.stored_scales != b.stored_scales) return false;
+  for (size_t i = 0; i < a.on.size(); ++i) {
+    const std::vector<float>*x = a.thresholds_of(i), *y = b.thresholds_of(i);
+    if ((x == nullptr) != (y == nullptr) || (x && *x != *y)) return false;
+  }
+  return true;
+}
 
 // All tensors of one run of one sample, indexed by value id (undefined where not kept).
 struct RunRecord {

@@ -368,6 +368,48 @@ CalibrationSpec parse_calibration(const ir::Graph& graph, int node_id) {
   return spec;
 }
 
+CalibrationSpec with_thresholds(const CalibrationSpec& spec, const std::vector<float>& thresholds) {
+  const std::string where = "calibration node '" + spec.node_name + "'";
+  check(!spec.dynamic, where + " quantizes each run with its own range: it has no thresholds to set");
+  check(spec.block_size == 0, where + " has blocked scales: its thresholds cannot be set per tensor or channel");
+  check(spec.qtype.is_integer(), where + " is " + spec.qtype.name + ": only integer nodes have thresholds");
+  check(!thresholds.empty(), where + ": no thresholds given");
+  for (float t : thresholds) check(std::isfinite(t), where + ": threshold " + std::to_string(t) + " is not finite");
+  CalibrationSpec s = spec;
+  s.thresholds = thresholds;
+  s.warnings.clear();
+  const double qmin = spec.qtype.qmin(), qmax = spec.qtype.qmax();
+  if (spec.asymmetric) {
+    check(thresholds.size() == 2 && thresholds[0] <= 0.0f && thresholds[1] >= 0.0f && thresholds[0] < thresholds[1],
+          where + " is asymmetric: its thresholds are [min, max] with min <= 0 <= max and min < max");
+  } else {
+    for (float t : thresholds) check(t > 0.0f, where + ": threshold " + std::to_string(t) + " is not positive");
+  }
+  if (!spec.affine) {
+    s.constant = 1;  // the scales follow from the new thresholds
+    s.scales = derive_scales(s, s.qtype);
+    if (s.asymmetric) s.zero_points = {static_cast<int64_t>(qmax - round_half_even(thresholds[1] / s.scales[0]))};
+    return s;
+  }
+  // A Q/DQ quantizer: new scales and zero points, then its real range again.
+  if (spec.asymmetric) {
+    const float scale = (thresholds[1] - thresholds[0]) / static_cast<float>(qmax - qmin);
+    const double zp = round_half_even(qmin - static_cast<double>(thresholds[0] / scale));
+    s.scales = {scale};
+    s.zero_points = {static_cast<int64_t>(std::min(std::max(zp, qmin), qmax))};
+  } else {
+    s.scales.clear();
+    for (float t : thresholds) s.scales.push_back(t / static_cast<float>(qmax));
+    s.zero_points.assign(s.scales.size(), 0);
+  }
+  finish_affine(s, where);  // the range (and an asymmetric node's thresholds) as a reopened model reads them
+  if (!s.asymmetric) {
+    s.thresholds.clear();
+    for (float scale : s.scales) s.thresholds.push_back(scale * static_cast<float>(qmax));
+  }
+  return s;
+}
+
 std::vector<std::string> model_warnings(const ir::Model& model) {
   std::vector<std::string> warnings = model.warnings;
   const std::vector<CalibrationSite> sites = calibration_sites(model.graph);

@@ -128,6 +128,15 @@ std::vector<float> override_scales(const CalibrationSpec& spec, const QType& qty
 // symmetric nodes have 0.
 std::vector<int64_t> derive_zero_points(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales);
 
+// The node as if it had been calibrated with `thresholds`, read as its `thresholds` attribute is
+// (§1.3): a symmetric node takes one per tensor or one per channel along its axis (one for a node
+// stored per channel makes it per tensor, and the reverse); an asymmetric node takes [min, max]. The
+// scales and zero points follow from them by the node's own rule (§1.4; a Q/DQ quantizer's by its
+// real range, §1.11), at the stored qtype. Throws naming the node for a dynamic or blocked quantizer,
+// a non-integer qtype, and thresholds that are not finite, not positive, or not [min < max] with
+// min <= 0 <= max.
+CalibrationSpec with_thresholds(const CalibrationSpec& spec, const std::vector<float>& thresholds);
+
 // y = fake_quant(x) under `qtype` (switch ON): quant/fake_quant.h per value. Per-channel along spec.axis
 // when more than one scale, per block when spec.block_size > 0.
 Tensor fake_quantize(const CalibrationSpec& spec, const QType& qtype, const std::vector<float>& scales,
