@@ -113,9 +113,9 @@ TEST(ConfigDoc, ErrorsNameTheField) {
   err(doc(R"("base": "calibrated")"), "config.base must be \"stored\", \"all_on\" or \"all_off\", got 'calibrated'");
   err(doc(R"("round": 1)"), "config.round must be \"half_to_even\" or \"half_away_from_zero\", got a number");
   err(doc(R"("intents": {})"), "config.intents must be a list of {\"node\", \"action\"}, got an object");
-  err(doc(R"("intents": [{"node": "Mul_2"}])"), "config.intents[0].action is missing (\"float\", \"int8\", \"int16\", ...)");
+  err(doc(R"("intents": [{"node": "Mul_2"}])"), "config.intents[0].action is missing (\"float\", \"int8\", \"int16\", \"threshold\", ...)");
   err(doc(R"("intents": [{"node": "Mul_2", "action": "int8x"}])"),
-      "config.intents[0].action: unknown action 'int8x' (expected \"float\" or a qtype such as \"int8\", \"int16\")");
+      "config.intents[0].action: unknown action 'int8x' (expected \"float\", \"threshold\" or a qtype such as \"int8\", \"int16\")");
   err(doc(R"("intents": [{"node": "Mul_2", "action": "float"}, {"node": "Conv_9", "action": "float"}])"),
       "config.intents[1].node: 'Conv_9' is not a node of the model");
   err(doc(R"("intents": [{"node": "Neg_4", "action": "float", "why": 1}])"),
@@ -138,9 +138,92 @@ TEST(ConfigDoc, ErrorsNameTheField) {
   err(doc(R"("calibrations": {"x_HzCalibration": {"qtype": "int9x"}})"),
       "config.calibrations.x_HzCalibration.qtype: unknown qtype 'int9x' (e.g. \"int8\", \"int16\", \"uint8\", \"float16\")");
   err(doc(R"("calibrations": {"x_HzCalibration": {"bits": 8}})"),
-      "config.calibrations.x_HzCalibration.bits: unknown field (expected on and qtype)");
+      "config.calibrations.x_HzCalibration.bits: unknown field (expected on, qtype and thresholds)");
   err(doc(R"("provenance": "fix")"), "config.provenance must be an object, got a string");
   // The prefix names the file in the CLI.
   test::expect_error([&] { quant::parse_config_document_text("{", "cfg.json"); },
                      "cfg.json: invalid JSON at offset 1: expected a string key");
+}
+
+TEST(ConfigDoc, ThresholdIntentsValuesAndWrittenBack) {
+  Fixture f;
+  // A value on a calibration node; on a normal node with one activation calibration node (Relu_1: x).
+  auto r = f.apply(doc(R"("intents": [{"node": "r_HzCalibration", "action": "threshold", "value": 1.5},
+                                       {"node": "Relu_1", "action": "threshold", "value": [0.9]}])"));
+  EXPECT_EQ(r.config.thresholds[f.idx("r_HzCalibration")], std::vector<float>({1.5f}));
+  EXPECT_EQ(r.config.thresholds[f.idx("x_HzCalibration")], std::vector<float>({0.9f}));
+  EXPECT_EQ(r.config.thresholds_of(f.idx("w_HzCalibration")), nullptr);
+  EXPECT_EQ(f.ex.configured_spec(f.idx("x_HzCalibration"), r.config).scales, std::vector<float>({0.9f / 127.0f}));
+  // Written back: the intents as given and the thresholds in the calibrations map; read again, the same state.
+  const std::string written = quant::config_document_json(f.ex, r);
+  EXPECT_NE(written.find(R"({"node":"Relu_1","action":"threshold","value":[0.9]})"), std::string::npos) << written;
+  EXPECT_NE(written.find(R"("x_HzCalibration":{"on":true,"qtype":"int8","thresholds":[0.9]})"), std::string::npos) << written;
+  EXPECT_TRUE(exec::same_state(f.apply(written).config, r.config));
+  // A calibrations entry overrides, and "thresholds": null restores the stored ones.
+  r = f.apply(doc(R"("intents": [{"node": "Relu_1", "action": "threshold", "value": 0.9}],
+                     "calibrations": {"x_HzCalibration": {"thresholds": null}, "w_HzCalibration": {"thresholds": [0.5]}})"));
+  EXPECT_EQ(r.config.thresholds_of(f.idx("x_HzCalibration")), nullptr);
+  EXPECT_EQ(r.config.thresholds[f.idx("w_HzCalibration")], std::vector<float>({0.5f}));
+}
+
+TEST(ConfigDoc, ThresholdMethodsAskTheResolverOnceAtTheFinalQtype) {
+  Fixture f;
+  std::vector<quant::ThresholdRequest> asked;
+  const quant::ThresholdResolver resolver = [&](const std::vector<quant::ThresholdRequest>& requests) {
+    asked = requests;
+    std::vector<std::vector<float>> out;
+    for (const auto& q : requests) out.push_back({q.method.name == "mse" ? 0.25f : 0.75f});
+    return out;
+  };
+  // Mul_2 reads r (activation) and w (weight): a method on the normal node re-calibrates r only; a
+  // later int16 intent on Add_3 (x) sets the qtype the method of x is resolved at.
+  const auto r = quant::apply_config(
+      f.ex, f.rel,
+      quant::parse_config_document_text(doc(R"("intents": [{"node": "Mul_2", "action": "threshold", "method": "mse"},
+          {"node": "x_HzCalibration", "action": "threshold", "method": "percentile", "percentile": 99.9, "per_channel": true},
+          {"node": "Add_3", "action": "int16"}])")),
+      "config", resolver);
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[0].calibration, f.idx("x_HzCalibration"));
+  EXPECT_EQ(asked[0].qtype, "int16");
+  EXPECT_EQ(asked[0].method.text(), "percentile 99.9 per channel");
+  EXPECT_EQ(asked[1].calibration, f.idx("r_HzCalibration"));
+  EXPECT_EQ(asked[1].method.text(), "mse");  // r is per tensor: its granularity is kept
+  EXPECT_EQ(r.config.thresholds[f.idx("r_HzCalibration")], std::vector<float>({0.25f}));
+  EXPECT_EQ(r.config.thresholds_of(f.idx("w_HzCalibration")), nullptr);
+  // The model-wide calibration re-calibrates every activation node (x, r, y2), not weights; intents win.
+  asked.clear();
+  const auto wide = quant::apply_config(
+      f.ex, f.rel,
+      quant::parse_config_document_text(doc(R"("calibration": {"method": "kl"},
+          "intents": [{"node": "r_HzCalibration", "action": "threshold", "value": 2}])")),
+      "config", resolver);
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(wide.config.thresholds[f.idx("r_HzCalibration")], std::vector<float>({2.0f}));
+  EXPECT_EQ(wide.model_wide, (std::vector<uint8_t>{1, 0, 0, 1}));
+  EXPECT_NE(quant::config_document_json(f.ex, wide).find(R"("calibration":{"method":"kl","per_channel":false})"), std::string::npos);
+}
+
+TEST(ConfigDoc, ThresholdErrorsNameTheField) {
+  Fixture f;
+  auto err = [&](const std::string& text, const std::string& message) {
+    test::expect_error([&] { f.apply(text); }, message);
+  };
+  err(doc(R"("intents": [{"node": "Relu_1", "action": "threshold", "method": "mse"}])"),
+      "config.intents[0]: choosing thresholds by 'mse' needs the calibration data (the values the node reads); give the "
+      "thresholds in calibrations.x_HzCalibration.thresholds");
+  err(doc(R"("intents": [{"node": "Relu_1", "action": "threshold"}])"),
+      "config.intents[0]: a threshold intent gives either \"method\" (max, percentile, mse, kl) or \"value\" (the thresholds)");
+  err(doc(R"("intents": [{"node": "Relu_1", "action": "threshold", "method": "best"}])"),
+      "config.intents[0].method: unknown threshold method 'best' (known: max, percentile, mse, kl)");
+  err(doc(R"("intents": [{"node": "Relu_1", "action": "threshold", "method": "percentile", "percentile": 120}])"),
+      "config.intents[0].method: the percentile must be in (0, 100], got 120.000000");
+  err(doc(R"("intents": [{"node": "Relu_1", "action": "threshold", "value": -1}])"),
+      "config.intents[0].value: calibration node 'x_HzCalibration': threshold -1.000000 is not positive");
+  err(doc(R"("intents": [{"node": "Relu_1", "action": "int16", "value": 1}])"),
+      "config.intents[0].value: unknown field (expected node and action)");
+  err(doc(R"("calibrations": {"x_HzCalibration": {"thresholds": "big"}})"),
+      "config.calibrations.x_HzCalibration.thresholds must be a number or a non-empty list of numbers, got a string");
+  err(doc(R"("calibration": {"method": "max", "bins": 3})"),
+      "config.calibration.bins: unknown field (expected method, percentile, per_channel)");
 }

@@ -190,7 +190,8 @@ TEST(ConfigExport, RknnCustomQuantizeLayers) {
                                                              R"(    "ya": int16  # Mul_A (int16))",
                                                              R"(    "yb": float16  # Mul_B (float))"}));
   test::expect_error([&] { quant::export_config_text(*m.ex, *m.rel, fixed_config(m), "tflite"); },
-                     "export: unknown format 'tflite' (known: horizon-yaml, calibrated-onnx, qdq-onnx, ort-json, ort-python, rknn-cfg)");
+                     "export: unknown format 'tflite' (known: horizon-yaml, horizon-quant-config, calibrated-onnx, qdq-onnx, ort-json, "
+                     "ort-python, rknn-cfg)");
 }
 
 TEST(ConfigExport, CalibratedModelRoundTrip) {

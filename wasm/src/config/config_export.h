@@ -14,9 +14,11 @@
 // The node-level formats name the nodes the configuration raised above the model as stored (see
 // raised_nodes).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "calibrate/threshold_methods.h"
 #include "io/json.h"
 #include "exec/executor.h"
 #include "quant/relations.h"
@@ -31,7 +33,8 @@ struct ExportFormat {
   bool binary = false;     // a model file (bytes), not text
   std::string label;       // one line for menus and help texts
 };
-const std::vector<ExportFormat>& export_formats();  // horizon-yaml, calibrated-onnx, qdq-onnx, ort-json, ort-python, rknn-cfg
+// horizon-yaml, horizon-quant-config, calibrated-onnx, qdq-onnx, ort-json, ort-python, rknn-cfg
+const std::vector<ExportFormat>& export_formats();
 const ExportFormat* find_export_format(const std::string& name);  // nullptr when unknown
 std::string export_format_names();                  // "horizon-yaml, calibrated-onnx, ..." for messages
 bool export_is_binary(const std::string& format);   // calibrated-onnx, qdq-onnx
@@ -43,7 +46,17 @@ struct ExportInput {
   std::string model;                                        // file name, informational
   io::Json provenance;                                     // {"tool","analysis","target","reached"} or null
   std::string tool;                                         // "ptqscope 0.1.0"
+  std::optional<ThresholdMethod> calibration;               // the document's model-wide calibration method
+  std::vector<uint8_t> model_wide;                          // per calibration node: thresholds from `calibration`
 };
+
+// Whether `format` can carry new thresholds for calibration node `spec` (docs/config-export.md):
+// calibrated-onnx an HzCalibration node's, qdq-onnx a Q/DQ quantizer's (per tensor or per channel),
+// ort-json / ort-python and rknn-cfg a per-tensor activation's range (ort also a weight's per channel);
+// Horizon's files have no per-node thresholds.
+bool carries_thresholds(const std::string& format, const CalibrationSpec& spec);
+// Whether `format` can carry node thresholds at all.
+bool exports_thresholds_at_all(const std::string& format);
 
 // A Q/DQ model's quantizer (§1.11): the tensor it quantizes in the file (the calibration node's
 // `qdq_tensor` attribute), or "" for an HzCalibration node.

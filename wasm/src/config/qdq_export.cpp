@@ -72,7 +72,8 @@ std::vector<int64_t> per_channel(const std::vector<int64_t>& zps, size_t channel
 
 // The configuration's state of one quantizer, when it differs from the stored one.
 struct Change {
-  const CalibrationSpec* spec = nullptr;
+  const CalibrationSpec* spec = nullptr;  // as the configuration runs it
+  size_t index = 0;                       // of the calibration node
   bool off = false;
   QType qtype;
   std::vector<float> scales;
@@ -235,8 +236,19 @@ class Writer {
       // Only `axis` and `block_size` (the parameters keep their shape) keep their meaning:
       // output_dtype / saturate describe the old pair.
       std::vector<ir::Attribute> attrs;
+      bool has_axis = false;
       for (auto& a : n.attributes)
-        if (a.name == "axis" || a.name == "block_size") attrs.push_back(std::move(a));
+        if (a.name == "axis" || a.name == "block_size") {
+          has_axis = has_axis || a.name == "axis";
+          attrs.push_back(std::move(a));
+        }
+      if (c.scales.size() > 1 && !has_axis) {  // a per-tensor quantizer given per-channel thresholds
+        ir::Attribute axis;
+        axis.name = "axis";
+        axis.type = ir::AttrType::Int;
+        axis.i = spec.axis;
+        attrs.push_back(std::move(axis));
+      }
       n.attributes = std::move(attrs);
       if (sixteen && n.domain.empty() && m_.opset("") < kSixteenBitOpset) {
         n.domain = kMicrosoft;
@@ -305,17 +317,22 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
           "time), which no QuantizeLinear/DequantizeLinear model holds; ort-json or ort-python write this "
           "configuration as onnxruntime quantizer arguments (nodes kept in float, per-tensor types) for "
           "quantizing the float model again");
+  // Each quantizer as the configuration runs it (new thresholds give it new scales and zero points).
+  std::vector<CalibrationSpec> configured;
+  for (size_t i = 0; i < cals.size(); ++i) configured.push_back(ex.configured_spec(i, in.config));
   std::vector<Change> changes;
   for (size_t i = 0; i < cals.size(); ++i) {
-    const CalibrationSpec& spec = cals[i];
+    const CalibrationSpec& spec = configured[i];
     const bool on = in.config.on[i] != 0;
     const std::string& qname = i < in.config.qtype.size() && !in.config.qtype[i].empty() ? in.config.qtype[i] : spec.qtype.name;
-    if (on == spec.switch_on && qname == spec.qtype.name) continue;
+    const bool rethresholded = in.config.thresholds_of(i) != nullptr;
+    if (on == spec.switch_on && qname == spec.qtype.name && !rethresholded) continue;
     check(spec.affine, "qdq-onnx: calibration node '" + spec.node_name +
                            "' is an HzCalibration node, not a QuantizeLinear/DequantizeLinear quantizer of the model; "
                            "calibrated-onnx writes its state");
     Change c;
     c.spec = &spec;
+    c.index = i;
     c.off = !on;
     c.qtype = QType::parse(qname);
     if (on) {
@@ -341,8 +358,8 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
   if (changes.empty()) note += qoperator ? " none (the QOperator model in its Q/DQ form)" : " none (the model as stored)";
   else if (qoperator) note = "QOperator model in its Q/DQ form, " + note;
   for (size_t k = 0; k < changes.size(); ++k)
-    note += (k ? ", " : " ") + changes[k].tensor +
-            " " + (changes[k].off ? "float" : changes[k].qtype.name);
+    note += (k ? ", " : " ") + changes[k].tensor + " " + (changes[k].off ? "float" : changes[k].qtype.name) +
+            (!changes[k].off && changes[k].spec->thresholds != cals[changes[k].index].thresholds ? " (new range)" : "");
   m.metadata["ptqscope"] = note;
   std::vector<uint8_t> out = reader::write_onnx(m);
 
@@ -358,7 +375,7 @@ std::vector<uint8_t> export_qdq_onnx(const exec::Executor& ex, const ExportInput
                                        " unmapped Q/DQ nodes, the original " + std::to_string(before.left));
   const std::map<std::string, CalibrationSpec> back = imported_quantizers(written);
   for (size_t i = 0; i < cals.size(); ++i) {
-    const CalibrationSpec& spec = cals[i];
+    const CalibrationSpec& spec = configured[i];
     if (!spec.affine) continue;
     auto it = back.find(spec.qdq_nodes[0]);
     const bool on = in.config.on[i] != 0;

@@ -9,7 +9,8 @@
 
 namespace ptq::quant {
 
-// An action on a node: "float" (its calibration nodes switched OFF) or a qtype name (ON with it).
+// An action on a node: "float" (its calibration nodes switched OFF), a qtype name (ON with it) or
+// "threshold".
 inline bool is_float_action(const std::string& action) { return action == "float" || action == "float32"; }
 
 // Throws ptq::Error for an unknown qtype name.
@@ -21,6 +22,12 @@ inline int precision_rank(bool on, const std::string& qtype) {
   return 8;
 }
 
-inline int action_rank(const std::string& action) { return is_float_action(action) ? 1000 : precision_rank(true, action); }
+// "threshold" (re-calibrated thresholds at the stored qtype, §13.2) ranks below every qtype: it costs
+// nothing at run time, so a search tries it first.
+inline bool is_threshold_action(const std::string& action) { return action == "threshold"; }
+inline int action_rank(const std::string& action) {
+  if (is_threshold_action(action)) return 0;
+  return is_float_action(action) ? 1000 : precision_rank(true, action);
+}
 
 }  // namespace ptq::quant
