@@ -95,3 +95,19 @@ export const opSpec = (opType) => OPS.get(opType) ?? null;
 
 // The newest entry of every op of `domain` ('' = ai.onnx, 'horizon'), in the core's order.
 export const opsOfDomain = (domain) => [...OPS.values()].filter((op) => op.domain === domain);
+
+// The cause hints' facts (docs/behaviour.md §13): the causes ({name, doc, rule, cure}) in the order
+// the rules are checked, the cut-offs of the rules ({clipped, occupied, channel_spread, branch_ratio,
+// negative, inherited}), the threshold methods ({name, doc}) and the split of a search's samples into
+// tuning and held-out ones ({rule, doc}).
+export const CAUSES = describe.causes;
+export const HINT_RULES = describe.hint_rules;
+export const THRESHOLD_METHODS = describe.threshold_methods;
+export const SAMPLE_SPLIT = describe.sample_split;
+
+// One cause by name; throws naming the known ones.
+export function cause(name) {
+  const c = byName(CAUSES, name);
+  if (!c) throw new Error(`unknown cause '${name}' (known: ${CAUSES.map((e) => e.name).join(', ')})`);
+  return c;
+}

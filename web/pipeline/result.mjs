@@ -161,3 +161,63 @@ export function samplesNote(result, section) {
   const count = of === undefined ? `${used.length}` : `${used.length} of ${of}`;
   return `${count} sample${of === 1 || (of === undefined && used.length === 1) ? '' : 's'}${used.length === 1 ? ` (${used[0]})` : ''}`;
 }
+
+// The ranked hints of a cause-hints result (`explain`, docs/result-schema.md `hints`), numbers as JS
+// numbers: [{calibration_node, node, cause, evidence, suggestion, effect}], most effective cure first.
+export function explainRows(result) {
+  return (result?.hints ?? []).map((h) => ({
+    ...h,
+    effect: {
+      ...h.effect,
+      before: toNumber(h.effect.before),
+      after: toNumber(h.effect.after),
+      recovered: toNumber(h.effect.recovered),
+      held_out: h.effect.held_out ? { before: toNumber(h.effect.held_out.before), after: toNumber(h.effect.held_out.after) } : null,
+    },
+  }));
+}
+
+// One calibration node's evidence as a "Why" view draws it: the histogram's bins with their edges
+// ([{x0, x1, count}]), the quantizer's range and thresholds, and the shares clipped, levels used and
+// rounded to zero; null when the result has no evidence of that node.
+export function hintEvidence(result, calibrationNode) {
+  const e = result?.hints_evidence?.[calibrationNode];
+  if (!e) return null;
+  const lo = toNumber(e.histogram.lo);
+  const hi = toNumber(e.histogram.hi);
+  const width = (hi - lo) / Math.max(1, e.histogram.counts.length);
+  return {
+    ...e,
+    range: e.range.map(toNumber),
+    thresholds: e.thresholds.map(toNumber),
+    bins: e.histogram.counts.map((count, i) => ({ x0: lo + i * width, x1: lo + (i + 1) * width, count })),
+    hints: (result.hints ?? []).filter((h) => h.calibration_node === calibrationNode),
+  };
+}
+
+// The hints as a heat layer: per node (the node each hint's quantizer feeds) the largest share of the
+// output loss one of its cures recovers.
+export function hintLayer(result) {
+  const layer = new Map();
+  for (const h of explainRows(result)) {
+    if (!h.node) continue;
+    layer.set(h.node, Math.max(layer.get(h.node) ?? -Infinity, h.effect.recovered));
+  }
+  return layer;
+}
+
+// The settings of a calibration-method comparison (`calibration_methods`) with their metrics as JS
+// numbers, and which one is best overall and per toolchain.
+export function calibrationMethodRows(result) {
+  const section = result?.calibration_methods;
+  if (!section) return [];
+  const numbers = (m) => (m ? Object.fromEntries(Object.entries(m).map(([k, v]) => [k, toNumber(v)])) : null);
+  const bestFor = Object.entries(section.best_by_toolchain ?? {});
+  return section.settings.map((s) => ({
+    ...s,
+    tune: numbers(s.tune),
+    held_out: numbers(s.held_out),
+    best: s.label === section.best,
+    best_for: bestFor.filter(([, label]) => label === s.label).map(([toolchain]) => toolchain),
+  }));
+}

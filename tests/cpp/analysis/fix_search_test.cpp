@@ -54,9 +54,10 @@ struct Fixture {
         row({-0.5f, 0.25f, 0.77f, -0.3f, 0.9f, -0.12f, 0.4f, 0.65f})}}};
 
   // Oracle: full runs (no cache, no incremental run) of `choice` (node -> "int16" | "float") applied by
-  // hand to the calibration nodes named after the branch, aggregated over both samples and the three
-  // outputs as every analysis does (§3.3).
-  float metric(const std::map<std::string, std::string>& choice, analysis::Metric m = analysis::Metric::Cosine) {
+  // hand to the calibration nodes named after the branch, aggregated over the samples `on` (the fix's
+  // tuning sample, 0, by default) and the three outputs as every analysis does (§3.3).
+  float metric(const std::map<std::string, std::string>& choice, analysis::Metric m = analysis::Metric::Cosine,
+               const std::vector<size_t>& on = {0}) {
     exec::QuantConfig c = ex.stored_config();
     for (const auto& [node, action] : choice) {
       const std::string branch(1, static_cast<char>(std::tolower(node.back())));
@@ -67,7 +68,7 @@ struct Fixture {
       }
     }
     std::vector<std::vector<float>> per_output(3);
-    for (size_t s = 0; s < 2; ++s) {
+    for (size_t s : on) {
       const auto ref = ex.outputs(ex.run(samples.data().sample(s), ex.uniform_config(false)));
       const auto got = ex.outputs(ex.run(samples.data().sample(s), c));
       for (size_t o = 0; o < 3; ++o)
@@ -77,7 +78,7 @@ struct Fixture {
   }
 
   analysis::FixResult fix(analysis::FixOptions o) {
-    o.data_num = 0;  // both samples
+    o.data_num = 0;  // both samples: 0.npy is tuned on, 1.npy held out (§13.4)
     return analysis::find_fix(ex, rel, samples.data(), ex.stored_config(), o);
   }
 };
@@ -143,7 +144,12 @@ TEST(FixSearch, FindsTheKnownMinimalFix) {
     EXPECT_LT(c.without, 0.999f) << c.node;
   }
   EXPECT_TRUE(r.message.empty());
-  EXPECT_EQ(r.samples, (std::vector<std::string>{"0.npy", "1.npy"}));
+  EXPECT_EQ(r.samples, (std::vector<std::string>{"0.npy"}));
+  // The held-out sample reports the start and the fix found.
+  EXPECT_EQ(r.held_out, (std::vector<std::string>{"1.npy"}));
+  EXPECT_EQ(r.held_out_start, f.metric({}, analysis::Metric::Cosine, {1}));
+  EXPECT_EQ(r.held_out_final, f.metric(best[0], analysis::Metric::Cosine, {1}));
+  EXPECT_EQ(r.held_out_met, r.held_out_final >= 0.999f);
   // Ranked by sensitivity: A (nearly exact in int8) last.
   ASSERT_EQ(r.ranking.size(), 3u);
   EXPECT_EQ(r.ranking.back(), "Mul_A");
@@ -347,9 +353,9 @@ TEST(FixSearch, TargetsAndPreferencesAreChecked) {
   analysis::check_prefer({"int16", "float"}, "options.prefer");
   test::expect_error([] { analysis::check_prefer({"float", "int16"}, "options.prefer"); },
                      "options.prefer[1]: 'int16' is not more precise than the action before it; list the actions from "
-                     "the least to the most precise (e.g. int16,float)");
+                     "the least to the most precise (e.g. threshold,int16,float)");
   test::expect_error([] { analysis::check_prefer({"int17x"}, "options.prefer"); },
-                     "options.prefer[0]: unknown action 'int17x' (float, or a qtype such as int16)");
+                     "options.prefer[0]: unknown action 'int17x' (threshold, float, or a qtype such as int16)");
   test::expect_error([] { analysis::check_prefer({}, "options.prefer"); },
                      "options.prefer is empty: give the allowed actions, e.g. int16,float");
 }

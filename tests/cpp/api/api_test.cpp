@@ -136,7 +136,7 @@ TEST(ApiRequest, BadRequestsNameTheField) {
       {R"({"options":{}})", "request.analysis is missing (a string such as \"sensitivity\")"},
       {R"({"analysis":"sensitivty"})",
        "request.analysis: unknown analysis 'sensitivty' (known: sensitivity, leave_one_out, acc_error, distribution, "
-       "channelwise, stat_info, sensitivity_analysis, what_if, node_errors, fix)"},
+       "channelwise, stat_info, sensitivity_analysis, what_if, node_errors, fix, explain, calibration_methods)"},
       {R"({"analysis":"sensitivity","option":{}})", "request.option: unknown field (expected analysis, options, items, model_file, config)"},
       {R"({"analysis":"sensitivity","options":{"metric":"mse"}})",
        "options.metric: unknown option of analysis 'sensitivity' (known: node_type, metrics, output_node, data_num, "
@@ -544,6 +544,8 @@ TEST(ApiCatalog, AbsentOptionsRunWithTheCatalogDefaults) {
       {"what_if", "{}"},
       {"node_errors", "{}"},
       {"fix", "{}"},
+      {"explain", "{}"},
+      {"calibration_methods", "{}"},
   };
   size_t compared = 0;
   for (const auto& a : api::analyses()) {

@@ -64,7 +64,8 @@ TEST(Catalog, AnalysesSplittingAndStreaming) {
   const Json doc = describe();
   EXPECT_EQ(names_of(*doc.find("analyses")),
             (std::vector<std::string>{"sensitivity", "leave_one_out", "acc_error", "distribution", "channelwise", "stat_info",
-                                      "sensitivity_analysis", "what_if", "node_errors", "fix"}));
+                                      "sensitivity_analysis", "what_if", "node_errors", "fix", "explain",
+                                      "calibration_methods"}));
   // docs/wasm-api.md: stat_info and sensitivity_analysis are run whole; the others are split by item.
   const std::map<std::string, std::pair<bool, bool>> expected = {
       {"sensitivity", {true, true}},   {"leave_one_out", {true, true}}, {"acc_error", {true, true}},
@@ -78,6 +79,10 @@ TEST(Catalog, AnalysesSplittingAndStreaming) {
     EXPECT_EQ(a.find("streams_items")->as_bool(), flags.second) << name;
     EXPECT_EQ(api::is_splittable(api::find_analysis(name)->id), flags.first) << name;
   }
+  // The searches of §13 run whole; the cause hints' rows are the section "hints".
+  EXPECT_EQ(analysis_of(doc, "explain").find("section")->as_string(), "hints");
+  EXPECT_EQ(analysis_of(doc, "calibration_methods").find("section")->as_string(), "calibration_methods");
+  for (const char* name : {"explain", "calibration_methods"}) EXPECT_FALSE(analysis_of(doc, name).find("splittable")->as_bool()) << name;
   EXPECT_EQ(analysis_of(doc, "sensitivity").find("keyed_by")->as_string(), "node_type");
   EXPECT_TRUE(analysis_of(doc, "distribution").find("keyed_by")->is_null());
   EXPECT_FALSE(analysis_of(doc, "sensitivity").find("sort")->is_null());
@@ -144,13 +149,15 @@ TEST(Catalog, EveryOptionIsWhatTheParserAccepts) {
 }
 
 TEST(Catalog, ExportFormatsWithWhatTheFacesSaveThemAs) {
-  // docs/config-export.md: six formats; calibrated-onnx and qdq-onnx are model files (bytes), the others text.
+  // docs/config-export.md: seven formats; calibrated-onnx and qdq-onnx are model files (bytes), the others text.
   const Json doc = describe();
   const Json* formats = doc.find("export_formats");
   ASSERT_NE(formats, nullptr);
   EXPECT_EQ(names_of(*formats),
-            (std::vector<std::string>{"horizon-yaml", "calibrated-onnx", "qdq-onnx", "ort-json", "ort-python", "rknn-cfg"}));
-  const std::map<std::string, std::string> suffix_end = {{"horizon-yaml", ".yaml"}, {"calibrated-onnx", ".onnx"},
+            (std::vector<std::string>{"horizon-yaml", "horizon-quant-config", "calibrated-onnx", "qdq-onnx", "ort-json",
+                                      "ort-python", "rknn-cfg"}));
+  const std::map<std::string, std::string> suffix_end = {{"horizon-yaml", ".yaml"}, {"horizon-quant-config", ".json"},
+                                                         {"calibrated-onnx", ".onnx"},
                                                          {"qdq-onnx", ".onnx"},     {"ort-json", ".json"},
                                                          {"ort-python", ".py"},     {"rknn-cfg", ".cfg"}};
   for (const Json& f : formats->items()) {

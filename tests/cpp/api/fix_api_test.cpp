@@ -66,7 +66,12 @@ TEST(FixApi, SectionCarriesTheSearchResult) {
   ASSERT_EQ(fix.find("nodes")->items().size(), direct.nodes.size());
   EXPECT_EQ(fix.find("target")->find("op")->as_string(), "<=");
   EXPECT_EQ(fix.find("candidates")->find("nodes")->items().size(), direct.ranking.size());
-  EXPECT_EQ(doc.find("fix_samples")->items().size(), 2u);
+  // Two samples: the first tuned on, the second held out and reported (§13.4).
+  EXPECT_EQ(doc.find("fix_samples")->items().size(), 1u);
+  ASSERT_TRUE(fix.find("held_out")->is_object());
+  EXPECT_EQ(fix.find("held_out")->find("samples")->items().size(), 1u);
+  EXPECT_EQ(static_cast<float>(fix.find("held_out")->find("final")->as_number()), direct.held_out_final);
+  EXPECT_EQ(fix.find("held_out")->find("met")->as_bool(), direct.held_out_met);
   EXPECT_FALSE(doc.find("cancelled")->as_bool());
   // Events: the ranking sweep's items (row null), then one per evaluation with its row.
   size_t ranked = 0, stepped = 0;
@@ -93,9 +98,9 @@ TEST(FixApi, OptionErrorsNameTheOption) {
             "options.target 'cosine>=0.9': unknown metric 'cosine' (known: cosine-similarity, mse, mre, sqnr, chebyshev)");
   EXPECT_EQ(error(R"({"prefer": ["float", "int16"]})"),
             "options.prefer[1]: 'int16' is not more precise than the action before it; list the actions from the least "
-            "to the most precise (e.g. int16,float)");
+            "to the most precise (e.g. threshold,int16,float)");
   EXPECT_EQ(error(R"({"candidates": "random"})"),
-            "options.candidates must be 'sensitivity', 'leave_one_out' or a list of node names, got 'random'");
+            "options.candidates must be 'sensitivity', 'leave_one_out', 'own_error' or a list of node names, got 'random'");
   EXPECT_EQ(error(R"({"candidates": ["Mul_2", "nope"]})"), "options.candidates[1]: node 'nope' does not exist in the model");
   EXPECT_EQ(error(R"({"max_nodes": 0})").rfind("options.max_nodes", 0), 0u);
   EXPECT_EQ(error(R"({"goal": 1})").rfind("options.goal: unknown option of analysis 'fix'", 0), 0u);

@@ -6,6 +6,10 @@
 #include <cstdlib>
 #include <set>
 
+#include "analysis/evaluator.h"
+#include "analysis/explain.h"
+#include "analysis/node_errors.h"
+#include "analysis/recalibrate.h"
 #include "analysis/selection.h"
 #include "analysis/sensitivity.h"
 #include "core/error.h"
@@ -34,69 +38,36 @@ const std::string& effective_qtype(const exec::Executor& ex, const exec::QuantCo
   return i < c.qtype.size() && !c.qtype[i].empty() ? c.qtype[i] : ex.calibrations()[i].qtype.name;
 }
 
-bool same_state(const exec::QuantConfig& a, const exec::QuantConfig& b) {
-  return a.on == b.on && a.qtype == b.qtype && a.round == b.round && a.stored_scales == b.stored_scales;
-}
-
-// Runs configurations incrementally from the last accepted state and scores them against the float model.
-class Evaluator {
- public:
-  Evaluator(exec::Executor& ex, const std::vector<int>& compared, Metric metric) : ex_(ex), compared_(compared), metric_(metric) {
-    const ir::Graph& g = ex.graph();
-    for (int v : g.inputs) keep_.push_back(v);
-    for (const auto& node : g.nodes)
-      for (int v : node.outputs)
-        if (v >= 0 && !g.constant(v)) keep_.push_back(v);
-  }
-
-  void add_sample(const std::vector<Tensor>& inputs, const exec::QuantConfig& base) {
-    references_.push_back(ex_.cached_keep_all_run(inputs, ex_.uniform_config(false)));
-    current_.push_back(ex_.cached_keep_all_run(inputs, base));
-  }
-
-  float score(const std::vector<exec::RunRecord>& runs) const {
-    std::vector<std::vector<float>> per_output(compared_.size());
-    for (size_t s = 0; s < runs.size(); ++s)
-      for (size_t t = 0; t < compared_.size(); ++t) {
-        const Tensor ref = value_of(ex_, references_[s], compared_[t]).to_float();
-        const Tensor got = value_of(ex_, runs[s], compared_[t]).to_float();
-        check(ref.numel() == got.numel(), "model output '" + ex_.graph().value(compared_[t]).name +
-                                              "' changes its size under quantization");
-        per_output[t].push_back(compute_metric(metric_, ref.data<float>(), got.data<float>(), ref.numel()));
-      }
-    return aggregate(per_output);
-  }
-
-  float current_score() const { return score(current_); }
-
-  // The metric of `config`; its runs are kept as the candidate next state (accept() makes it current).
-  float evaluate(const exec::QuantConfig& config) {
-    trial_.clear();
-    for (const auto& base : current_) trial_.push_back(ex_.run_incremental(base, config, keep_));
-    ++evaluations_;
-    return score(trial_);
-  }
-  void accept() { current_ = std::move(trial_); trial_.clear(); }
-  size_t evaluations() const { return evaluations_; }
-
- private:
-  exec::Executor& ex_;
-  std::vector<int> compared_;
-  Metric metric_;
-  std::vector<int> keep_;  // every computed tensor: an accepted trial is the base of the next one
-  std::vector<exec::RunRecord> references_, current_, trial_;
-  size_t evaluations_ = 0;
-};
+using exec::same_state;
 
 struct Candidate {
   std::string node;
   float value = std::nanf("");
 };
 
+// Normal nodes by their own error under `base` (node_errors on `samples`), largest loss first, NaN last.
+std::vector<Candidate> rank_by_own_error(exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                         const data::CalibrationData& data, const exec::QuantConfig& base,
+                                         const FixOptions& o, const std::vector<size_t>& samples) {
+  NodeErrorsOptions ne;
+  ne.metric = metric_name(o.target.metric);
+  ne.samples = samples;
+  ne.config = base;
+  const NodeErrorsResult errors = node_errors(ex, rel, data, ne);
+  std::vector<Candidate> out;
+  for (size_t n = 0; n < errors.nodes.size(); ++n) out.push_back({errors.nodes[n], errors.own[n]});
+  const Metric m = o.target.metric;
+  std::stable_sort(out.begin(), out.end(), [m](const Candidate& a, const Candidate& b) {
+    const double x = metric_loss(m, a.value), y = metric_loss(m, b.value);
+    return std::isnan(y) ? !std::isnan(x) : x > y;
+  });
+  return out;
+}
+
 // Candidates in the order they are tried.
 std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::CalibrationRelations& rel,
                                        const data::CalibrationData& data, const exec::QuantConfig& base,
-                                       const FixOptions& o, bool& cancelled) {
+                                       const FixOptions& o, const std::vector<size_t>& samples, bool& cancelled) {
   std::vector<Candidate> out;
   if (o.candidates == "list") {
     check(!o.candidate_nodes.empty(), "options.candidates: the list of candidate nodes is empty");
@@ -111,13 +82,14 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
     }
     return out;
   }
-  check(o.candidates == "sensitivity" || o.candidates == "leave_one_out",
-        "options.candidates must be 'sensitivity', 'leave_one_out' or a list of node names, got '" + o.candidates + "'");
+  check(o.candidates == "sensitivity" || o.candidates == "leave_one_out" || o.candidates == "own_error",
+        "options.candidates must be 'sensitivity', 'leave_one_out', 'own_error' or a list of node names, got '" +
+            o.candidates + "'");
+  if (o.candidates == "own_error") return rank_by_own_error(ex, rel, data, base, o, samples);
   SensitivityOptions so;
   so.node_type = "node";
   so.metrics = {metric_name(o.target.metric)};
-  so.data_num = o.data_num;
-  so.selection = o.selection;
+  so.samples = samples;
   so.leave_one_out = o.candidates == "leave_one_out";
   so.config = base;  // leave-one-out restores each node in this configuration; qtypes as configured
   std::string last_item;
@@ -152,6 +124,35 @@ std::vector<Candidate> rank_candidates(exec::Executor& ex, const quant::Calibrat
     });
   }  // sensitivity rows come most sensitive first (§3.4)
   for (const auto& row : ranking.rows) out.push_back({row.item, row.values[0]});
+  return out;
+}
+
+// The thresholds the "threshold" action gives each activation calibration node of the candidates
+// (minimum quantization MSE on the tuning samples at the node's qtype in `base`), where allowed.
+std::vector<std::vector<float>> fix_thresholds(exec::Executor& ex, const quant::CalibrationRelations& rel,
+                                               const data::CalibrationData& data, const exec::QuantConfig& base,
+                                               const FixOptions& o, const std::vector<Candidate>& candidates,
+                                               const std::vector<size_t>& samples) {
+  std::set<int> wanted;
+  for (const auto& c : candidates)
+    for (int ci : calibration_set(ex, rel, {c.node})) {
+      const quant::CalibrationSpec& spec = ex.calibrations()[static_cast<size_t>(ci)];
+      const bool plain = spec.kind != quant::TensorKind::Weight && !spec.dynamic && spec.block_size == 0 &&
+                         spec.qtype.is_integer() && base.on[static_cast<size_t>(ci)];
+      if (plain && (!o.threshold_allowed || o.threshold_allowed(static_cast<size_t>(ci)))) wanted.insert(ci);
+    }
+  std::vector<quant::ThresholdRequest> requests;
+  for (int ci : wanted) {
+    const size_t i = static_cast<size_t>(ci);
+    quant::ThresholdMethod m;
+    m.name = "mse";
+    m.per_channel = ex.calibrations()[i].scales.size() > 1 && !ex.calibrations()[i].asymmetric;
+    requests.push_back({i, m, effective_qtype(ex, base, i)});
+  }
+  std::vector<std::vector<float>> out(ex.calibrations().size());
+  if (requests.empty()) return out;
+  const std::vector<std::vector<float>> chosen = threshold_resolver(ex, data, samples)(requests);
+  for (size_t k = 0; k < requests.size(); ++k) out[requests[k].calibration] = chosen[k];
   return out;
 }
 
@@ -201,25 +202,37 @@ void check_prefer(const std::vector<std::string>& prefer, const std::string& fie
   for (size_t k = 0; k < prefer.size(); ++k) {
     const std::string& a = prefer[k];
     const std::string at = field + "[" + std::to_string(k) + "]";
-    if (!quant::is_float_action(a)) {
+    if (!quant::is_float_action(a) && !quant::is_threshold_action(a)) {
       try {
         quant::QType::parse(a);
       } catch (const Error&) {
-        fail(at + ": unknown action '" + a + "' (float, or a qtype such as int16)");
+        fail(at + ": unknown action '" + a + "' (threshold, float, or a qtype such as int16)");
       }
     }
     const int rank = action_rank(a);
-    check(rank > previous, at + ": '" + a + "' is not more precise than the action before it; list the actions from the "
-                                "least to the most precise (e.g. int16,float)");
+    check(k == 0 || rank > previous, at + ": '" + a + "' is not more precise than the action before it; list the actions "
+                                         "from the least to the most precise (e.g. threshold,int16,float)");
     previous = rank;
   }
 }
 
 exec::QuantConfig apply_fix_choices(const exec::Executor& ex, const quant::CalibrationRelations& rel,
-                                    const exec::QuantConfig& base, const std::vector<FixChoice>& choices) {
+                                    const exec::QuantConfig& base, const std::vector<FixChoice>& choices,
+                                    const std::vector<std::vector<float>>& thresholds) {
   exec::QuantConfig c = base;
   c.qtype.resize(ex.calibrations().size());
+  c.thresholds.resize(ex.calibrations().size());
+  // Thresholds first: a more precise action on the same calibration node (from another choice) wins.
   for (const auto& choice : choices) {
+    if (!quant::is_threshold_action(choice.action)) continue;
+    for (int ci : calibration_set(ex, rel, {choice.node})) {
+      const size_t i = static_cast<size_t>(ci);
+      const bool untouched = base.on[i] && (i >= base.qtype.size() || base.qtype[i].empty()) && !base.thresholds_of(i);
+      if (untouched && i < thresholds.size() && !thresholds[i].empty()) c.thresholds[i] = thresholds[i];
+    }
+  }
+  for (const auto& choice : choices) {
+    if (quant::is_threshold_action(choice.action)) continue;
     const bool off = quant::is_float_action(choice.action);
     const int rank = action_rank(choice.action);
     for (int ci : calibration_set(ex, rel, {choice.node})) {
@@ -227,6 +240,7 @@ exec::QuantConfig apply_fix_choices(const exec::Executor& ex, const quant::Calib
       if (precision_rank(c.on[i] != 0, effective_qtype(ex, c, i)) >= rank) continue;
       c.on[i] = off ? 0 : 1;
       c.qtype[i] = off || choice.action == ex.calibrations()[i].qtype.name ? "" : choice.action;
+      c.thresholds[i] = base.thresholds_of(i) ? *base.thresholds_of(i) : std::vector<float>{};
     }
   }
   return c;
@@ -244,23 +258,43 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   r.config.qtype.resize(ex.calibrations().size());
 
   const std::vector<int> compared = value_ids(ex.graph(), rel.model_outputs());
-  const std::vector<size_t> sample_ids = data.select(o.data_num, o.selection);
-  for (size_t s : sample_ids) r.samples.push_back(data.sample_names()[s]);
+  const SampleSplit split = split_samples(data.select(std::min(o.data_num, data.sample_count()), o.selection));
+  check(!split.tune.empty(), "There is no calibration_data.");
+  for (size_t s : split.tune) r.samples.push_back(data.sample_names()[s]);
+  for (size_t s : split.held_out) r.held_out.push_back(data.sample_names()[s]);
 
-  const std::vector<Candidate> candidates = rank_candidates(ex, rel, data, base, o, r.cancelled);
+  const std::vector<Candidate> candidates = rank_candidates(ex, rel, data, base, o, split.tune, r.cancelled);
   for (const auto& c : candidates) {
     r.ranking.push_back(c.node);
     r.ranking_values.push_back(c.value);
   }
   if (r.cancelled) return r;
+  const std::vector<std::vector<float>> thresholds =
+      quant::is_threshold_action(o.prefer.front()) ? fix_thresholds(ex, rel, data, base, o, candidates, split.tune)
+                                                   : std::vector<std::vector<float>>{};
 
-  Evaluator eval(ex, compared, o.target.metric);
-  for (size_t s : sample_ids) eval.add_sample(data.sample(s), r.config);
+  Evaluator eval(ex, compared, o.target.metric), held(ex, compared, o.target.metric);
+  for (size_t s : split.tune) eval.add_sample(data.sample(s), r.config);
+  for (size_t s : split.held_out) held.add_sample(data.sample(s), r.config);
   r.start = r.final_value = eval.current_score();
+  if (!held.empty()) r.held_out_start = r.held_out_final = held.current_score();
   const std::string target = o.target.text();
+  // The held-out samples judge the configuration the search ends with (§13.4).
+  auto report_held_out = [&]() {
+    if (held.empty() || r.cancelled) return;
+    if (!same_state(r.config, base)) r.held_out_final = held.peek(r.config);
+    r.held_out_met = o.target.holds(r.held_out_final);
+    if (r.reached && !r.held_out_met)
+      r.warnings.push_back("The held-out samples (" + std::to_string(split.held_out.size()) + ") reach " +
+                           shortest(r.held_out_final) + ", missing the target " + target +
+                           " that the tuning samples meet: the fix may not hold on other data; tune on more samples (-d)");
+  };
+  if (split.held_out.empty())
+    r.warnings.push_back("No held-out sample: the fix is judged on the only sample it was tuned on (give -d 2 or more)");
   if (o.target.holds(r.start)) {
     r.reached = true;
     r.message = "The configuration already meets the target " + target + " (" + shortest(r.start) + "); nothing to raise.";
+    report_held_out();
     return r;
   }
 
@@ -295,7 +329,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   // whether the target can be reached at all.
   if (!limited) {
     std::vector<int> all(n, static_cast<int>(o.prefer.size()) - 1);
-    const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(all));
+    const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(all), thresholds);
     if (!same_state(c, r.config) && stop()) return r;
     const float v = same_state(c, r.config) ? r.start : eval.evaluate(c);
     r.evaluations = eval.evaluations();
@@ -304,7 +338,8 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
       r.final_value = v;
       r.config = c;
       for (size_t k = 0; k < n; ++k) r.nodes.push_back({candidates[k].node, o.prefer.back()});
-      r.evaluations = eval.evaluations();
+      report_held_out();
+      r.evaluations = eval.evaluations();  // the search's (the held-out report is not one)
       r.message = "The target " + target + " cannot be reached: with every candidate (" + std::to_string(n) +
                   " nodes) raised to " + o.prefer.back() + " the model outputs reach " + shortest(v) + " (start " +
                   shortest(r.start) + ").";
@@ -315,7 +350,7 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
   // Tries `levels`; on a change of configuration evaluates it, and accepts it when `keep(value)`.
   float current = r.start;
   auto attempt = [&](const std::vector<int>& levels, const std::function<bool(float)>& keep, bool& changed) {
-    const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(levels));
+    const exec::QuantConfig c = apply_fix_choices(ex, rel, base, choices_of(levels), thresholds);
     changed = !same_state(c, r.config);
     if (!changed || stop()) return current;
     const float v = eval.evaluate(c);
@@ -397,14 +432,15 @@ FixResult find_fix(exec::Executor& ex, const quant::CalibrationRelations& rel, c
     for (size_t j = 0; j < order.size() && !stop(); ++j) {
       std::vector<int> trial = level;
       trial[order[j]] = -1;
-      const float v = eval.evaluate(apply_fix_choices(ex, rel, base, choices_of(trial)));
+      const float v = eval.evaluate(apply_fix_choices(ex, rel, base, choices_of(trial), thresholds));
       const std::string& node = candidates[order[j]].node;
       for (auto& c : r.nodes)
         if (c.node == node) c.without = v;
       if (!emit("without", node, "removed", v, false, j + 1, order.size())) break;
     }
   }
-  r.evaluations = eval.evaluations();
+  report_held_out();
+  r.evaluations = eval.evaluations();  // the search's (the held-out report is not one)
   if (!r.reached && !r.cancelled)
     r.message = "The target " + target + " cannot be reached " +
                 (limited ? "with at most " + std::to_string(o.max_nodes) + " nodes raised"

@@ -30,8 +30,9 @@ struct FixTarget {
 // Throws ptq::Error "target '<text>': ..." naming what is wrong.
 FixTarget parse_fix_target(const std::string& text);
 
-// Actions on a node: "float" (calibration nodes switched OFF) or a qtype name ("int16": ON with it);
-// quant/precision.h orders them.
+// Actions on a node: "threshold" (its activation calibration nodes re-calibrated by minimum
+// quantization MSE on the tuning samples, §13.2), "float" (calibration nodes switched OFF) or a qtype
+// name ("int16": ON with it); quant/precision.h orders them.
 // Checks the preference list (non-empty, known actions, no repeats, least to most precise). Throws
 // naming `field` ("options.prefer").
 void check_prefer(const std::vector<std::string>& prefer, const std::string& field);
@@ -40,11 +41,13 @@ struct FixOptions {
   FixTarget target;
   std::vector<std::string> prefer = {"int16", "float"};  // least to most precise
   size_t max_nodes = 0;                                  // 0 = no limit
-  // "sensitivity" | "leave_one_out" (ranked by that sweep of the target's metric) | "list"
-  // (`candidate_nodes`, in the order given).
+  // "sensitivity" | "leave_one_out" (ranked by that sweep of the target's metric) | "own_error" (each
+  // node's own error, node_errors, largest loss first) | "list" (`candidate_nodes`, in the order given).
   std::string candidates = "sensitivity";
   std::vector<std::string> candidate_nodes;
-  size_t data_num = 1;  // 0 = all samples
+  // At most this many samples (0 = all), split into tuning and held-out samples (§13.4): the target is
+  // judged on the tuning samples and reported on the held-out ones.
+  size_t data_num = 4;
   data::SampleSelection selection = data::SampleSelection::Last;
   // Called after every ranking item and every evaluation: phase "rank" | "add" | "escalate" | "prune" |
   // "without" (each chosen node taken out of the final choice, measured once the target is reached),
@@ -57,6 +60,9 @@ struct FixOptions {
     size_t done = 0, total = 0;
   };
   std::function<bool(const Event&)> progress;
+  // Whether the threshold action may re-calibrate calibration node i (the chosen export can carry its
+  // thresholds); unset = every node.
+  std::function<bool(size_t)> threshold_allowed;
   // Asked before every evaluation (and after every ranking item): true stops the search at once. The
   // result is then marked `cancelled` and holds the evaluations done so far; it is not a fix.
   std::function<bool()> cancel;
@@ -82,7 +88,11 @@ struct FixResult {
   std::vector<std::string> prefer;
   std::string candidates;
   size_t max_nodes = 0;
-  std::vector<std::string> samples;
+  std::vector<std::string> samples;       // the tuning samples
+  std::vector<std::string> held_out;      // the held-out samples (empty: none)
+  float held_out_start = 0.0f, held_out_final = 0.0f;  // the target metric on them (when there are any)
+  bool held_out_met = false;
+  std::vector<std::string> warnings;      // e.g. the held-out samples miss the target
   std::vector<std::string> ranking;       // candidate nodes in the order tried
   std::vector<float> ranking_values;      // the ranking sweep's metric per candidate (NaN for "list")
   float start = 0.0f;                     // the base configuration's metric
@@ -101,8 +111,12 @@ struct FixResult {
 FixResult find_fix(exec::Executor& executor, const quant::CalibrationRelations& relations,
                    const data::CalibrationData& data, const exec::QuantConfig& base, const FixOptions& options);
 
-// `base` with every choice applied, raising only (the order of `choices` does not matter).
+// `base` with every choice applied, raising only (the order of `choices` does not matter). A
+// "threshold" choice sets `thresholds[i]` (the re-calibrated thresholds of calibration node i; empty:
+// not available) on the node's activation calibration nodes at their base state; a more precise
+// action replaces them (its qtype at the stored thresholds).
 exec::QuantConfig apply_fix_choices(const exec::Executor& executor, const quant::CalibrationRelations& relations,
-                                    const exec::QuantConfig& base, const std::vector<FixChoice>& choices);
+                                    const exec::QuantConfig& base, const std::vector<FixChoice>& choices,
+                                    const std::vector<std::vector<float>>& thresholds = {});
 
 }  // namespace ptq::analysis

@@ -66,7 +66,7 @@ NodeErrorsResult node_errors(exec::Executor& ex, const quant::CalibrationRelatio
   result.metric = o.metric;
   result.converter = o.converter;
   for (const auto& [node, outs] : rel.normal_nodes()) result.nodes.push_back(node);
-  const std::vector<size_t> samples = data.select(o.data_num, o.selection);
+  const std::vector<size_t> samples = o.samples.empty() ? data.select(o.data_num, o.selection) : o.samples;
   check(!samples.empty(), "There is no calibration_data.");
   const exec::QuantConfig float_config = ex.uniform_config(false);
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
@@ -103,6 +103,7 @@ NodeErrorsResult node_errors(exec::Executor& ex, const quant::CalibrationRelatio
     const int id = measured[n].value;
     exec::QuantConfig own = float_config;
     own.qtype = quantized.qtype;
+    own.thresholds = quantized.thresholds;
     own.round = quantized.round;
     std::vector<int> set = calibration_set(ex, rel, {result.nodes[n]});
     if (measured[n].calibration >= 0) set.push_back(measured[n].calibration);

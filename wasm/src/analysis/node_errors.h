@@ -26,6 +26,8 @@ struct NodeErrorsOptions {
   std::string metric = "cosine-similarity";
   // Measured as the Horizon converter log does (option measure = "converter"); false: "output".
   bool converter = false;
+  // When not empty: these samples (a search's tuning samples) instead of data_num / selection.
+  std::vector<size_t> samples;
   // The configuration; unset = the model as stored.
   std::optional<exec::QuantConfig> config;
   // Called after each node's own error with (done, total); return false to cancel.

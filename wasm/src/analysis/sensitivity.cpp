@@ -142,7 +142,7 @@ SensitivityResult get_sensitivity_of_nodes(exec::Executor& ex, const quant::Cali
     }
   }
   const std::vector<int> compared = value_ids(ex.graph(), result.compared_tensors);
-  const std::vector<size_t> sample_ids = data.select(o.data_num, o.selection);
+  const std::vector<size_t> sample_ids = o.samples.empty() ? data.select(o.data_num, o.selection) : o.samples;
   for (size_t s : sample_ids) result.samples.push_back(data.sample_names()[s]);
 
   std::vector<SensitivityItem> items = sensitivity_items(ex, rel, o);

@@ -21,6 +21,7 @@ struct SensitivityOptions {
   std::vector<std::string> metrics = {"cosine-similarity"};
   std::vector<std::string> output_nodes;          // empty: the model outputs (§1.10)
   size_t data_num = 1;                            // 0 = all samples
+  std::vector<size_t> samples;                    // when not empty: these samples instead of data_num / selection
   data::SampleSelection selection = data::SampleSelection::Last;
   // interested_nodes: each item is one name or several (switched together, key "A+B").
   bool has_interested = false;

@@ -1,13 +1,18 @@
 #include "api/analyze.h"
 
+#include <algorithm>
 #include <chrono>
 
+#include "analysis/recalibrate.h"
+#include "api/catalog.h"
 #include "api/fix.h"
 #include "io/json.h"
 #include "api/request.h"
 #include "core/error.h"
 #include "config/config_doc.h"
 #include "ops/gemm_kernel.h"
+#include "config/config_export.h"
+#include "schema/explain_json.h"
 #include "schema/result_json.h"
 
 namespace ptq::api {
@@ -333,8 +338,13 @@ bool run_node_errors(const Context& c, const Request& r, const Quantized& q, Jso
 bool run_fix(const Context& c, const Request& r, const std::optional<quant::ResolvedConfig>& start, JsonWriter& w,
              const EventFn& fn, const CancelFn& cancel) {
   analysis::FixOptions o = fix_options(r);
+  const std::string export_format = fix_export_format(r);
+  if (!export_format.empty())
+    o.threshold_allowed = [&c, export_format](size_t i) {
+      return quant::carries_thresholds(export_format, c.executor.calibrations()[i]);
+    };
   w.key("options").begin_object().key("fix");
-  write_fix_options(w, o);
+  write_fix_options(w, o, export_format);
   w.end_object();
   const Events events(fn, "fix", "fix");
   if (events.enabled())
@@ -350,8 +360,64 @@ bool run_fix(const Context& c, const Request& r, const std::optional<quant::Reso
   // A cancelled search found nothing to use: no configuration (its path so far stays in `fix`).
   w.key("config");
   if (result.cancelled) w.null();
-  else quant::write_config_document(w, c.executor, fix_config(c.executor, start, result, r.model_file, c.data->sample_count()));
+  else quant::write_config_document(w, c.executor, fix_config(c.executor, c.relations, start, result, r.model_file, c.data->sample_count()));
   return result.cancelled;
+}
+
+// The cause hints: one event per measured cure (item null).
+bool run_explain(const Context& c, const Request& r, const Quantized& q, JsonWriter& w, const EventFn& fn) {
+  analysis::ExplainOptions o = explain_options(r);
+  o.config = q;
+  w.key("options").begin_object().key("hints");  // options.<section>, as every analysis
+  schema::write_explain_options(w, o);
+  w.end_object();
+  const Events events(fn, "explain", "hints");
+  if (events.enabled()) o.progress = anonymous_progress(events);
+  const analysis::ExplainResult result = analysis::explain(c.executor, c.relations, require_data(c), o);
+  schema::write_explain_section(w, result);
+  return result.cancelled;
+}
+
+// The comparison of calibration methods: one event per setting measured; its best setting is the
+// result's top-level config (from the request's configuration, with the model-wide calibration).
+bool run_calibration_methods(const Context& c, const Request& r, const std::optional<quant::ResolvedConfig>& start,
+                             JsonWriter& w, const EventFn& fn) {
+  analysis::CalibrationMethodsOptions o = calibration_methods_options(r);
+  if (start) o.config = start->config;
+  w.key("options").begin_object().key("calibration_methods");
+  schema::write_calibration_methods_options(w, o);
+  w.end_object();
+  const Events events(fn, "calibration_methods", "calibration_methods");
+  if (events.enabled()) o.progress = anonymous_progress(events);
+  const analysis::CalibrationMethodsResult result =
+      analysis::compare_calibration_methods(c.executor, c.relations, require_data(c), o);
+  schema::write_calibration_methods_section(w, result);
+  w.key("config");
+  if (result.cancelled || result.best < 0) {
+    w.null();
+    return result.cancelled;
+  }
+  quant::ResolvedConfig out = start ? *start : quant::resolved_from(c.executor, c.executor.stored_config(), "stored");
+  if (out.model.empty()) out.model = r.model_file;
+  const analysis::CalibrationSetting& best = result.settings[static_cast<size_t>(result.best)];
+  out.model_wide.assign(c.executor.calibrations().size(), 0);
+  if (!best.stored) {
+    out.calibration = best.method;
+    out.config.thresholds.resize(c.executor.calibrations().size());
+    for (size_t i = 0; i < result.best_targets.size(); ++i)
+      if (result.best_targets[i]) {
+        out.config.thresholds[i] = result.best_thresholds[i];
+        out.model_wide[i] = 1;
+      }
+  }
+  const size_t m = static_cast<size_t>(std::find(analysis::all_metrics().begin(), analysis::all_metrics().end(),
+                                                 analysis::parse_metric(o.metric)) - analysis::all_metrics().begin());
+  JsonWriter p;
+  p.begin_object().field("tool", std::string(kToolName) + " " + kToolVersion).field("analysis", "calibration_methods");
+  p.field("setting", best.label).field("metric", o.metric).key("reached").value_float32(best.tune[m]).end_object();
+  out.provenance = Json::parse(p.str(), "provenance");
+  quant::write_config_document(w, c.executor, out);
+  return false;
 }
 
 void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
@@ -378,6 +444,13 @@ void write_sweep(JsonWriter& w, const Request& r, const Sweep& s) {
       }
   }
   throw e;
+}
+
+// Thresholds chosen by a method observe the tuning half of the request's samples (§13.4); none
+// without calibration data.
+quant::ThresholdResolver threshold_resolver(const Context& c, const Request& r) {
+  if (!c.data) return {};
+  return analysis::threshold_resolver(c.executor, *c.data, analysis::split_samples(chosen_samples(r, *c.data)).tune);
 }
 
 // Why `spec` cannot run on a model with unsupported ops, and what still works without running it.
@@ -424,9 +497,9 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   Quantized q;
   std::optional<quant::ResolvedConfig> resolved;
   if (r.config) {
-    resolved = quant::apply_config(c.executor, c.relations, *r.config);
+    resolved = quant::apply_config(c.executor, c.relations, *r.config, "config", threshold_resolver(c, r));
     if (resolved->model.empty()) resolved->model = r.model_file;
-    if (r.analysis != Analysis::Fix) {
+    if (r.analysis != Analysis::Fix && r.analysis != Analysis::CalibrationMethods) {
       w.key("config");
       quant::write_config_document(w, c.executor, *resolved);
     }
@@ -446,6 +519,8 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
       case Analysis::WhatIf: cancelled = run_what_if(c, r, q, w, on_event); break;
       case Analysis::NodeErrors: cancelled = run_node_errors(c, r, q, w, on_event); break;
       case Analysis::Fix: cancelled = run_fix(c, r, resolved, w, on_event, cancel); break;
+      case Analysis::Explain: cancelled = run_explain(c, r, q, w, on_event); break;
+      case Analysis::CalibrationMethods: cancelled = run_calibration_methods(c, r, resolved, w, on_event); break;
     }
   } catch (const FormatError&) {
     throw;
@@ -459,19 +534,24 @@ std::string analyze(const Context& c, const std::string& request_json, const Eve
   const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   w.field("cancelled", cancelled);
   write_engine(w);
-  w.key("timings_ms").begin_object().field(analysis_name(r.analysis), elapsed).end_object();
+  w.key("timings_ms").begin_object().field(spec.section, elapsed).end_object();
   w.end_object();
   return w.str();
 }
 
 std::string resolve_config(const Context& c, const std::string& config_json) {
-  const quant::ConfigDocument doc = quant::parse_config_document_text(config_json, "config");
-  return quant::config_document_json(c.executor, quant::apply_config(c.executor, c.relations, doc));
+  return quant::config_document_json(c.executor, apply_config_document(c, config_json));
 }
 
 exec::QuantConfig quant_config_of(const Context& c, const std::string& config_json) {
+  return apply_config_document(c, config_json).config;
+}
+
+quant::ResolvedConfig apply_config_document(const Context& c, const std::string& config_json) {
   const quant::ConfigDocument doc = quant::parse_config_document_text(config_json, "config");
-  return quant::apply_config(c.executor, c.relations, doc).config;
+  quant::ThresholdResolver resolver;
+  if (c.data) resolver = analysis::threshold_resolver(c.executor, *c.data, analysis::split_samples(c.data->select(0)).tune);
+  return quant::apply_config(c.executor, c.relations, doc, "config", resolver);
 }
 
 std::string list_items(const Context& c, const std::string& request_json) {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "config/config_doc.h"
 #include "data/calibration_data.h"
 #include "exec/executor.h"
 #include "quant/relations.h"
@@ -35,6 +36,10 @@ std::string resolve_config(const Context& context, const std::string& config_jso
 
 // The executor configuration a configuration document sets (what `run` executes under it).
 exec::QuantConfig quant_config_of(const Context& context, const std::string& config_json);
+
+// A configuration document applied to the model; thresholds chosen by a method observe the tuning
+// half of every sample (§13.4) when calibration data is loaded.
+quant::ResolvedConfig apply_config_document(const Context& context, const std::string& config_json);
 
 // Merges partial result documents of one request (a JSON array of documents) into one.
 std::string merge_results(const std::string& results_json_array);

@@ -1,8 +1,10 @@
 #include "api/catalog.h"
 
 #include "analysis/accumulated_error.h"
+#include "analysis/calibration_methods.h"
 #include "analysis/channelwise.h"
 #include "analysis/distribution.h"
+#include "analysis/explain.h"
 #include "analysis/fix_search.h"
 #include "analysis/metrics.h"
 #include "analysis/node_errors.h"
@@ -10,6 +12,7 @@
 #include "analysis/sensitivity_analysis.h"
 #include "analysis/stat_info.h"
 #include "analysis/what_if.h"
+#include "calibrate/threshold_methods.h"
 #include "config/config_export.h"
 #include "core/error.h"
 #include "exec/registry.h"
@@ -73,6 +76,33 @@ OptionSpec bins(int fallback) {
   return o;
 }
 
+// The samples of a search: at most data_num, split into tuning and held-out samples.
+OptionSpec searched_samples(size_t fallback) {
+  OptionSpec o = data_num(fallback);
+  o.doc = "at most this many samples (null or 0 = every sample): the odd ones in order are tuned on, the even ones held "
+          "out and reported";
+  return o;
+}
+
+std::vector<std::string> export_names() {
+  std::vector<std::string> out;
+  for (const auto& f : quant::export_formats()) out.push_back(f.name);
+  return out;
+}
+
+OptionSpec min_recovery(double fallback) {
+  OptionSpec o{"min_recovery", T::kNumber, number(fallback), {},
+               "keep a hint when its cure recovers at least this share of the output loss (0 = every hint)"};
+  return o;
+}
+
+OptionSpec inherited_top(size_t fallback) {
+  OptionSpec o{"inherited_top", T::kInteger, integer(static_cast<int64_t>(fallback)), {},
+               "inherited hints: among this many nodes with the largest accumulated loss (0 = none)"};
+  o.min = integer(0);
+  return o;
+}
+
 const char* kSensitivitySort =
     "by the first metric, most sensitive first: ascending where higher is better, descending where lower is better; "
     "ties keep the sweep order; NaN and missing values last";
@@ -99,6 +129,12 @@ std::vector<AnalysisSpec> build() {
   const analysis::WhatIfOptions wi;
   const analysis::NodeErrorsOptions ne;
   const analysis::FixOptions fix;
+  const analysis::ExplainOptions ex;
+  const analysis::CalibrationMethodsOptions cm;
+  Json percentiles = Json::array();
+  for (double p : cm.percentiles) percentiles.push(number(p));
+  std::vector<std::string> toolchains = {"any"};
+  for (const auto& t : analysis::calibration_toolchains()) toolchains.push_back(t);
   OptionSpec max_nodes{"max_nodes", T::kInteger, Json::null(), {}, "raise at most this many nodes (null = no limit)"};
   max_nodes.min = integer(1);
   OptionSpec axis{"axis", T::kInteger, Json::null(), {}, "channel axis (null = the node's axis for weights, 1 for activations)"};
@@ -151,12 +187,28 @@ std::vector<AnalysisSpec> build() {
        {{"target", T::kString, Json::string(fix.target.text()), {},
          "what the model outputs must reach, <metric><op><bound> (mean over the outputs and the chosen samples)"},
         {"prefer", T::kStrings, strings_json(fix.prefer), {},
-         "the allowed actions from the least to the most precise: qtypes such as int16, then float"},
+         "the allowed actions from the least to the most costly: threshold (re-calibrated, free at run time), qtypes such "
+         "as int16, then float"},
         max_nodes,
         {"candidates", T::kStrings, Json::string(fix.candidates), {},
-         "the order nodes are tried in: sensitivity, leave_one_out (the gain of restoring each node) or a list of node names"},
-        data_num(fix.data_num),
-        sample_selection(fix.selection, true)}},
+         "the order nodes are tried in: sensitivity, leave_one_out (the gain of restoring each node), own_error (each "
+         "node's own error) or a list of node names"},
+        searched_samples(fix.data_num),
+        sample_selection(fix.selection, true),
+        {"export", T::kString, Json::null(), export_names(),
+         "the export the fix is for: threshold is tried only on nodes whose thresholds it can carry (null = any)"}}},
+      {Analysis::Explain, "explain", "hints", false, false, "", "by the share of the output loss the hint's cure recovers, largest first",
+       {searched_samples(ex.data_num), sample_selection(ex.selection, true),
+        {"metric", T::kString, Json::string(ex.metric), metric_names(), "metric of the cures' effects and of the node errors"},
+        min_recovery(ex.min_recovery), inherited_top(ex.inherited_top)}},
+      {Analysis::CalibrationMethods, "calibration_methods", "calibration_methods", false, false, "",
+       "the settings in the order compared (as calibrated, then each method per tensor, then per channel)",
+       {searched_samples(cm.data_num), sample_selection(cm.selection, true),
+        {"metric", T::kString, Json::string(cm.metric), metric_names(), "metric that ranks the settings (tuning samples)"},
+        {"percentiles", T::kNumbers, percentiles, {}, "the percentiles of |x| compared (in percent)"},
+        {"per_channel", T::kBoolean, Json::boolean(cm.per_channel), {}, "also compare every method per channel"},
+        {"toolchain", T::kString, Json::string(cm.toolchain), toolchains,
+         "the best setting among those this toolchain can express (any: among all)"}}},
   };
 }
 
@@ -184,6 +236,24 @@ void write_analysis(io::JsonWriter& w, const AnalysisSpec& a) {
   w.field("needs_execution", a.needs_execution).key("options").begin_array();
   for (const auto& o : a.options) write_option(w, o);
   w.end_array().end_object();
+}
+
+// The facts of the cause hints a face needs to show them (docs/behaviour.md §13): the cause
+// vocabulary, the rules' cut-offs, the threshold methods and the sample split.
+void write_hint_facts(io::JsonWriter& w) {
+  w.key("causes").begin_array();
+  for (const auto& c : analysis::causes())
+    w.begin_object().field("name", c.name).field("doc", c.doc).field("rule", c.rule).field("cure", c.cure).end_object();
+  const analysis::ExplainRules& r = analysis::explain_rules();
+  w.end_array().key("hint_rules").begin_object();
+  w.key("clipped").value(r.clipped).key("occupied").value(r.occupied).key("channel_spread").value(r.channel_spread);
+  w.key("branch_ratio").value(r.branch_ratio).key("negative").value(r.negative).key("inherited").value(r.inherited);
+  w.end_object().key("threshold_methods").begin_array();
+  for (const auto& m : quant::threshold_methods()) w.begin_object().field("name", m.name).field("doc", m.doc).end_object();
+  w.end_array().key("sample_split").begin_object().field("rule", "alternate");
+  w.field("doc", "of the chosen samples in file-name order, the 1st, 3rd, 5th, ... are tuned on and the 2nd, 4th, ... are "
+                 "held out and only reported on; a single sample is tuned on and nothing is held out");
+  w.end_object();
 }
 
 }  // namespace
@@ -257,7 +327,9 @@ std::string describe_json() {
     }
     w.end_array().end_object();
   }
-  w.end_array().end_object();
+  w.end_array();
+  write_hint_facts(w);
+  w.end_object();
   return w.str();
 }
 

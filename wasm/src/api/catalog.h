@@ -19,7 +19,8 @@ inline constexpr const char* kToolName = "ptqscope";
 inline constexpr const char* kToolVersion = "0.1.0";  // package.json's version (a test compares them)
 
 enum class Analysis {
-  Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis, WhatIf, NodeErrors, Fix
+  Sensitivity, LeaveOneOut, AccError, Distribution, Channelwise, StatInfo, SensitivityAnalysis, WhatIf, NodeErrors, Fix,
+  Explain, CalibrationMethods
 };
 
 // The JSON types of option values (the "type" of an option in describe()).
@@ -31,6 +32,7 @@ inline constexpr const char* kBoolean = "boolean";
 inline constexpr const char* kNumber = "number";
 inline constexpr const char* kInteger = "integer";
 inline constexpr const char* kIntegers = "integers";  // an integer or a list of integers
+inline constexpr const char* kNumbers = "numbers";    // a number or a list of numbers
 }  // namespace option_type
 
 struct OptionSpec {
@@ -75,7 +77,9 @@ const AnalysisSpec& analysis_spec(Analysis a);
 const AnalysisSpec* find_analysis(const std::string& name);  // nullptr when unknown
 std::vector<MetricSpec> metric_specs();
 
-// {"schema": "ptqscope.describe", "version": 1, "tool", "metrics", "node_types", "analyses"}.
+// {"schema": "ptqscope.describe", "version": 1, "tool", "metrics", "node_types", "analyses",
+// "convolution_modes", "export_formats", "ops", "causes", "hint_rules", "threshold_methods",
+// "sample_split"}.
 std::string describe_json();
 
 }  // namespace ptq::api

@@ -15,8 +15,9 @@
 
 namespace ptq::api {
 
-// options.fix (the request's options with defaults filled in).
-void write_fix_options(io::JsonWriter& w, const analysis::FixOptions& options);
+// options.fix (the request's options with defaults filled in; `export_format`: the export the
+// threshold action was limited to, "" for none).
+void write_fix_options(io::JsonWriter& w, const analysis::FixOptions& options, const std::string& export_format);
 // The "fix" section object and "fix_samples".
 void write_fix_section(io::JsonWriter& w, const analysis::FixResult& result);
 // One event row: {"phase", "node", "action", "value", "accepted"}.
@@ -24,10 +25,11 @@ void write_fix_event_row(io::JsonWriter& w, const analysis::FixOptions::Event& e
 
 // The found configuration: the start's base and intents, then the chosen nodes as intents, the
 // resolved state, and provenance {tool, analysis: "fix", target, reached, met, samples (the files the
-// search judged), calibration_samples (how many the data held)}.
-quant::ResolvedConfig fix_config(const exec::Executor& executor, const std::optional<quant::ResolvedConfig>& start,
-                                 const analysis::FixResult& result, const std::string& model_file,
-                                 size_t calibration_samples);
+// search judged), calibration_samples (how many the data held)}. A threshold choice becomes one
+// threshold intent with its values per re-calibrated calibration node.
+quant::ResolvedConfig fix_config(const exec::Executor& executor, const quant::CalibrationRelations& relations,
+                                 const std::optional<quant::ResolvedConfig>& start, const analysis::FixResult& result,
+                                 const std::string& model_file, size_t calibration_samples);
 
 // A configuration document (docs/config-schema.md) written in `format` (docs/config-export.md). Text
 // formats come back as their UTF-8 bytes; calibrated-onnx as the model (`model` = the bytes the

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "config/config_export.h"
 #include "core/error.h"
 #include "schema/result_json.h"
 
@@ -85,6 +86,22 @@ class Options {
     check(v != nullptr, "options." + name + " is missing");
     check(v->is_number(), "options." + name + " must be a number, got " + kind_name(*v));
     return v->as_number();
+  }
+
+  // A number or a list of numbers (no value: empty).
+  std::vector<double> numbers(const std::string& name) const {
+    const Json* v = get(name);
+    if (!v) return {};
+    const std::string field = "options." + name;
+    if (v->is_number()) return {v->as_number()};
+    check(v->is_array(), field + " must be a number or a list of numbers, got " + kind_name(*v));
+    std::vector<double> out;
+    for (size_t i = 0; i < v->items().size(); ++i) {
+      const Json& e = v->items()[i];
+      check(e.is_number(), field + "[" + std::to_string(i) + "] must be a number, got " + kind_name(e));
+      out.push_back(e.as_number());
+    }
+    return out;
   }
 
   // Within the option's bounds of the catalog; nullopt when there is no value.
@@ -364,13 +381,65 @@ analysis::FixOptions fix_options(const Request& r) {
     f.candidate_nodes = o.names("candidates");
   } else {
     f.candidates = o.string("candidates");
-    check(f.candidates == "sensitivity" || f.candidates == "leave_one_out",
-          "options.candidates must be 'sensitivity', 'leave_one_out' or a list of node names, got '" + f.candidates + "'");
+    check(f.candidates == "sensitivity" || f.candidates == "leave_one_out" || f.candidates == "own_error",
+          "options.candidates must be 'sensitivity', 'leave_one_out', 'own_error' or a list of node names, got '" +
+              f.candidates + "'");
   }
   f.data_num = static_cast<size_t>(o.integer("data_num").value_or(0));  // null or 0: all samples
   f.selection = o.selection();
   return f;
 }
+
+std::string fix_export_format(const Request& r) {
+  const Options o(r);
+  const std::string format = o.string("export");
+  if (format.empty()) return format;
+  const OptionSpec& spec = *analysis_spec(r.analysis).option("export");
+  check(std::find(spec.choices.begin(), spec.choices.end(), format) != spec.choices.end(),
+        "options.export: unknown format '" + format + "' (known: " + joined(spec.choices) + ")");
+  const std::vector<std::string> prefer = o.names("prefer");
+  check(std::find(prefer.begin(), prefer.end(), "threshold") == prefer.end() || quant::exports_thresholds_at_all(format),
+        "options.prefer: 'threshold' cannot be exported as " + format +
+            " (it has no per-node thresholds); export calibrated-onnx, qdq-onnx, ort-json, ort-python or rknn-cfg, or "
+            "leave threshold out");
+  return format;
+}
+
+analysis::ExplainOptions explain_options(const Request& r) {
+  auto e = sampled_metric_options<analysis::ExplainOptions>(r);
+  const Options o(r);
+  e.min_recovery = o.number("min_recovery");
+  check(std::isfinite(e.min_recovery) && e.min_recovery >= 0.0 && e.min_recovery <= 1.0,
+        "options.min_recovery must be a share between 0 and 1, got " + std::to_string(e.min_recovery));
+  e.inherited_top = static_cast<size_t>(*o.integer("inherited_top"));
+  return e;
+}
+
+analysis::CalibrationMethodsOptions calibration_methods_options(const Request& r) {
+  auto m = sampled_metric_options<analysis::CalibrationMethodsOptions>(r);
+  const Options o(r);
+  m.percentiles = o.numbers("percentiles");
+  for (size_t i = 0; i < m.percentiles.size(); ++i)
+    check(m.percentiles[i] > 0.0 && m.percentiles[i] <= 100.0,
+          "options.percentiles[" + std::to_string(i) + "] must be a percentile in (0, 100], got " + std::to_string(m.percentiles[i]));
+  m.per_channel = o.flag("per_channel");
+  m.toolchain = o.string("toolchain");
+  const OptionSpec& spec = *analysis_spec(r.analysis).option("toolchain");
+  check(std::find(spec.choices.begin(), spec.choices.end(), m.toolchain) != spec.choices.end(),
+        "options.toolchain must be " + choice_list(spec.choices) + ", got '" + m.toolchain + "'");
+  return m;
+}
+
+std::vector<size_t> chosen_samples(const Request& r, const data::CalibrationData& data) {
+  const AnalysisSpec& spec = analysis_spec(r.analysis);
+  if (!spec.option("data_num")) return data.select(0, data::SampleSelection::All);
+  const Options o(r);
+  size_t n = static_cast<size_t>(o.integer("data_num").value_or(0));
+  if (clamps_data_num(r.analysis)) n = std::min(n, data.sample_count());
+  return data.select(n, o.selection());
+}
+
+bool clamps_data_num(Analysis a) { return a == Analysis::Fix || a == Analysis::Explain || a == Analysis::CalibrationMethods; }
 
 std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all) {
   std::vector<size_t> out;

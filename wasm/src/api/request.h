@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "analysis/accumulated_error.h"
+#include "analysis/calibration_methods.h"
 #include "analysis/channelwise.h"
 #include "analysis/distribution.h"
+#include "analysis/explain.h"
 #include "analysis/fix_search.h"
 #include "analysis/node_errors.h"
 #include "analysis/sensitivity.h"
@@ -59,6 +61,16 @@ analysis::SensitivityAnalysisOptions sensitivity_analysis_options(const Request&
 analysis::WhatIfOptions what_if_options(const Request& request);
 analysis::NodeErrorsOptions node_errors_options(const Request& request);
 analysis::FixOptions fix_options(const Request& request);
+analysis::ExplainOptions explain_options(const Request& request);
+analysis::CalibrationMethodsOptions calibration_methods_options(const Request& request);
+// fix's `export` option ("" = none), checked against `prefer` (threshold needs a format that carries it).
+std::string fix_export_format(const Request& request);
+
+// The samples a request chooses (its data_num and sample_selection; every sample for an analysis
+// without them), of `sample_count`.
+std::vector<size_t> chosen_samples(const Request& request, const data::CalibrationData& data);
+// The searches (fix, explain) take data_num as "at most": more than the samples there are means all.
+bool clamps_data_num(Analysis analysis);
 
 // Positions (ascending, unique) of the requested items among `all` (the full sweep, run order).
 std::vector<size_t> select_items(const ItemsSpec& items, const std::vector<std::string>& all);
