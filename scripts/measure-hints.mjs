@@ -58,7 +58,8 @@ async function main() {
         clipped: Math.max(...evidence.map((e) => toNumber(e.clipped))),
         occupied: Math.min(...evidence.filter((e) => toNumber(e.p99_99) > 0).map((e) => toNumber(e.occupied))),
         spread: Math.max(0, ...perTensor.map((e) => toNumber(e.channel_spread))),
-        branch: Math.max(0, ...evidence.map((e) => toNumber(e.branch_ratio))),
+        branch: Math.max(0, ...evidence.filter((e) => e.branch_op === 'Concat').map((e) => toNumber(e.branch_ratio))),
+        otherBranch: Math.max(0, ...evidence.filter((e) => e.branch_op && e.branch_op !== 'Concat').map((e) => toNumber(e.branch_ratio))),
       });
     } else {
       const kept = doc.hints.filter((h) => toNumber(h.effect.recovered) >= minRecovery);
@@ -76,9 +77,9 @@ async function main() {
     console.log(`| ${r.name} | ${r.examined} | ${fmt(r.start, 6)} | ${all.map((c) => `${r.fired[c]} / ${r.kept[c]}`).join(' | ')} |`);
   }
   console.log('\nClean models, the evidence nearest each cut-off:\n');
-  console.log('| model | largest share clipped | smallest occupied | largest channel spread (per tensor) | largest branch ratio |');
-  console.log('|---|---|---|---|---|');
-  for (const e of extremes) console.log(`| ${e.name} | ${fmt(e.clipped)} | ${fmt(e.occupied)} | ${fmt(e.spread)} | ${fmt(e.branch)} |`);
+  console.log('| model | largest share clipped | smallest occupied | largest channel spread (per tensor) | largest Concat branch ratio | (Add, Mul, Sum) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const e of extremes) console.log(`| ${e.name} | ${fmt(e.clipped)} | ${fmt(e.occupied)} | ${fmt(e.spread)} | ${fmt(e.branch)} | ${fmt(e.otherBranch)} |`);
   console.log('\nPlanted models, the planted quantizer among the hints (default min_recovery):\n');
   console.log('| model | planted quantizer | cause | rank | hints | recovered |');
   console.log('|---|---|---|---|---|---|');

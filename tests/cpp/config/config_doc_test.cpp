@@ -138,7 +138,7 @@ TEST(ConfigDoc, ErrorsNameTheField) {
   err(doc(R"("calibrations": {"x_HzCalibration": {"qtype": "int9x"}})"),
       "config.calibrations.x_HzCalibration.qtype: unknown qtype 'int9x' (e.g. \"int8\", \"int16\", \"uint8\", \"float16\")");
   err(doc(R"("calibrations": {"x_HzCalibration": {"bits": 8}})"),
-      "config.calibrations.x_HzCalibration.bits: unknown field (expected on, qtype and thresholds)");
+      "config.calibrations.x_HzCalibration.bits: unknown field (expected on, qtype, thresholds and thresholds_from)");
   err(doc(R"("provenance": "fix")"), "config.provenance must be an object, got a string");
   // The prefix names the file in the CLI.
   test::expect_error([&] { quant::parse_config_document_text("{", "cfg.json"); },
@@ -201,7 +201,15 @@ TEST(ConfigDoc, ThresholdMethodsAskTheResolverOnceAtTheFinalQtype) {
   ASSERT_EQ(asked.size(), 2u);
   EXPECT_EQ(wide.config.thresholds[f.idx("r_HzCalibration")], std::vector<float>({2.0f}));
   EXPECT_EQ(wide.model_wide, (std::vector<uint8_t>{1, 0, 0, 1}));
-  EXPECT_NE(quant::config_document_json(f.ex, wide).find(R"("calibration":{"method":"kl","per_channel":false})"), std::string::npos);
+  const std::string written = quant::config_document_json(f.ex, wide);
+  EXPECT_NE(written.find(R"("calibration":{"method":"kl","per_channel":false})"), std::string::npos);
+  EXPECT_NE(written.find(R"("x_HzCalibration":{"on":true,"qtype":"int8","thresholds":[0.75],"thresholds_from":"calibration"})"),
+            std::string::npos)
+      << written;
+  // Read back without data: the same state, the same model-wide nodes.
+  const auto back = f.apply(written);
+  EXPECT_TRUE(exec::same_state(back.config, wide.config));
+  EXPECT_EQ(back.model_wide, wide.model_wide);
 }
 
 TEST(ConfigDoc, ThresholdErrorsNameTheField) {

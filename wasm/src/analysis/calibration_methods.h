@@ -52,6 +52,9 @@ struct CalibrationMethodsResult {
   // The best setting as thresholds per calibration node (empty: kept), for the configuration.
   std::vector<std::vector<float>> best_thresholds;
   std::vector<uint8_t> best_targets;  // 1 for the calibration nodes the best setting re-calibrated
+  // E.g. the best setting on the tuning samples measures worse than the model as calibrated on the
+  // held-out ones: it may not hold on other data.
+  std::vector<std::string> warnings;
   size_t evaluations = 0;
   bool cancelled = false;
 };

@@ -29,8 +29,8 @@ const std::vector<CauseInfo>& causes() {
        "a per-tensor node whose largest channel range (max |x| along its axis) is at least channel_spread times the "
        "median one",
        "per-channel thresholds (max per channel)"},
-      {"range-mismatch", "branches of very different range meet in front of one quantizer (Concat, Add, Mul, Sum)",
-       "the largest branch range is at least branch_ratio times the smallest",
+      {"range-mismatch", "branches of very different range are concatenated in front of one quantizer",
+       "a Concat feeding the quantizer whose largest branch range is at least branch_ratio times the smallest",
        "per-channel thresholds when the branches are concatenated along the quantizer's channel axis, else int16"},
       {"one-sided",
        "the data is never negative but the quantizer is signed and symmetric: half of its levels are unused",
@@ -236,7 +236,9 @@ std::vector<std::string> fired_causes(const NodeEvidence& e, const CalibrationSp
   if (e.clipped >= r.clipped) out.push_back("clipping");
   if (e.p9999 > 0.0 && e.occupied <= r.occupied) out.push_back("coarse-resolution");
   if (e.channel_spread >= r.channel_spread) out.push_back("channel-spread");
-  if (e.branch_ratio >= r.branch_ratio) out.push_back("range-mismatch");
+  // Only concatenated branches keep their own values behind one quantizer (a sum or a product is one
+  // value whose range the quantizer fits).
+  if (e.branch_op == "Concat" && e.branch_ratio >= r.branch_ratio) out.push_back("range-mismatch");
   if (spec.kind != quant::TensorKind::Weight && !spec.asymmetric && !qtype.is_unsigned() && e.negative <= r.negative &&
       e.data_max > 0.0)
     out.push_back("one-sided");

@@ -196,8 +196,12 @@ ConfigDocument parse_config_document(const Json& doc, const std::string& what) {
         } else if (key == "thresholds") {
           entry.has_thresholds = true;
           if (!v.is_null()) entry.thresholds = checked_thresholds(v, field + ".thresholds");
+        } else if (key == "thresholds_from") {
+          check(v.is_string() && v.as_string() == "calibration",
+                field + ".thresholds_from must be \"calibration\" (the thresholds are the document's calibration method's)");
+          entry.from_calibration = true;
         } else {
-          fail(field + "." + key + ": unknown field (expected on, qtype and thresholds)");
+          fail(field + "." + key + ": unknown field (expected on, qtype, thresholds and thresholds_from)");
         }
       }
       d.calibrations.push_back(std::move(entry));
@@ -345,9 +349,13 @@ ResolvedConfig apply_config(const exec::Executor& ex, const CalibrationRelations
     const size_t t = static_cast<size_t>(idx);
     if (e.has_on) r.config.on[t] = e.on ? 1 : 0;
     if (e.has_qtype) r.config.qtype[t] = override_for(ex, t, e.qtype);
+    const std::string field = what + ".calibrations." + e.name;
+    check(!e.from_calibration || (d.calibration && e.has_thresholds && !e.thresholds.empty()),
+          field + ".thresholds_from: 'calibration' needs the document's calibration and the thresholds it gave this node");
     if (e.has_thresholds) {
-      const std::string field = what + ".calibrations." + e.name + ".thresholds";
-      sources[t] = e.thresholds.empty() ? ThresholdSource{} : ThresholdSource{ThresholdSource::Kind::Value, {}, e.thresholds, field};
+      sources[t] = e.thresholds.empty() ? ThresholdSource{}
+                                        : ThresholdSource{ThresholdSource::Kind::Value, {}, e.thresholds, field + ".thresholds",
+                                                          e.from_calibration};
     }
   }
   r.model_wide.assign(sources.size(), 0);
@@ -393,6 +401,7 @@ void write_config_document(io::JsonWriter& w, const exec::Executor& ex, const Re
       w.key("thresholds").begin_array();
       for (float v : *t) w.value_float32(v);
       w.end_array();
+      if (c.calibration && i < c.model_wide.size() && c.model_wide[i]) w.field("thresholds_from", "calibration");
     }
     w.end_object();
   }

@@ -39,6 +39,9 @@ struct CalibrationEntry {
   std::string qtype;
   bool has_thresholds = false;  // "thresholds": a list sets them, null restores the stored ones
   std::vector<float> thresholds;
+  // "thresholds_from": "calibration": they are the document's calibration method's, resolved (a
+  // written document marks them so; the exports write the method, not per-node thresholds).
+  bool from_calibration = false;
 };
 
 // The document as read (field by field, validated for types and names it can check without a model).
@@ -89,7 +92,8 @@ ResolvedConfig resolved_from(const exec::Executor& executor, const exec::QuantCo
 
 // Writes the full document: schema, version, model, base, round, calibration when set, intents,
 // calibrations (every calibration node in model order, {"on", "qtype"} with the effective qtype name,
-// and "thresholds" where the configuration overrides them), provenance when set.
+// and "thresholds" where the configuration overrides them, marked "thresholds_from": "calibration"
+// where they are the model-wide calibration's), provenance when set.
 void write_config_document(io::JsonWriter& w, const exec::Executor& executor, const ResolvedConfig& config);
 std::string config_document_json(const exec::Executor& executor, const ResolvedConfig& config);
 

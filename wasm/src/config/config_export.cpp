@@ -49,7 +49,9 @@ std::string provenance_line(const ExportInput& in) {
   const io::Json* reached = p.is_object() ? p.find("reached") : nullptr;
   const io::Json* target = p.is_object() ? p.find("target") : nullptr;
   const io::Json* analysis = p.is_object() ? p.find("analysis") : nullptr;
-  std::string metric;
+  const io::Json* metric_field = p.is_object() ? p.find("metric") : nullptr;
+  const io::Json* setting = p.is_object() ? p.find("setting") : nullptr;
+  std::string metric = metric_field && metric_field->is_string() ? metric_field->as_string() : "";
   if (target && target->is_string()) {
     const std::string& t = target->as_string();
     metric = t.substr(0, t.find_first_of("<>"));
@@ -57,6 +59,7 @@ std::string provenance_line(const ExportInput& in) {
   if (reached && reached->is_numeric()) {
     line += " Metric reached: " + (metric.empty() ? std::string() : metric + " ") + reached->as_string();
     if (target && target->is_string()) line += " (target " + target->as_string() + ")";
+    if (setting && setting->is_string()) line += " (calibration " + setting->as_string() + ")";
     if (analysis && analysis->is_string()) line += ", found by " + analysis->as_string();
     line += judged_on(p);
     line += ".";
@@ -96,10 +99,13 @@ std::vector<size_t> node_thresholds(const ExportInput& in) {
   return out;
 }
 
-// The real range [lo, hi] a threshold override sets on node `spec`, per tensor (symmetric: [−T, T]).
-std::pair<float, float> threshold_range(const CalibrationSpec& spec, const std::vector<float>& t) {
+// The real range [lo, hi] a threshold override sets on calibration node i, per tensor: [min, max] of
+// an asymmetric node; [0, T] of a symmetric one on an unsigned qtype (it clamps negatives), else [−T, T].
+std::pair<float, float> threshold_range(const exec::Executor& ex, const ExportInput& in, size_t i) {
+  const CalibrationSpec& spec = ex.calibrations()[i];
+  const std::vector<float>& t = *in.config.thresholds_of(i);
   if (spec.asymmetric) return {t[0], t[1]};
-  return {-t[0], t[0]};
+  return {QType::parse(effective_qtype(ex, in.config, i)).is_unsigned() ? 0.0f : -t[0], t[0]};
 }
 
 // The formats without per-node thresholds refuse a configuration that sets some, naming the node.
@@ -309,7 +315,7 @@ OrtPlan ort_plan(const exec::Executor& ex, const CalibrationRelations& rel, cons
       o.axis = spec.axis;
       for (float v : t) o.ranges.push_back({-v, v});
     } else {
-      o.ranges.push_back(threshold_range(spec, t));
+      o.ranges.push_back(threshold_range(ex, in, i));
     }
   }
   return plan;
@@ -404,7 +410,7 @@ std::string rknn_cfg(const exec::Executor& ex, const CalibrationRelations& rel, 
     check(carries_thresholds("rknn-cfg", spec) && in.config.thresholds_of(i)->size() == (spec.asymmetric ? 2u : 1u),
           "rknn-cfg: calibration node '" + spec.node_name + "' has thresholds rknn-toolkit2's quantize_parameters cannot "
           "take here (per-tensor activation ranges only)");
-    const auto [lo, hi] = threshold_range(spec, *in.config.thresholds_of(i));
+    const auto [lo, hi] = threshold_range(ex, in, i);
     params += "    " + quoted(spec.graph->value(spec.input_value).name) + ":\n        min: [" + number_text(lo) +
               "]\n        max: [" + number_text(hi) + "]\n";
   }

@@ -181,7 +181,7 @@ void write_calibration_methods_section(io::JsonWriter& w, const analysis::Calibr
     w.key(toolchain);
     write_setting_ref(w, r, index);
   }
-  w.end_object().field("evaluations", r.evaluations).end_object();
+  w.end_object().field("evaluations", r.evaluations).key("warnings").string_array(r.warnings).end_object();
   w.key("calibration_methods_samples").begin_object().key("tune").string_array(r.tune_samples);
   w.key("held_out").string_array(r.held_out_samples).end_object();
 }

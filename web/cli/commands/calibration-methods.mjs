@@ -62,6 +62,7 @@ export function formatCalibrationMethods(doc) {
   for (const s of section.skipped) lines.push(`  skipped: ${s}`);
   lines.push(`calibration methods: best ${section.best ?? 'none'}${section.toolchain === 'any' ? '' : ` (for ${section.toolchain})`}; ` +
     Object.entries(section.best_by_toolchain).map(([t, label]) => `${t}: ${label ?? 'none'}`).join(', '));
+  for (const w of section.warnings) lines.push(`calibration methods: warning: ${w}`);
   return lines.join('\n');
 }
 
