@@ -377,3 +377,65 @@ TEST(FixSearch, ActionsOnlyRaise) {
   c = analysis::apply_fix_choices(ex, rel, off, {{"Mul_2", "int16"}});
   EXPECT_EQ(c.on[w], 0);  // an OFF calibration node is never lowered to int16
 }
+
+TEST(FixSearch, OwnErrorRanksByEachNodesOwnLoss) {
+  Fixture f;
+  analysis::FixOptions o;
+  o.target = analysis::parse_fix_target("cosine-similarity>=0.999");
+  o.candidates = "own_error";
+  const auto r = f.fix(o);
+  // Oracle: each branch's output with only its own calibration nodes ON (full runs of the tuning
+  // sample 0): the branches are independent, so that is the node's own error at its output.
+  std::map<std::string, float> own;
+  const auto ref = f.ex.outputs(f.ex.run(f.samples.data().sample(0), f.ex.uniform_config(false)));
+  for (size_t k = 0; k < 3; ++k) {
+    const std::string branch(1, static_cast<char>('a' + k)), node = std::string("Mul_") + static_cast<char>('A' + k);
+    exec::QuantConfig c = f.ex.uniform_config(false);
+    for (const std::string& cal : {branch + "_HzCalibration", "w" + branch + "_HzCalibration"})
+      c.on[static_cast<size_t>(f.ex.calibration_index(cal))] = 1;
+    const auto got = f.ex.outputs(f.ex.run(f.samples.data().sample(0), c));
+    own[node] = analysis::compute_metric(analysis::Metric::Cosine, ref[k].data<float>(), got[k].data<float>(), 8);
+  }
+  ASSERT_EQ(r.ranking.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(r.ranking_values[k], own[r.ranking[k]]) << r.ranking[k];
+  EXPECT_LE(r.ranking_values[0], r.ranking_values[1]);
+  EXPECT_LE(r.ranking_values[1], r.ranking_values[2]);
+  EXPECT_TRUE(r.reached);
+  expect_path_matches_oracle(f, r);
+}
+
+TEST(FixSearch, ThresholdFirstCuresThresholdFaultsWithoutRaising) {
+  // B's threshold is 100 for data in [-1, 1] and C's 0.1: both faults are thresholds, so a threshold
+  // chosen again from the tuning sample cures them without raising either node.
+  Fixture f;
+  analysis::FixOptions o;
+  o.target = analysis::parse_fix_target("cosine-similarity>=0.999");
+  o.prefer = {"threshold", "int16", "float"};
+  const auto r = f.fix(o);
+  ASSERT_TRUE(r.reached) << r.message;
+  for (const auto& n : r.nodes) EXPECT_EQ(n.action, "threshold") << n.node;
+  const std::map<std::string, std::string> chosen = as_map(r.nodes);
+  EXPECT_EQ(chosen.count("Mul_B"), 1u);
+  EXPECT_EQ(chosen.count("Mul_C"), 1u);
+  // Only activations are re-calibrated, to thresholds within the data's range (|x| <= 0.99).
+  for (const char* cal : {"b_HzCalibration", "c_HzCalibration"}) {
+    const auto* t = r.config.thresholds_of(static_cast<size_t>(f.ex.calibration_index(cal)));
+    ASSERT_NE(t, nullptr) << cal;
+    EXPECT_GT((*t)[0], 0.5f) << cal;
+    EXPECT_LE((*t)[0], 0.99f) << cal;
+  }
+  EXPECT_EQ(r.config.thresholds_of(static_cast<size_t>(f.ex.calibration_index("wb_HzCalibration"))), nullptr);
+  // The final value is what full runs of the found configuration give (no incremental run).
+  const auto ref = f.ex.outputs(f.ex.run(f.samples.data().sample(0), f.ex.uniform_config(false)));
+  const auto got = f.ex.outputs(f.ex.run(f.samples.data().sample(0), r.config));
+  std::vector<std::vector<float>> per_output(3);
+  for (size_t k = 0; k < 3; ++k)
+    per_output[k].push_back(analysis::compute_metric(analysis::Metric::Cosine, ref[k].data<float>(), got[k].data<float>(), 8));
+  EXPECT_EQ(r.final_value, analysis::aggregate(per_output));
+  // Thresholds only where they suffice: with threshold allowed nowhere (an export that cannot carry
+  // them), the search raises nodes as before.
+  o.threshold_allowed = [](size_t) { return false; };
+  const auto raised = f.fix(o);
+  EXPECT_TRUE(raised.reached);
+  for (const auto& n : raised.nodes) EXPECT_NE(n.action, "threshold") << n.node;
+}

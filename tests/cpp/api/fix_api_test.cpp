@@ -104,6 +104,11 @@ TEST(FixApi, OptionErrorsNameTheOption) {
   EXPECT_EQ(error(R"({"candidates": ["Mul_2", "nope"]})"), "options.candidates[1]: node 'nope' does not exist in the model");
   EXPECT_EQ(error(R"({"max_nodes": 0})").rfind("options.max_nodes", 0), 0u);
   EXPECT_EQ(error(R"({"goal": 1})").rfind("options.goal: unknown option of analysis 'fix'", 0), 0u);
+  // The export the fix is for: a known format, and one that can carry thresholds when they are tried.
+  EXPECT_EQ(error(R"({"export": "tflite"})").rfind("options.export: unknown format 'tflite' (known: horizon-yaml, ", 0), 0u);
+  EXPECT_EQ(error(R"({"prefer": ["threshold", "int16"], "export": "horizon-yaml"})"),
+            "options.prefer: 'threshold' cannot be exported as horizon-yaml (it has no per-node thresholds); export "
+            "calibrated-onnx, qdq-onnx, ort-json, ort-python or rknn-cfg, or leave threshold out");
 }
 
 TEST(FixApi, DescribedInTheCatalog) {

@@ -270,3 +270,71 @@ TEST(ConfigExport, CalibratedModelRefusesStatesItCannotHold) {
   Loaded off(quant::export_calibrated_onnx(*m.ex, in, m.bytes.data(), m.bytes.size()));
   EXPECT_FALSE(off.ex->calibrations()[0].switch_on);
 }
+
+TEST(ConfigExport, ThresholdsWhereTheToolchainTakesThem) {
+  Loaded m(model_bytes());
+  quant::ExportInput in;
+  in.config = m.ex->stored_config();
+  in.config.thresholds.assign(in.config.on.size(), {});
+  in.config.thresholds[m.cal("a_HzCalibration")] = {0.5f};
+  in.config.thresholds[m.cal("wb_HzCalibration")] = {0.25f, 0.5f, 0.75f, 1.0f};  // a weight per channel (axis 1)
+  in.config.on[m.cal("wb_HzCalibration")] = 1;
+  in.tool = "ptqscope 0.1.0";
+  // onnxruntime: the activation's range, the weight's per channel with its axis.
+  const std::string ort = quant::export_config_text(*m.ex, *m.rel, in, "ort-json");
+  EXPECT_NE(ort.find(R"("a": [{"rmin": -0.5, "rmax": 0.5}])"), std::string::npos) << ort;
+  EXPECT_NE(ort.find(R"("wb": [{"axis": 1, "rmin": -0.25, "rmax": 0.25}, {"rmin": -0.5, "rmax": 0.5}, {"rmin": -0.75, "rmax": 0.75}, )"
+                     R"({"rmin": -1, "rmax": 1}])"),
+            std::string::npos)
+      << ort;
+  // rknn: per-tensor activation ranges only.
+  test::expect_error([&] { quant::export_config_text(*m.ex, *m.rel, in, "rknn-cfg"); },
+                     "rknn-cfg: calibration node 'wb_HzCalibration' has thresholds rknn-toolkit2's quantize_parameters cannot "
+                     "take here (per-tensor activation ranges only)");
+  // Horizon has no per-node thresholds.
+  test::expect_error([&] { quant::export_config_text(*m.ex, *m.rel, in, "horizon-yaml"); },
+                     "horizon-yaml: calibration node 'a_HzCalibration' has thresholds set by the configuration, which "
+                     "horizon-yaml cannot carry (Horizon's files have no per-node thresholds); export calibrated-onnx, the "
+                     "calibrated model with them written in");
+  // The calibrated model: the thresholds attribute, read back as the executor runs it.
+  const std::vector<uint8_t> out = quant::export_model_file(*m.ex, in, "calibrated-onnx", m.bytes.data(), m.bytes.size());
+  exec::Executor back(reader::read_onnx(out.data(), out.size()));
+  EXPECT_EQ(back.calibrations()[m.cal("a_HzCalibration")].thresholds, std::vector<float>({0.5f}));
+  EXPECT_EQ(back.calibrations()[m.cal("a_HzCalibration")].scales, std::vector<float>({0.5f / 127.0f}));
+  EXPECT_EQ(back.calibrations()[m.cal("wb_HzCalibration")].scales,
+            m.ex->configured_spec(m.cal("wb_HzCalibration"), in.config).scales);
+  EXPECT_TRUE(back.calibrations()[m.cal("wb_HzCalibration")].switch_on);
+}
+
+TEST(ConfigExport, ModelWideCalibrationAsTheToolchainsSettings) {
+  Loaded m(model_bytes());
+  quant::ExportInput in = fixed_config(m);
+  quant::ThresholdMethod method;
+  method.name = "percentile";
+  method.percentile = 99.995;
+  in.calibration = method;
+  // Horizon: quant_config's model_config.activation (max_percentile as a fraction), and the YAML keys.
+  const std::string quant_config = quant::export_config_text(*m.ex, *m.rel, in, "horizon-quant-config");
+  EXPECT_EQ(quant_config,
+            "{\n  \"model_config\": {\"activation\": {\"calibration_type\": \"max\", \"max_percentile\": 0.99995, "
+            "\"per_channel\": false, \"asymmetric\": false}},\n  \"node_config\": {\n    \"Mul_A\": {\"InputType\": \"int16\", "
+            "\"OutputType\": \"int16\"},\n    \"Mul_B\": {\"ON\": \"CPU\"}\n  }\n}\n");
+  const std::string yaml = quant::export_config_text(*m.ex, *m.rel, in, "horizon-yaml");
+  EXPECT_NE(yaml.find("calibration_parameters:\n  calibration_type: \"max\"\n  max_percentile: 0.99995\n  per_channel: False\n"
+                      "  run_on_cpu: \"Mul_B\"\n"),
+            std::string::npos)
+      << yaml;
+  // onnxruntime: calibrate_method and the percentile; rknn has no percentile algorithm.
+  const std::string ort = quant::export_config_text(*m.ex, *m.rel, in, "ort-json");
+  EXPECT_NE(ort.find("\"calibrate_method\": \"Percentile\""), std::string::npos) << ort;
+  EXPECT_NE(ort.find("\"CalibPercentile\": 99.995"), std::string::npos) << ort;
+  test::expect_error([&] { quant::export_config_text(*m.ex, *m.rel, in, "rknn-cfg"); },
+                     "rknn-cfg: the calibration method percentile has no rknn-toolkit2 quantized_algorithm (normal, "
+                     "kl_divergence, mmse)");
+  in.calibration->name = "mse";
+  EXPECT_NE(quant::export_config_text(*m.ex, *m.rel, in, "rknn-cfg").find("rknn.config(quantized_algorithm='mmse')"),
+            std::string::npos);
+  test::expect_error([&] { quant::export_config_text(*m.ex, *m.rel, in, "horizon-quant-config"); },
+                     "horizon-quant-config: the calibration method mse has no Horizon calibration_type (max, kl, and max with "
+                     "max_percentile for a percentile); choose another method");
+}

@@ -163,9 +163,11 @@ CalibrationMethodsResult compare_calibration_methods(exec::Executor& ex, const q
     const CalibrationSetting& b = r.settings[static_cast<size_t>(r.best)];
     const CalibrationSetting& as_calibrated = r.settings[0];
     if (!b.stored && !b.held_out.empty() && better(metric, as_calibrated.held_out[m_index], b.held_out[m_index]))
-      r.warnings.push_back("The best setting on the tuning samples, " + b.label + ", measures worse than the model as "
-                           "calibrated on the held-out samples (" + o.metric + " " + std::to_string(b.held_out[m_index]) +
-                           " against " + std::to_string(as_calibrated.held_out[m_index]) +
+      r.warnings.push_back("The best setting on the tuning samples, " + b.label +
+                           ", measures worse than the model as "
+                           "calibrated on the held-out samples (" +
+                           o.metric + " " + std::to_string(b.held_out[m_index]) + " against " +
+                           std::to_string(as_calibrated.held_out[m_index]) +
                            "): it may not hold on other data; compare on more samples (-d)");
   }
   r.evaluations = tune.evaluations() + held.evaluations();

@@ -99,9 +99,7 @@ ThresholdMethod parse_threshold_method_json(const Json& e, const std::string& fi
 
 void write_threshold_fields(io::JsonWriter& w, const ConfigIntent& intent) {
   if (!intent.method) {
-    w.key("value").begin_array();
-    for (float v : intent.value) w.value_float32(v);
-    w.end_array();
+    w.key("value").float32_array(intent.value);
     return;
   }
   w.field("method", intent.method->name);
@@ -398,9 +396,7 @@ void write_config_document(io::JsonWriter& w, const exec::Executor& ex, const Re
     w.key(cals[i].node_name).begin_object().field("on", c.config.on[i] != 0);
     w.field("qtype", overridden ? c.config.qtype[i] : cals[i].qtype.name);
     if (const std::vector<float>* t = c.config.thresholds_of(i)) {
-      w.key("thresholds").begin_array();
-      for (float v : *t) w.value_float32(v);
-      w.end_array();
+      w.key("thresholds").float32_array(*t);
       if (c.calibration && i < c.model_wide.size() && c.model_wide[i]) w.field("thresholds_from", "calibration");
     }
     w.end_object();

@@ -66,6 +66,11 @@ class JsonWriter {
     for (const auto& s : v) value(s);
     return end_array();
   }
+  JsonWriter& float32_array(const std::vector<float>& v) {
+    begin_array();
+    for (float f : v) value_float32(f);
+    return end_array();
+  }
   const std::string& str() const { return out_; }
 
  private:

@@ -8,22 +8,13 @@
 namespace ptq::schema {
 namespace {
 
-void float_array(io::JsonWriter& w, const std::vector<float>& v) {
-  w.begin_array();
-  for (float x : v) w.value_float32(x);
-  w.end_array();
-}
-
 // A share or ratio: float32 precision is plenty for evidence; NaN as "nan".
 void number(io::JsonWriter& w, const char* key, double v) { w.key(key).value_float32(static_cast<float>(v)); }
 
 // The scalar evidence of a node (what a hint carries).
 void write_evidence_numbers(io::JsonWriter& w, const analysis::NodeEvidence& e) {
   w.field("kind", e.kind).field("qtype", e.qtype).field("asymmetric", e.asymmetric).field("per_channel", e.per_channel);
-  w.key("thresholds");
-  float_array(w, e.thresholds);
-  w.key("scales");
-  float_array(w, e.scales);
+  w.key("thresholds").float32_array(e.thresholds).key("scales").float32_array(e.scales);
   w.key("range")
       .begin_array()
       .value_float32(static_cast<float>(e.range_lo))
@@ -68,8 +59,7 @@ void write_hint(io::JsonWriter& w, const analysis::Hint& h, const analysis::Node
   const analysis::HintSuggestion& s = h.suggestion;
   w.key("suggestion").begin_object().field("node", s.node).field("action", s.action);
   if (s.action == "threshold") {
-    w.key("value");
-    float_array(w, s.value);
+    w.key("value").float32_array(s.value);
     w.field("method", s.method).field("per_channel", s.per_channel);
   }
   w.field("text", s.text).end_object();
