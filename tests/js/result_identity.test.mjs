@@ -56,6 +56,8 @@ const ALL = (summary) => ({
   what_if: { analysis: 'what_if', config: { schema: 'ptqscope.config', version: 1, base: 'stored', intents: [{ node: calibrationNodes(summary, 'feature')[0], action: 'int16' }] } },
   node_errors: { analysis: 'node_errors' },
   fix: { analysis: 'fix', options: { target: 'cosine-similarity>=0.9999' } },
+  explain: { analysis: 'explain' },
+  calibration_methods: { analysis: 'calibration_methods', options: { percentiles: [99.99] } },
 });
 const CHEAP = ['acc_error', 'what_if', 'node_errors'];
 

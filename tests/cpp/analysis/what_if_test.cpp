@@ -74,6 +74,30 @@ TEST(WhatIf, OutputsAndNodesMatchFullRunsOfTheConfiguration) {
   EXPECT_EQ(r.node_values[1], f.brute(c, {"y1"}, {1, 2}, analysis::Metric::Mse));
 }
 
+TEST(WhatIf, HeldOutSamplesAreReportedBeside) {
+  Fixture f;
+  exec::QuantConfig c = f.ex.stored_config();
+  c.thresholds.assign(c.on.size(), {});
+  c.thresholds[f.idx("x_HzCalibration")] = {0.8f};  // a threshold override, as a hint's "apply" sets
+  analysis::WhatIfOptions o;
+  o.config = c;
+  o.data_num = 0;  // the three samples: 0.npy and 2.npy tuned on, 1.npy held out (§13.4)
+  o.held_out = true;
+  const auto r = analysis::what_if(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_EQ(r.samples, (std::vector<std::string>{"0.npy", "2.npy"}));
+  EXPECT_EQ(r.held_out_samples, (std::vector<std::string>{"1.npy"}));
+  const auto& metrics = analysis::all_metrics();
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    EXPECT_EQ(r.mean[m], f.brute(c, {"y1", "y2"}, {0, 2}, metrics[m])) << m;
+    EXPECT_EQ(r.held_out_mean[m], f.brute(c, {"y1", "y2"}, {1}, metrics[m])) << m;
+  }
+  // One sample: nothing held out.
+  o.data_num = 1;
+  const auto one = analysis::what_if(f.ex, f.rel, f.samples.data(), o);
+  EXPECT_TRUE(one.split);
+  EXPECT_TRUE(one.held_out_samples.empty());
+}
+
 TEST(WhatIf, OneToggleRerunsOnlyItsCone) {
   Fixture f;
   analysis::WhatIfOptions o;  // as stored, last sample

@@ -153,6 +153,9 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     await show('fix');
     const fix = scope.locator('.ptq-fix');
     await fix.locator('input[name="bound"]').fill(String(target));
+    // The what-if check after applying the fix runs on the last sample (its default): the fix tunes on
+    // that sample alone (by default it tunes on every other of the last four and holds the rest out).
+    await fix.locator('input[name="data_num"]').fill('1');
     // Cancel while the search runs: it stops, says so, and offers nothing to apply or export; the next
     // search runs to the end. (Not after its first step: the candidate ranking takes most of a search,
     // and on ppocr_cls the steps after the first follow within the click's latency. A tiny model's

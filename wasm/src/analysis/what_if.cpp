@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "analysis/output_metrics.h"
+#include "analysis/recalibrate.h"
 #include "analysis/selection.h"
 #include "core/error.h"
 
@@ -40,8 +41,11 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
   for (const auto& [node, outs] : rel.normal_nodes()) result.nodes.push_back(node);
   result.node_count = static_cast<int64_t>(ex.graph().nodes.size());
   const std::vector<int> compared = value_ids(ex.graph(), result.outputs);
-  const std::vector<size_t> samples = data.select(o.data_num, o.selection);
-  check(!samples.empty(), "There is no calibration_data.");
+  const std::vector<size_t> chosen = data.select(o.data_num, o.selection);
+  check(!chosen.empty(), "There is no calibration_data.");
+  const SampleSplit split = o.held_out ? split_samples(chosen) : SampleSplit{chosen, {}};
+  const std::vector<size_t>& samples = split.tune;
+  result.split = o.held_out;
   const exec::QuantConfig float_config = ex.uniform_config(false);
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
 
@@ -66,6 +70,19 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
   result.output_metrics = outputs.per_output();
   result.mean = outputs.mean();
   for (const auto& v : nodes) result.node_values.push_back(aggregate({v}));
+  // The held-out samples: the outputs' metrics only.
+  std::vector<std::vector<std::vector<float>>> held(metric_count, std::vector<std::vector<float>>(compared.size()));
+  for (size_t s : result.cancelled ? std::vector<size_t>{} : split.held_out) {
+    result.held_out_samples.push_back(data.sample_names()[s]);
+    exec::RunStats stats;
+    const exec::RunRecord reference = ex.cached_keep_all_run_nearest(data.sample(s), float_config, &stats);
+    const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.sample(s), quantized, &stats);
+    result.nodes_executed += stats.nodes_executed + stats.nodes_recomputed;
+    for (size_t m = 0; m < metric_count; ++m)
+      for (size_t t = 0; t < compared.size(); ++t) held[m][t].push_back(metric_of(ex, reference, run, compared[t], all_metrics()[m]));
+  }
+  if (!result.held_out_samples.empty())
+    for (size_t m = 0; m < metric_count; ++m) result.held_out_mean.push_back(aggregate(held[m]));
   return result;
 }
 

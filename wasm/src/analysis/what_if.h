@@ -22,6 +22,9 @@ struct WhatIfOptions {
   size_t data_num = 1;  // 0 = all samples
   data::SampleSelection selection = data::SampleSelection::Last;
   std::string metric = "cosine-similarity";  // the metric of `nodes`
+  // Split the chosen samples into tuning and held-out ones (§13.4): every number on the tuning
+  // samples, and the held-out samples' output metrics beside them (the page's "apply" of a hint).
+  bool held_out = false;
   // The configuration to evaluate; unset = the model as stored.
   std::optional<exec::QuantConfig> config;
   // Called after each sample with (done, total); return false to cancel.
@@ -42,6 +45,9 @@ struct WhatIfResult {
   std::vector<float> mean;                         // [all_metrics()]: mean over outputs (§3.3 aggregation)
   std::vector<std::string> nodes;                  // normal nodes, graph order
   std::vector<float> node_values;                  // `metric` at each node's first output, averaged over samples
+  bool split = false;                              // held_out asked: the fields below are set
+  std::vector<std::string> held_out_samples;       // (none with a single chosen sample)
+  std::vector<float> held_out_mean;                // [all_metrics()] on them, as `mean`
   int64_t nodes_executed = 0;                      // nodes this call ran (0 when every record was cached)
   int64_t node_count = 0;                          // nodes of the graph (per sample)
   bool cancelled = false;

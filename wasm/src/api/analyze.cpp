@@ -304,7 +304,8 @@ bool run_what_if(const Context& c, const Request& r, const Quantized& q, JsonWri
   w.end_object();
   const data::CalibrationData& data = require_data(c);
   const Events events(fn, "what_if", "what_if");
-  const std::vector<size_t> samples = data.select(o.data_num, o.selection);
+  const std::vector<size_t> chosen = data.select(o.data_num, o.selection);
+  const std::vector<size_t> samples = o.held_out ? analysis::split_samples(chosen).tune : chosen;  // the ones reported on
   if (events.enabled())
     o.progress = [&](size_t done, size_t total) {
       events.emit(data.sample_names().at(samples.at(done - 1)), static_cast<int64_t>(done - 1), {}, done, total);

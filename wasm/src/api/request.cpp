@@ -356,7 +356,11 @@ T sampled_metric_options(const Request& r) {
 
 }  // namespace
 
-analysis::WhatIfOptions what_if_options(const Request& r) { return sampled_metric_options<analysis::WhatIfOptions>(r); }
+analysis::WhatIfOptions what_if_options(const Request& r) {
+  auto w = sampled_metric_options<analysis::WhatIfOptions>(r);
+  w.held_out = Options(r).flag("held_out");
+  return w;
+}
 
 analysis::NodeErrorsOptions node_errors_options(const Request& r) {
   analysis::NodeErrorsOptions n = sampled_metric_options<analysis::NodeErrorsOptions>(r);

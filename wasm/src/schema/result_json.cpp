@@ -378,6 +378,16 @@ void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
   w.field("metric", r.metric).key("nodes").begin_object();
   for (size_t n = 0; n < r.nodes.size(); ++n) w.key(r.nodes[n]).value_float32(r.node_values[n]);
   w.end_object().key("order").string_array(r.nodes).key("samples").string_array(r.samples);
+  if (r.split) {  // asked for (option held_out): the held-out samples' output metrics, null without any
+    w.key("held_out");
+    if (r.held_out_samples.empty()) {
+      w.null();
+    } else {
+      w.begin_object().key("samples").string_array(r.held_out_samples).key("mean");
+      metric_object(r.held_out_mean);
+      w.end_object();
+    }
+  }
   w.field("executed_nodes", r.nodes_executed).field("graph_nodes", r.node_count).end_object();
 }
 
@@ -393,7 +403,9 @@ void write_node_errors_section(io::JsonWriter& w, const analysis::NodeErrorsResu
 
 void write_what_if_options(io::JsonWriter& w, const analysis::WhatIfOptions& o) {
   w.begin_object().field("data_num", o.data_num).field("sample_selection", selection_name(o.selection));
-  w.field("metric", o.metric).end_object();
+  w.field("metric", o.metric);
+  if (o.held_out) w.field("held_out", true);  // documents without it stay as they were
+  w.end_object();
 }
 
 void write_node_errors_options(io::JsonWriter& w, const analysis::NodeErrorsOptions& o) {
