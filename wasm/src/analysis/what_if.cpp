@@ -1,5 +1,6 @@
 #include "analysis/what_if.h"
 
+#include <functional>
 #include <limits>
 
 #include "analysis/output_metrics.h"
@@ -49,19 +50,25 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
   const exec::QuantConfig float_config = ex.uniform_config(false);
   const exec::QuantConfig quantized = quantized_config(ex, o.config);
 
-  OutputMetrics outputs(compared.size());
-  std::vector<std::vector<float>> nodes(result.nodes.size());  // [node][sample]
-  for (size_t k = 0; k < samples.size(); ++k) {
-    const size_t s = samples[k];
-    result.samples.push_back(data.sample_names()[s]);
+  // Sample s's float and configured runs (from the run cache), the compared outputs added to `into`,
+  // and `per_node` called with the runs.
+  auto measure = [&](size_t s, OutputMetrics& into, const std::function<void(const exec::RunRecord&, const exec::RunRecord&)>& per_node) {
     exec::RunStats stats;
     const exec::RunRecord reference = ex.cached_keep_all_run_nearest(data.sample(s), float_config, &stats);
     const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.sample(s), quantized, &stats);
     result.nodes_executed += stats.nodes_executed + stats.nodes_recomputed;
     for (size_t t = 0; t < compared.size(); ++t)
-      outputs.add(t, value_of(ex, reference, compared[t]), value_of(ex, run, compared[t]));
-    const std::vector<float> per_node = node_output_metrics(ex, rel, reference, run, node_metric);
-    for (size_t n = 0; n < per_node.size(); ++n) nodes[n].push_back(per_node[n]);
+      into.add(t, value_of(ex, reference, compared[t]), value_of(ex, run, compared[t]));
+    if (per_node) per_node(reference, run);
+  };
+  OutputMetrics outputs(compared.size());
+  std::vector<std::vector<float>> nodes(result.nodes.size());  // [node][sample]
+  for (size_t k = 0; k < samples.size(); ++k) {
+    result.samples.push_back(data.sample_names()[samples[k]]);
+    measure(samples[k], outputs, [&](const exec::RunRecord& reference, const exec::RunRecord& run) {
+      const std::vector<float> per_node = node_output_metrics(ex, rel, reference, run, node_metric);
+      for (size_t n = 0; n < per_node.size(); ++n) nodes[n].push_back(per_node[n]);
+    });
     if (o.progress && !o.progress(k + 1, samples.size())) {
       result.cancelled = true;
       break;
@@ -71,18 +78,12 @@ WhatIfResult what_if(exec::Executor& ex, const quant::CalibrationRelations& rel,
   result.mean = outputs.mean();
   for (const auto& v : nodes) result.node_values.push_back(aggregate({v}));
   // The held-out samples: the outputs' metrics only.
-  std::vector<std::vector<std::vector<float>>> held(metric_count, std::vector<std::vector<float>>(compared.size()));
+  OutputMetrics held(compared.size());
   for (size_t s : result.cancelled ? std::vector<size_t>{} : split.held_out) {
     result.held_out_samples.push_back(data.sample_names()[s]);
-    exec::RunStats stats;
-    const exec::RunRecord reference = ex.cached_keep_all_run_nearest(data.sample(s), float_config, &stats);
-    const exec::RunRecord run = ex.cached_keep_all_run_nearest(data.sample(s), quantized, &stats);
-    result.nodes_executed += stats.nodes_executed + stats.nodes_recomputed;
-    for (size_t m = 0; m < metric_count; ++m)
-      for (size_t t = 0; t < compared.size(); ++t) held[m][t].push_back(metric_of(ex, reference, run, compared[t], all_metrics()[m]));
+    measure(s, held, {});
   }
-  if (!result.held_out_samples.empty())
-    for (size_t m = 0; m < metric_count; ++m) result.held_out_mean.push_back(aggregate(held[m]));
+  if (!result.held_out_samples.empty()) result.held_out_mean = held.mean();
   return result;
 }
 
