@@ -46,7 +46,8 @@ describe('web analyses from file://', () => {
     await page.click('.ptq-run');
     await page.waitForFunction(() => /done in/.test(document.querySelector('.ptq-progress-text')?.textContent ?? ''));
 
-    const reference = await cliRun(['get-sensitivity-of-nodes', '-n', 'activation', '-m', "['cosine-similarity','mse']"]);
+    // The page judges every sample by default; the CLI keeps the original's one unless told (-d 0: all).
+    const reference = await cliRun(['get-sensitivity-of-nodes', '-n', 'activation', '-m', "['cosine-similarity','mse']", '-d', '0']);
     const order = reference.sensitivity_order.activation;
 
     // The table: same items in the same (most sensitive first) order, same cosine values.
