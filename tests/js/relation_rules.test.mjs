@@ -12,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, fixture, openSession } from './helpers.mjs';
 import { cli } from './cli_fixture.mjs';
 import { RELATION_RULES } from '../../web/pipeline/catalog.mjs';
+import { buildReport } from '../../web/report/report.mjs';
+import { createDocument } from '../../web/charts/node_dom.mjs';
 
 const entry = fixture('relu6_calibrated');
 const expected = JSON.parse(fs.readFileSync(path.join(FIXTURES, entry.expected), 'utf8'));
@@ -100,6 +102,9 @@ describe('--relations on the command line', () => {
     const doc = JSON.parse(fs.readFileSync(json, 'utf8'));
     expect(doc.sensitivity_order.node.slice().sort()).toEqual([...expected.rules[rule].normal_nodes].sort());
     expect(doc.relations).toBe(rule === RULES[0] ? undefined : rule);
+    // The HTML report says which rules made the node sets.
+    const row = buildReport(doc, { document: createDocument() }).match(/<tr><td>node relations<\/td><td>([^<]*)<\/td><\/tr>/);
+    expect(row?.[1]).toMatch(new RegExp(`^${rule}${rule === RULES[0] ? ' \\(default\\)' : ''}: .*Clip`));
   });
 
   it('an unknown name is an error naming the option and the rules', async () => {

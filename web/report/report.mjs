@@ -13,6 +13,7 @@ import { escapeHtml as esc, formatValue } from '../charts/format.mjs';
 import { NAME_CELL_CSS, nameCellHtml, nameHtml } from '../charts/name_cell.mjs';
 import { renderHeatLegend } from '../charts/legend.mjs';
 import { chartsOf, combineDocuments, notRunNote, orderedKeys, samplesNote } from '../pipeline/result.mjs';
+import { RELATION_RULES } from '../pipeline/catalog.mjs';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
 
@@ -80,6 +81,7 @@ function summarySection(result) {
     ['calibration nodes', cal.length ? `${cal.length} (${kinds('feature')} activation, ${kinds('weight')} weight)` : undefined],
     ['calibration samples', result.calibration_samples],
     ['samples used', samplesByAnalysis(result)],
+    ['node relations', relationsText(result)],
     ['compared tensors', (result.compared_tensors || []).join(', ')],
     ['timings', Object.entries(result.timings_ms || {}).map(([k, v]) => `${k} ${formatValue(v, 4)} ms`).join(', ')],
   ].filter(([, v]) => v !== undefined && v !== null && v !== '');
@@ -87,6 +89,14 @@ function summarySection(result) {
   const body = rows.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${raw.has(k) ? v : esc(v)}</td></tr>`).join('\n');
   const cancelled = result.cancelled ? '<p class="empty">The run was cancelled: the tables hold the items finished so far.</p>' : '';
   return `<table class="summary ptq-table"><tbody>\n${body}\n</tbody></table>${cancelled}${topSensitive(result)}`;
+}
+
+// Which toolchain's rules related calibration nodes to the nodes reading them (§1.9): the result
+// names them only when they are not the default (the first of the core's list).
+function relationsText(result) {
+  const rule = RELATION_RULES.find((r) => r.name === (result.relations ?? RELATION_RULES[0]?.name));
+  if (!rule) return result.relations;
+  return `${rule.name}${result.relations ? '' : ' (default)'}: ${rule.doc}`;
 }
 
 // The five most sensitive items of each sensitivity table, by the core's order (first metric).
