@@ -107,6 +107,42 @@ describe('--relations on the command line', () => {
     expect(row?.[1]).toMatch(new RegExp(`^${rule}${rule === RULES[0] ? ' \\(default\\)' : ''}: .*Clip`));
   });
 
+  // A configuration's intent on a node switches the node's calibration set by the rules given: under
+  // hmct, Conv_2's set holds c0_HzCalibration (ReLU6 -> Clip), which the fixture script computed.
+  const writeConfig = (name, intents) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, JSON.stringify({ schema: 'ptqscope.config', version: 1, intents }));
+    return file;
+  };
+  const outputsOf = (out) => fs.readdirSync(out).sort().map((d) => fs.readdirSync(path.join(out, d)).sort()
+    .map((f) => fs.readFileSync(path.join(out, d, f)).toString('base64')).join()).join();
+
+  it.each(RULES)('run --config --relations %s: an intent on a node switches that rule\'s calibration set', async (rule) => {
+    const byNode = writeConfig('node.json', [{ node: 'Conv_2', action: 'float' }]);
+    const bySet = Object.fromEntries(RULES.map((r) => [r, writeConfig(`set-${r}.json`, expected.rules[r].sets.Conv_2.map((node) => ({ node, action: 'float' })))]));
+    const run = async (config, relations, out) => {
+      const r = await cli(['run', entry.model, entry.data, '--config', config, '--out', path.join(dir, out), '--quiet', ...relations]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      return outputsOf(path.join(dir, out));
+    };
+    const node = await run(byNode, ['--relations', rule], `node-${rule}`);
+    expect(node).toBe(await run(bySet[rule], [], `set-${rule}`));
+    // The two rules' sets differ here, so the outputs do too.
+    const other = RULES.find((r) => r !== rule);
+    expect(node).not.toBe(await run(bySet[other], [], `set-${other}-for-${rule}`));
+  });
+
+  it.each(RULES)('export-config --relations %s: the tensors of an intent\'s calibration set', async (rule) => {
+    const config = writeConfig('int16.json', [{ node: 'Conv_2', action: 'int16' }]);
+    const r = await cli(['export-config', config, '--model', entry.model, '--format', 'ort-json', '--relations', rule]);
+    expect(r.code).toBe(0);
+    // The fixture names a calibration node after the tensor it quantizes: <tensor>_HzCalibration.
+    const tensors = expected.rules[rule].sets.Conv_2.map((c) => c.replace(/_HzCalibration$/, ''));
+    const listed = r.stdout.match(/"Conv_2": \{"action": "int16", "tensors": (\[[^\]]*\])\}/);
+    expect(JSON.parse(listed?.[1] ?? 'null')?.sort()).toEqual(tensors.sort());
+  });
+
   it('an unknown name is an error naming the option and the rules', async () => {
     const r = await cli(['get-sensitivity-of-nodes', entry.model, entry.data, '--relations', 'newest', '--quiet']);
     expect(r.code).toBe(2);

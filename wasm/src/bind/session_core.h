@@ -91,7 +91,7 @@ class SessionCore {
   std::unique_ptr<exec::Executor> executor_;
   std::unique_ptr<quant::CalibrationRelations> relations_;  // views executor_->graph()
   quant::RelationRules rules_ = quant::relation_rules().front().rules;
-  quant::FileProvenance file_;                              // the file's QOperator nodes the load rewrote (§1.12)
+  quant::FileProvenance file_;  // the file's QOperator nodes the load rewrote (§1.12)
   std::unique_ptr<data::CalibrationData> data_;
   std::vector<Tensor> outputs_;
 };

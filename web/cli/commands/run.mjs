@@ -13,7 +13,7 @@ import { checkOutputs, makeOutputDir, withOutputs, writeOutput } from '../lib/ou
 import { reportMemory } from '../lib/memory.mjs';
 import { createProgress } from '../lib/progress.mjs';
 import { loadPtqModule } from '../lib/wasm.mjs';
-import { CONVOLUTION_MODES } from '../../pipeline/catalog.mjs';
+import { CONVOLUTION_MODES, RELATION_RULES } from '../../pipeline/catalog.mjs';
 
 export const summary = 'run every calibration sample through the model and save the outputs as .npy';
 export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA (--quant on|off | --config FILE) --out DIR
@@ -27,13 +27,16 @@ export const usage = `usage: ptqscope run MODEL CALIBRATION_DATA (--quant on|off
   --out DIR         writes DIR/sample_<k>/<output index>.npy; k follows the file-name order
   --conv MODE       convolution kernels (default ${CONVOLUTION_MODES[0].name}):
 ${CONVOLUTION_MODES.map((m) => `                      ${m.name}: ${m.doc}`).join('\n')}
+  --relations RULES which calibration nodes a node of --config's intents switches (§1.9; default ${RELATION_RULES[0].name}):
+${RELATION_RULES.map((r) => `                      ${r.name}: ${r.doc}`).join('\n')}
   --memory          at the end, print the wasm heap's size (its peak) and the most bytes counted
                     against the memory budget at once, on stderr
   --quiet           no progress on stderr`;
 
 const SPEC = {
   positionals: ['MODEL', 'CALIBRATION_DATA'],
-  options: { quant: { choices: ['on', 'off'], either: 'config' }, config: {}, out: { required: true }, conv: {}, memory: { flag: true }, quiet: { flag: true } },
+  options: { quant: { choices: ['on', 'off'], either: 'config' }, config: {}, out: { required: true }, conv: {}, relations: { choices: RELATION_RULES.map((r) => r.name) },
+    memory: { flag: true }, quiet: { flag: true } },
 };
 
 // The CLI's "on" is the model as saved; the wasm API's 'on' would force every node on.
@@ -53,6 +56,7 @@ export async function main(argv, { log = console.log } = {}) {
   try {
     const model = withContext(modelPath, () => session.loadModel(modelBytes, readExternalData(ptq, modelPath, modelBytes)));
     for (const w of model.warnings ?? []) process.stderr.write(`${modelPath}: warning: ${w}\n`);
+    if (options.relations) session.setRelations(options.relations);
     // Checked against the model before any sample runs; the core's errors name the field.
     if (config) withContext(options.config, () => session.resolveConfig(JSON.stringify(config)));
     const { sampleCount, sampleNames } = withContext(dataDir, () => session.loadCalibrationData(files));
