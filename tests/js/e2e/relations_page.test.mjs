@@ -15,7 +15,8 @@ let reference;
 
 beforeAll(async () => {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  const node = (rules) => cliJson('get-sensitivity-of-nodes', entry.model, entry.data, ['--relations', rules, '--workers', '1']);
+  // The page judges every sample (the catalogue's interactive default), so the CLI reference does too.
+  const node = (rules) => cliJson('get-sensitivity-of-nodes', entry.model, entry.data, ['--relations', rules, '-d', '0', '--workers', '1']);
   let hmct;
   [app, reference, hmct] = await Promise.all([openApp(), node('horizon_nn'), node('hmct')]);
   reference = { horizon_nn: reference, hmct };
@@ -80,7 +81,7 @@ describe('relation rules on the page', () => {
     await page.click('.ptq-node-errors-run');
     await page.waitForFunction(() => window.ptqscope.state.get('results')?.node_errors?.measure === 'converter', null, { timeout: 120_000 });
     const ne = await page.evaluate(() => window.ptqscope.state.get('results').node_errors);
-    const cli = await cliJson('node-errors', entry.model, entry.data, ['--relations', 'hmct', '--measure', 'converter', '--workers', '1']);
+    const cli = await cliJson('node-errors', entry.model, entry.data, ['--relations', 'hmct', '--measure', 'converter', '-d', '0', '--workers', '1']);
     expect(ne.order).toEqual(cli.node_errors.order);
     expect(ne.nodes).toEqual(cli.node_errors.nodes);
     await page.screenshot({ path: path.join(ARTIFACTS, 'node-errors-converter.png') });
