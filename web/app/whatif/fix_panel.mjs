@@ -11,7 +11,7 @@ import { formatValue, toNumber } from '../../charts/format.mjs';
 import { samplesNote } from '../../pipeline/result.mjs';
 import { nameCell } from '../../charts/name_cell.mjs';
 import { renderFixPath, actionCounts } from '../../charts/fix_path.mjs';
-import { betterDirection } from '../../pipeline/catalog.mjs';
+import { betterDirection, interactiveDefault } from '../../pipeline/catalog.mjs';
 import { mountConfigExport } from './export.mjs';
 import { coreOption, parseTarget } from './defaults.mjs';
 import { selectValue } from './panel.mjs';
@@ -91,7 +91,8 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   const target = parseTarget(coreOption('fix', 'target')?.default);
   const preferDefault = coreOption('fix', 'prefer')?.default;
   const candidateSpec = coreOption('fix', 'candidates');
-  const dataNumDefault = coreOption('fix', 'data_num')?.default;
+  // Every sample in the page and the plugin (the catalogue's interactive default; the CLI keeps -d 4).
+  const dataNumDefault = interactiveDefault('fix', 'data_num');
   const bound = el(doc, 'input', { name: 'bound', type: 'number', step: 'any', value: target?.bound, 'aria-label': 'target bound' });
   const prefer = el(doc, 'input', { name: 'prefer', value: Array.isArray(preferDefault) ? preferDefault.join(', ') : preferDefault, placeholder: 'core default', 'aria-label': 'prefer' });
   const maxNodes = el(doc, 'input', { name: 'max_nodes', type: 'number', min: 1, placeholder: 'no limit', 'aria-label': 'max_nodes' });
