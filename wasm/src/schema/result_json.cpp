@@ -355,21 +355,25 @@ void write_sensitivity_analysis_section(io::JsonWriter& w, const analysis::Sensi
   w.key("sensitivity_analysis_messages").string_array(r.messages);
 }
 
+namespace {
+// {"cosine-similarity": v, ...}: one value per metric, in the metrics' order.
+void metric_object(io::JsonWriter& w, const std::vector<float>& values) {
+  const auto& metrics = analysis::all_metrics();
+  w.begin_object();
+  for (size_t m = 0; m < metrics.size(); ++m) w.key(analysis::metric_name(metrics[m])).value_float32(values[m]);
+  w.end_object();
+}
+}  // namespace
+
 void write_output_metrics(io::JsonWriter& w, const std::vector<std::string>& outputs,
                           const std::vector<std::vector<float>>& per_output, const std::vector<float>& mean) {
-  const auto& metrics = analysis::all_metrics();
-  auto metric_object = [&](const std::vector<float>& values) {
-    w.begin_object();
-    for (size_t m = 0; m < metrics.size(); ++m) w.key(analysis::metric_name(metrics[m])).value_float32(values[m]);
-    w.end_object();
-  };
   w.key("outputs").begin_object();
   for (size_t t = 0; t < outputs.size(); ++t) {
     w.key(outputs[t]);
-    metric_object(per_output[t]);
+    metric_object(w, per_output[t]);
   }
   w.end_object().key("output_order").string_array(outputs).key("mean");
-  metric_object(mean);
+  metric_object(w, mean);
 }
 
 void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
@@ -384,7 +388,7 @@ void write_what_if_section(io::JsonWriter& w, const analysis::WhatIfResult& r) {
       w.null();
     } else {
       w.begin_object().key("samples").string_array(r.held_out_samples).key("mean");
-      metric_object(r.held_out_mean);
+      metric_object(w, r.held_out_mean);
       w.end_object();
     }
   }
