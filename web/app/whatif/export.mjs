@@ -2,7 +2,7 @@
 // (session.exportConfig in a worker, docs/config-export.md: the page, the plugin and the CLI give the
 // same bytes). The formats, their file name suffixes, media types and labels are the core's
 // (describe().export_formats, via catalog.mjs). Mounted under the what-if and the fix panels.
-import { el } from '../analysis/forms.mjs';
+import { el, selectValue } from '../analysis/forms.mjs';
 import { EXPORT_FORMATS, exportFormat } from '../../pipeline/catalog.mjs';
 
 const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\.onnx$/i, '') || 'model';
@@ -50,13 +50,13 @@ export function mountConfigExport(root, state, runner, { getConfig, save, label 
   root.append(element);
   // A Q/DQ model (§1.11) is offered its own model with the configuration applied first.
   const preselect = (graph) => {
-    format.value = preferredFormat(graph, format.value);
+    selectValue(format, preferredFormat(graph, format.value));
   };
   preselect(state.get('graph'));
   const off = state.on?.('graph', preselect);
   // select(name): start at that format (the one a fix was searched for); null leaves the choice.
   const select = (name) => {
-    if (name && EXPORT_FORMATS.some((f) => f.name === name)) format.value = name;
+    if (name && EXPORT_FORMATS.some((f) => f.name === name)) selectValue(format, name);
   };
   return { element, exportAs, select, dispose: () => { off?.(); element.remove(); } };
 }

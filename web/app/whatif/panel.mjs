@@ -7,7 +7,7 @@
 // output, with "go to the first node whose accumulated error crosses X"; export of the configuration
 // for the toolchain. "Held-out samples" splits the samples as the searches do (§13.4) and shows the
 // held-out samples' numbers beside the tuning ones. Mounted by the app's dock and by the Netron plugin (host-specific: `hooks`).
-import { el } from '../analysis/forms.mjs';
+import { el, selectValue } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
 import { ACTIONS, BASES, THRESHOLD, changeText, checkDocument } from './config.mjs';
 import { THRESHOLD_METHODS, optionDefault } from '../../pipeline/catalog.mjs';
@@ -25,18 +25,7 @@ import { coreOption } from './defaults.mjs';
 // What the measure select shows for the core's choices of node_errors' measure.
 const MEASURE_TEXT = { output: 'at node outputs', converter: 'as the Horizon converter log' };
 
-// Sets a <select>'s value through its options (works on DOMs without the value setter, e.g. linkedom).
-export function selectValue(select, value) {
-  for (const o of select.options ?? select.querySelectorAll('option')) {
-    if (o.value === value) o.setAttribute('selected', '');
-    else o.removeAttribute('selected');
-    try {
-      o.selected = o.value === value;
-    } catch {
-      // a DOM without the property setter: the attribute above is what it reads
-    }
-  }
-}
+export { selectValue };
 
 const valueName = (v) => (typeof v === 'string' ? v : v?.name);
 const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\.onnx$/i, '') || 'model';
