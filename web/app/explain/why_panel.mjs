@@ -139,7 +139,17 @@ export function mountWhyPanel(root, state, runner, whatIf, hooks = {}) {
     }
     const fig = el(doc, 'figure', { class: 'ptq-chart-figure ptq-why-chart' });
     detail.append(fig);
-    renderHintHistogram(fig, { ...evidence, name: h.calibration_node });
+    renderHintHistogram(fig, { ...evidence, name: h.calibration_node }, chartSize());
+  }
+
+  // The chart fits the area its panel scrolls in (the page's dock is a few hundred pixels high): seen
+  // whole once scrolled to; the chart's own size where nothing scrolls (Node, a tall host).
+  function chartSize() {
+    const view = doc.defaultView;
+    let box = element.parentElement;
+    while (box && !(view?.getComputedStyle && /auto|scroll/.test(view.getComputedStyle(box).overflowY) && box.clientHeight)) box = box.parentElement;
+    if (!box) return {};
+    return { width: Math.max(360, Math.min(720, detail.clientWidth || 640)), height: Math.max(240, Math.min(380, box.clientHeight - 24)) };
   }
 
   async function applyHint(h) {

@@ -17,11 +17,12 @@ export function changedState(stored, effect) {
   return { ...now, qtypeChanged, ...(thresholds ? { thresholds } : {}) };
 }
 
-// "int16", "float", "threshold", "int16 · threshold": the short text of a state in effect.
+// "int16", "float", "thr", "int16·thr": the short text of a state in effect (a graph badge, as wide as
+// a qtype's, beside which the tensor's shape is written; the tooltip says it in words).
 export function effectText(now) {
   if (!now.on) return 'float';
   if (!now.thresholds) return now.qtype;
-  return now.qtypeChanged ? `${now.qtype} · threshold` : 'threshold';
+  return now.qtypeChanged ? `${now.qtype}·thr` : 'thr';
 }
 
 // "0.403", "16 channels: 0.081 … 2.5": thresholds in a few characters.
