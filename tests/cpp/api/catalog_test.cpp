@@ -206,7 +206,8 @@ TEST(Catalog, ActionQTypesAreIntegerTypesOfTheirWidthAndSign) {
 
 TEST(Catalog, HintLayerIsTheRecoveredShareWhereLowerIsBetter) {
   // A node whose cure recovers more of the output loss is where more of the loss comes from: hotter.
-  const Json* layer = describe().find("hint_layer");
+  const Json doc = describe();
+  const Json* layer = doc.find("hint_layer");
   ASSERT_NE(layer, nullptr);
   EXPECT_EQ(layer->find("name")->as_string(), "recovered");
   EXPECT_EQ(layer->find("better")->as_string(), "lower");
