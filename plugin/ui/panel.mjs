@@ -1,4 +1,4 @@
-// The PTQ panel, docked beside Netron's graph (dock.mjs: resizable, collapsible). Its analyses and exports ARE the web app's panels
+// The PTQ panel, docked beside Netron's graph (dock.mjs: resizable, collapsible). Its analyses, exports, why (cause hints) and calibration methods ARE the web app's panels
 // (web/app/analysis/panel.mjs: every analysis tab, Run all, progress / ETA / cancel, tables and charts;
 // web/app/export/panel.mjs: JSON, CSV, SVG / PNG, HTML report, ...) mounted with the plugin's store and
 // runner; so is the heatmap's view / metric / legend (web/app/heatmap/panel.mjs), and the toolchain
@@ -13,6 +13,8 @@ import { mountHeatPanel } from '../../web/app/heatmap/panel.mjs';
 import { createWhatIfController } from '../../web/app/whatif/controller.mjs';
 import { mountWhatIfPanel } from '../../web/app/whatif/panel.mjs';
 import { mountFixPanel } from '../../web/app/whatif/fix_panel.mjs';
+import { mountWhyPanel } from '../../web/app/explain/why_panel.mjs';
+import { mountMethodsPanel } from '../../web/app/explain/methods_panel.mjs';
 import { mountComparePanel } from '../../web/app/compare/panel.mjs';
 import { mountReportPanel } from '../../web/app/reports/panel.mjs';
 import { samplesText, heldDataText } from '../../web/app/open/describe.mjs';
@@ -108,6 +110,9 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
   // --- what-if, fix and compare: the app's panels ---
   const whatIfHost = h(doc, 'div', { class: 'ptq-whatif-host' });
   const fixHost = h(doc, 'div', { class: 'ptq-fix-host' });
+  // --- why (cause hints) and calibration methods: the app's panels ---
+  const whyHost = h(doc, 'div', { class: 'ptq-why-host' });
+  const methodsHost = h(doc, 'div', { class: 'ptq-methods-host' });
   const compareHost = h(doc, 'div', { class: 'ptq-compare-host' });
   const reportHost = h(doc, 'div', { class: 'ptq-report-host' });
 
@@ -187,8 +192,10 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
     section('ptq-data', 'Model and calibration data', modelLine, drop, dataLine),
     section('ptq-section-analyses', 'Analyses', analysesHost),
     section('ptq-plugin-heat', 'Heatmap', heatHost),
+    section('ptq-section-why', 'Why (cause hints)', whyHost),
     section('ptq-section-whatif', 'What-if', whatIfHost),
     section('ptq-section-fix', 'Fix', fixHost),
+    section('ptq-section-methods', 'Calibration methods', methodsHost),
     section('ptq-section-report', 'Toolchain report', reportHost),
     section('ptq-section-compare', 'Compare two results', compareHost),
     section('ptq-node', 'Selected node', nodeTitle, nodeActions, nodeBody),
@@ -211,6 +218,8 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
   const whatIf = createWhatIfController(state, runner);
   const whatIfPanel = mountWhatIfPanel(whatIfHost, state, whatIf, runner, { focus, save });
   const fixPanel = mountFixPanel(fixHost, state, runner, whatIf, { focus, save });
+  const whyPanel = mountWhyPanel(whyHost, state, runner, whatIf, { focus });
+  const methodsPanel = mountMethodsPanel(methodsHost, state, runner, whatIf, { save });
   const comparePanel = mountComparePanel(compareHost, state, { focus });
   const reportPanel = mountReportPanel(reportHost, state, { focus });
 
@@ -221,6 +230,8 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
     whatIf,
     whatIfPanel,
     fixPanel,
+    whyPanel,
+    methodsPanel,
     comparePanel,
     reportPanel,
     exports,
@@ -233,6 +244,8 @@ export function mountPanel(doc, { state, runner, opener, sections = () => [], re
       heat.dispose();
       whatIfPanel.dispose();
       fixPanel.dispose();
+      whyPanel.dispose();
+      methodsPanel.dispose();
       comparePanel.dispose();
       reportPanel.dispose();
       whatIf.dispose();

@@ -1,5 +1,5 @@
 // The panel's stylesheet (Netron's CSP restricts scripts only, so a <style> element is allowed).
-// The web app's panel styles (web/app/analysis/analysis.css, whatif/whatif.css, reports/reports.css:
+// The web app's panel styles (web/app/analysis/analysis.css, whatif/whatif.css, reports/reports.css, explain/explain.css:
 // only .ptq-* classes, which Netron does not use) come first; the plugin's rules are scoped under
 // #ptqscope-panel so Netron's own elements are never restyled, but for the outline of the nodes we mark data-ptq-picked or data-ptq-unsupported and, while the
 // dock is open (html[data-ptq-docked], dock.mjs), the left offset of Netron's graph (#target) and toolbar so
@@ -15,6 +15,7 @@
 import APP_CSS from '../../web/app/analysis/analysis.css?inline';
 import WHATIF_CSS from '../../web/app/whatif/whatif.css?inline';
 import REPORTS_CSS from '../../web/app/reports/reports.css?inline';
+import EXPLAIN_CSS from '../../web/app/explain/explain.css?inline';
 
 export const PANEL_CSS = `
 #ptqscope-panel { --accent: #2e6bd2; --muted: #666; --mono: ui-monospace, Menlo, Consolas, monospace;
@@ -88,6 +89,6 @@ export function injectStyle(doc) {
   if (doc.getElementById('ptqscope-style')) return;
   const style = doc.createElement('style');
   style.id = 'ptqscope-style';
-  style.textContent = `${APP_CSS}\n${WHATIF_CSS}\n${REPORTS_CSS}\n${PANEL_CSS}`;
+  style.textContent = `${APP_CSS}\n${WHATIF_CSS}\n${REPORTS_CSS}\n${EXPLAIN_CSS}\n${PANEL_CSS}`;
   doc.head.append(style);
 }

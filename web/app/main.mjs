@@ -18,7 +18,7 @@ export { state };
 
 // Other modules of the app (analyses, heatmap, what-if and fix, compare, export) register their panels on import; load
 // whichever exist so the shell builds without them.
-import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './whatif/index.mjs', './compare/index.mjs', './reports/index.mjs', './export/index.mjs'], { eager: true });
+import.meta.glob(['./analysis/index.mjs', './heatmap/index.mjs', './whatif/index.mjs', './explain/index.mjs', './compare/index.mjs', './reports/index.mjs', './export/index.mjs'], { eager: true });
 
 const $ = (sel) => document.querySelector(sel);
 

@@ -2,6 +2,7 @@
 // png_browser.mjs is browser only).
 export { renderAccError, accErrorFigures, accErrorYLabel, runningMean, averagedFigure } from './acc_error.mjs';
 export { renderHistogram } from './histogram.mjs';
+export { renderHintHistogram } from './hint_histogram.mjs';
 export { renderBoxplot } from './boxplot.mjs';
 export { renderSensitivityAnalysis } from './sensitivity_analysis.mjs';
 export { renderStatInfo } from './stat_info.mjs';

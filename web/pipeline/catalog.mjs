@@ -68,8 +68,13 @@ export function betterDirection(metric) {
   return m.better;
 }
 
-// The toolchain formats of Session.exportConfig ({name, suffix, media_type, binary, label}, core order).
+// The toolchain formats of Session.exportConfig ({name, suffix, media_type, binary, label, thresholds},
+// core order). thresholds: the format can carry new thresholds (a fix for it tries `threshold` first).
 export const EXPORT_FORMATS = describe.export_formats;
+
+// The integer qtypes the faces offer as actions on a node ({name, bits, unsigned, doc}: int8, uint8,
+// int16, uint16).
+export const QTYPES = describe.qtypes;
 
 // One export format by name; throws naming the known ones.
 export function exportFormat(name) {
@@ -77,6 +82,9 @@ export function exportFormat(name) {
   if (!f) throw new Error(`unknown export format '${name}' (known: ${EXPORT_FORMATS.map((e) => e.name).join(', ')})`);
   return f;
 }
+
+// Whether the export format `name` can carry new thresholds (null / '' = any format: yes).
+export const exportCarriesThresholds = (name) => (name ? exportFormat(name).thresholds === true : true);
 
 // Whether `column` is a metric (the table's numeric columns that have a direction).
 export const isMetric = (column) => METRICS.includes(column);
@@ -103,6 +111,9 @@ export const opsOfDomain = (domain) => [...OPS.values()].filter((op) => op.domai
 export const CAUSES = describe.causes;
 export const HINT_RULES = describe.hint_rules;
 export const THRESHOLD_METHODS = describe.threshold_methods;
+// The hints as a heat layer ({name: 'recovered', better, doc}): per node the largest share of the
+// output loss one of its cures recovers, and which direction is better.
+export const HINT_LAYER = describe.hint_layer;
 export const SAMPLE_SPLIT = describe.sample_split;
 
 // One cause by name; throws naming the known ones.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "analysis/analysis_test_util.h"
 #include "io/json.h"
 #include "api/request.h"
+#include "quant/calibration.h"
 
 using namespace ptq;
 using io::Json;
@@ -171,4 +173,42 @@ TEST(Catalog, ExportFormatsWithWhatTheFacesSaveThemAs) {
     EXPECT_EQ(f.find("media_type")->as_string() == "application/octet-stream", model) << name;
     EXPECT_FALSE(f.find("label")->as_string().empty()) << name;
   }
+}
+
+TEST(Catalog, ExportFormatsSayWhichCanCarryThresholds) {
+  // docs/config-export.md#thresholds: Horizon's YAML and quant_config have no per-node thresholds; the
+  // model files, onnxruntime's overrides and rknn's quantize_parameters take them (the fix panel offers
+  // `threshold` first for those).
+  const Json doc = describe();
+  std::map<std::string, std::string> carries;
+  for (const Json& f : doc.find("export_formats")->items()) carries[f.find("name")->as_string()] = f.find("thresholds")->dump();
+  EXPECT_EQ(carries, (std::map<std::string, std::string>{{"horizon-yaml", "false"}, {"horizon-quant-config", "false"},
+                                                         {"calibrated-onnx", "true"}, {"qdq-onnx", "true"},
+                                                         {"ort-json", "true"}, {"ort-python", "true"},
+                                                         {"rknn-cfg", "true"}}));
+}
+
+TEST(Catalog, ActionQTypesAreIntegerTypesOfTheirWidthAndSign) {
+  // The what-if's qtype buttons: each a qtype the configuration takes, 2^bits levels, unsigned as said.
+  const Json doc = describe();
+  std::vector<std::string> names;
+  for (const Json& q : doc.find("qtypes")->items()) {
+    const std::string name = q.find("name")->as_string();
+    names.push_back(name);
+    const quant::QType t = quant::QType::parse(name);
+    EXPECT_TRUE(t.is_integer()) << name;
+    EXPECT_EQ(q.find("unsigned")->dump(), t.is_unsigned() ? "true" : "false") << name;
+    EXPECT_EQ(t.qmax() - t.qmin() + 1.0, std::ldexp(1.0, static_cast<int>(q.find("bits")->as_number()))) << name;
+    EXPECT_FALSE(q.find("doc")->as_string().empty()) << name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"int8", "uint8", "int16", "uint16"}));
+}
+
+TEST(Catalog, HintLayerIsTheRecoveredShareWhereLowerIsBetter) {
+  // A node whose cure recovers more of the output loss is where more of the loss comes from: hotter.
+  const Json doc = describe();
+  const Json* layer = doc.find("hint_layer");
+  ASSERT_NE(layer, nullptr);
+  EXPECT_EQ(layer->find("name")->as_string(), "recovered");
+  EXPECT_EQ(layer->find("better")->as_string(), "lower");
 }

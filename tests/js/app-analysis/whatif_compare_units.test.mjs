@@ -3,7 +3,8 @@
 // paths through a small graph and the first node whose accumulated error crosses X, and the matching
 // of two result documents by node name (deltas, ordering, unmatched names, metric direction).
 import { describe, expect, it } from 'vitest';
-import { createWhatIf, checkDocument } from '../../../web/app/whatif/config.mjs';
+import { ACTIONS, createWhatIf, checkDocument, changeText } from '../../../web/app/whatif/config.mjs';
+import { QTYPES, THRESHOLD_METHODS } from '../../../web/pipeline/catalog.mjs';
 import { findPath, pathSeries, firstCrossing, crosses } from '../../../web/app/whatif/path.mjs';
 import { sourcesOf, commonSources, compareDocuments, compareFigure } from '../../../web/app/compare/compare.mjs';
 import { buildHeat } from '../../../web/app/heatmap/mapping.mjs';
@@ -68,6 +69,51 @@ describe('what-if configuration document', () => {
     w.add(['Conv_1'], 'float');
     expect(w.document().intents).toEqual([{ node: 'Conv_1', action: 'float' }]);
     expect(w.document().calibrations).toBeUndefined();
+  });
+});
+
+describe('threshold changes and qtypes', () => {
+  it('a threshold change is an intent on the node (a method of the core\'s or values), undoable, replaced by a later one', () => {
+    const w = createWhatIf({ graph: GRAPH });
+    // The qtype buttons are float and the core's qtypes.
+    expect(ACTIONS).toEqual(['float', ...QTYPES.map((q) => q.name)]);
+    expect(ACTIONS).toContain('uint8');
+    w.add(['Conv_1'], 'threshold', { method: 'percentile', percentile: 99.9 });
+    w.add(['in_cal'], 'uint8');
+    expect(w.document().intents).toEqual([{ node: 'Conv_1', action: 'threshold', method: 'percentile', percentile: 99.9 }]);
+    expect(w.document().calibrations).toEqual({ in_cal: { on: true, qtype: 'uint8' } });
+    // The same node again: the later threshold replaces the earlier; the qtype override stays.
+    w.add(['Conv_1'], 'threshold', { value: [0.5] });
+    expect(w.document().intents).toEqual([{ node: 'Conv_1', action: 'threshold', value: [0.5] }]);
+    expect(changeText(w.changes.at(-1))).toBe('Conv_1 → threshold 0.5');
+    w.undo();
+    expect(w.document().intents).toEqual([{ node: 'Conv_1', action: 'threshold', method: 'percentile', percentile: 99.9 }]);
+    // A qtype intent on the node keeps its threshold intent (they are different changes).
+    w.add(['Conv_1'], 'int16');
+    expect(w.document().intents.map((i) => i.action)).toEqual(['threshold', 'int16']);
+  });
+
+  it('rejects a method the core does not describe, a bad percentile, values that are not numbers, and nodes without activation quantizers', () => {
+    // Conv_3's calibration node as a weight's (the graph above calls it a feature).
+    const graph = { ...GRAPH, nodes: GRAPH.nodes.map((n) => (n.name === 'c3_cal' ? { ...n, calibration: { kind: 'weight', consumers: ['Conv_3'] } } : n)) };
+    const w = createWhatIf({ graph });
+    expect(() => w.add(['Conv_1'], 'threshold', { method: 'entropy' })).toThrow(`threshold method 'entropy' is not one of ${THRESHOLD_METHODS.map((m) => m.name).join(', ')}`);
+    expect(() => w.add(['Conv_1'], 'threshold', { method: 'percentile', percentile: 120 })).toThrow('the percentile must lie in (0, 100]');
+    expect(() => w.add(['Conv_1'], 'threshold', { value: ['x'] })).toThrow("threshold values must be numbers (got 'x')");
+    // Conv_3 reads only a weight's calibration node: its thresholds are set on that node's own name.
+    expect(() => w.add(['Conv_3'], 'threshold', { method: 'max' })).toThrow('Conv_3 reads no activation through a calibration node');
+    expect(w.changes).toHaveLength(0);
+  });
+
+  it('a hint\'s suggestion is one change marked (hint), shown with its text', () => {
+    const w = createWhatIf({ graph: GRAPH });
+    w.applyIntent({ node: 'in_cal', action: 'threshold', value: [0.4037673], method: 'max', per_channel: false, text: 'threshold 0.4038 (max)' }, 'hint');
+    // The measured values, not the method: the document reproduces the hint's effect exactly.
+    expect(w.document().intents).toEqual([{ node: 'in_cal', action: 'threshold', value: [0.4037673] }]);
+    expect(changeText(w.changes[0])).toBe('in_cal → threshold 0.4038 (max) (hint)');
+    w.applyIntent({ node: 'Conv_1', action: 'float', text: 'look upstream: Conv_1 (in float)' }, 'hint');
+    expect(w.document().intents.at(-1)).toEqual({ node: 'Conv_1', action: 'float' });
+    expect(w.changes).toHaveLength(2);
   });
 });
 

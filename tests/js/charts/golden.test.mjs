@@ -40,6 +40,10 @@ const CASES = {
   histogram_sparse_weights: [charts.renderHistogram, { title: 'w_HzCalibration weight distribution', threshold: null, max_abs: 0.5,
     histograms: [{ label: 'Before calibration', color: '#99ffbb', edges: Array.from({ length: 1025 }, (_, i) => -0.5 + i / 1024),
       counts: Array.from({ length: 1024 }, (_, i) => (i % 5 === 0 ? Math.round(6 * Math.exp(-(((i - 512) / 160) ** 2))) : 0)), zeros_excluded: 0, non_finite: 0 }] }],
+  // A quantizer clipping a third of its data (the "Why" view): 24 bins over [0, 3], range [0, 1] uint8.
+  hint_histogram_clipping: [charts.renderHintHistogram, { name: 'relu_out_HzCalibration', qtype: 'uint8', asymmetric: false, per_channel: false,
+    thresholds: [1], scales: [1 / 255], range: [0, 1], min: 0, max: 3, p99_99: 2.9, clipped: 0.33, levels_used: 0.9, zero_rounded: 0.02,
+    bins: Array.from({ length: 24 }, (_, i) => ({ x0: i / 8, x1: (i + 1) / 8, count: i === 0 ? 4000 : Math.round(300 * Math.exp(-i / 6)) })) }],
 };
 
 describe('golden SVGs', () => {

@@ -184,6 +184,11 @@ export async function runLoop(page, { scope, show, entry, sweepDone, exportAs = 
     const raised = await finalRows.count();
     expect(raised).toBeGreaterThan(0);
     expect(await fix.locator('.ptq-fix-summary').textContent()).toMatch(new RegExp(`on ${tuneCount} of ${sampleCount} samples.*: .* with ${raised} nodes? raised`));
+    // The samples it did not tune on: named, with the target metric there and whether it holds.
+    const heldCount = sampleCount - tuneCount;
+    const held = fix.locator('.ptq-fix-held-out');
+    expect(['true', 'false']).toContain(await held.getAttribute('data-met'));
+    expect(await held.textContent()).toMatch(new RegExp(`^On ${heldCount} held-out samples? \\(.*\\): .* (meets|misses) cosine-similarity`));
     // The search steps and the path chart behind their disclosure.
     if (await fix.locator('.ptq-fix-details').getAttribute('open') === null) await fix.locator('.ptq-fix-details > summary').click();
     expect(await fix.locator('.ptq-fix-steps li').count()).toBeGreaterThan(0);

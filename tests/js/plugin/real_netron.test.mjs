@@ -8,7 +8,9 @@
 // Checks: the dock beside Netron's graph (resize by dragging, collapse), then the whole
 // diagnosis-to-fix loop (tests/js/e2e/loop.mjs) on the calibrated PP-OCR classifier, the YOLO-like
 // detector, a torch Q/DQ model and a QOperator model (docs/behaviour.md §1.11, §1.12) opened through
-// Netron's own file dialog; Run all in the dock on the last two, its results those of the CLI's runall.
+// Netron's own file dialog; Run all in the dock on the last two, its results those of the CLI's runall;
+// the cause hints, their cure applied, a threshold-first fix exported and the calibration methods on
+// the planted clipping fault (tests/js/e2e/explain_loop.mjs).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +20,7 @@ import { chromium } from 'playwright-core';
 import { install } from '../../../scripts/plugin-install.mjs';
 import { REPO_ROOT, fixture } from '../helpers.mjs';
 import { runAll, runLoop } from '../e2e/loop.mjs';
+import { runExplainLoop } from '../e2e/explain_loop.mjs';
 import { screenshot, overflowRightExpression } from '../e2e/browser.mjs';
 import { NETRON_AVAILABLE as AVAILABLE, NETRON_MISSING, consentCookie, extractNetron, serveFolder as serve } from './netron_site.mjs';
 
@@ -242,6 +245,33 @@ describe.skipIf(!AVAILABLE)(TITLE, () => {
     // not by the comparison drawn on the model opened before.
     await page.locator('#nodes > g.node[data-ptq-heat]').first().waitFor();
     expect(await read("window.__ptqscope__.state.get('heat')?.legend?.view")).not.toBe('compare');
+    expect(await page.locator('#ptqscope-panel .ptq-error:not([hidden])').count()).toBe(0);
+    expect(problems).toEqual([]);
+  }, 900_000);
+
+  it('planted_clipping: why (hints, histogram, heat layer on Netron\'s nodes), apply, fix with threshold first, export reopened, calibration methods', async () => {
+    const entry = fixture('planted_clipping');
+    await open(entry);
+    await runExplainLoop(page, {
+      scope: page.locator('#ptqscope-panel'),
+      show: async () => {},
+      entry,
+      readState: (key) => read(`window.__ptqscope__.state.get(${JSON.stringify(key)})`),
+      heatedCount: () => page.locator('#nodes > g.node[data-ptq-heat]').count(),
+      // The dock's Selected node section names the quantizer Netron shows selected.
+      selectionShown: (name) => page.locator('#ptqscope-panel .ptq-node-title', { hasText: name }).waitFor(),
+      // Netron's node of that quantizer labelled "thr", as for the other states in effect.
+      thresholdShown: async (name) => {
+        const label = page.locator('#nodes > g.node[data-ptq-config="thr"] > g.ptq-config-label', { hasText: name }).first();
+        await label.waitFor();
+        expect(await label.locator('text').textContent()).toBe('thr');
+      },
+      // The Why tab's picture is docs/images/plugin-why.png (PTQ_UPDATE_SCREENSHOTS=1).
+      shot: (name) => (name === 'why' ? screenshot(page, 'plugin-why') : screenshot(page, `plugin-${name}`)),
+    });
+    // The dock still leaves Netron's graph pane whole beside it.
+    const dock = await box('#ptqscope-panel');
+    expect((await box('#target')).x).toBeGreaterThanOrEqual(dock.x + dock.width - 1);
     expect(await page.locator('#ptqscope-panel .ptq-error:not([hidden])').count()).toBe(0);
     expect(problems).toEqual([]);
   }, 900_000);

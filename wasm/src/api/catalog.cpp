@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "exec/registry.h"
 #include "ops/conv_winograd.h"
+#include "quant/precision.h"
 #include "quant/relations.h"
 #include "schema/result_json.h"
 
@@ -252,7 +253,11 @@ void write_hint_facts(io::JsonWriter& w) {
   w.key("branch_ratio").value(r.branch_ratio).key("negative").value(r.negative).key("inherited").value(r.inherited);
   w.end_object().key("threshold_methods").begin_array();
   for (const auto& m : quant::threshold_methods()) w.begin_object().field("name", m.name).field("doc", m.doc).end_object();
-  w.end_array().key("sample_split").begin_object().field("rule", "alternate");
+  // The hints as a heat layer: per node the largest share of the output loss one of its cures recovers.
+  w.end_array().key("hint_layer").begin_object().field("name", "recovered").field("better", "lower");
+  w.field("doc", "per node, the largest share of the output loss one cure of its quantizers recovers: the larger, the "
+                 "more of the loss comes from there");
+  w.end_object().key("sample_split").begin_object().field("rule", "alternate");
   w.field("doc", "of the chosen samples in file-name order, the 1st, 3rd, 5th, ... are tuned on and the 2nd, 4th, ... are "
                  "held out and only reported on; a single sample is tuned on and nothing is held out");
   w.end_object();
@@ -313,7 +318,9 @@ std::string describe_json() {
   w.end_array().key("export_formats").begin_array();
   for (const auto& f : quant::export_formats()) {
     w.begin_object().field("name", f.name).field("suffix", f.suffix).field("media_type", f.media_type);
-    w.field("binary", f.binary).field("label", f.label).end_object();
+    // Whether the format can carry new thresholds at all (a fix for it tries `threshold` first).
+    w.field("binary", f.binary).field("label", f.label).field("thresholds", quant::exports_thresholds_at_all(f.name));
+    w.end_object();
   }
   // The ops the core knows (exec/registry.h): what the viewers show of each (category, input names).
   w.end_array().key("ops").begin_array();
@@ -328,6 +335,12 @@ std::string describe_json() {
       w.end_object();
     }
     w.end_array().end_object();
+  }
+  // The qtypes the faces offer as what-if actions (a configuration takes any int2..int32 / uint2..uint32).
+  w.end_array().key("qtypes").begin_array();
+  for (const quant::ActionQType& q : quant::action_qtypes()) {
+    w.begin_object().field("name", q.name).field("bits", q.bits).field("unsigned", q.is_unsigned).field("doc", q.doc);
+    w.end_object();
   }
   w.end_array();
   write_hint_facts(w);

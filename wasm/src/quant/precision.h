@@ -4,6 +4,7 @@
 // width, float16/bfloat16 as 16 bits, the 8-bit float formats as 8.
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "quant/calibration.h"
 
@@ -28,6 +29,25 @@ inline bool is_threshold_action(const std::string& action) { return action == "t
 inline int action_rank(const std::string& action) {
   if (is_threshold_action(action)) return 0;
   return is_float_action(action) ? 1000 : precision_rank(true, action);
+}
+
+// The integer qtypes the faces offer as actions on a node (the what-if's buttons; describe().qtypes):
+// the signed types and their unsigned twins of the same width, which a one-sided input (a ReLU's
+// output on a signed grid, §13.1) uses whole.
+struct ActionQType {
+  const char* name;
+  int bits;
+  bool is_unsigned;
+  const char* doc;
+};
+inline const std::vector<ActionQType>& action_qtypes() {
+  static const std::vector<ActionQType> list = {
+      {"int8", 8, false, "8-bit signed: the usual integer type"},
+      {"uint8", 8, true, "8-bit unsigned: every level for data that is never negative (one-sided)"},
+      {"int16", 16, false, "16-bit signed: 256 times finer steps, at a run-time cost on most NPUs"},
+      {"uint16", 16, true, "16-bit unsigned, for data that is never negative"},
+  };
+  return list;
 }
 
 }  // namespace ptq::quant

@@ -69,6 +69,20 @@ function el(doc, tag, attrs = {}, ...children) {
 }
 export { el };
 
+// Sets a <select>'s value: a browser's own setter; on a DOM without one (linkedom, whose option
+// `selected` setter toggles the attribute) through the options' selected attribute, which it reads.
+export function selectValue(select, value) {
+  if (select.selectedOptions) {
+    select.value = value;
+    return;
+  }
+  for (const o of select.querySelectorAll('option')) {
+    if (o.value === value) o.setAttribute('selected', '');
+    else o.removeAttribute('selected');
+  }
+}
+
+
 // Builds the fields into `form`; `actions.picked(name)` / `actions.topk(name)` fill node lists.
 export function buildForm(form, fields, actions) {
   const doc = form.ownerDocument;

@@ -80,7 +80,7 @@ export function createResultView(state, { focus = defaultFocus(state), show = ()
     if (analysis === 'runall') {
       const parts = RUNALL_SECTIONS.filter((k) => result[k]);
       if (!parts.length) return empty('No results yet.');
-      runAllSummary(container, result, { state, focus, show, selectTab });
+      runAllSummary(container, result, { state, focus, show });
       return container.append(el(doc, 'p', { class: 'ptq-runall-parts', text: `Results: ${parts.join(', ')} (see each tab; export them from the Export panel).` }));
     }
     const note = notRunNote(result, analysis);
@@ -120,7 +120,7 @@ export function createResultView(state, { focus = defaultFocus(state), show = ()
 // Run all's summary: the model's outputs as calibrated (the what_if of the stored configuration Run
 // all ends with), the worst items of each sweep, and the next steps (what-if, fix; explain when the
 // core has it).
-function runAllSummary(container, result, { state, focus, show, selectTab }) {
+function runAllSummary(container, result, { state, focus, show }) {
   const doc = container.ownerDocument;
   const box = el(doc, 'section', { class: 'ptq-runall-summary', 'aria-label': 'Run all summary' });
   container.append(box);
@@ -177,13 +177,9 @@ function runAllSummary(container, result, { state, focus, show, selectTab }) {
     show('whatif');
   });
   step('fix', 'Find a fix', 'Search the fewest nodes to raise until the outputs reach a target', () => show('fix'));
-  // An analysis that explains a node's loss, offered once the core describes one.
+  // The cause hints: why the quantizers lose accuracy, with cures measured (the Why panel).
   if (CORE_ANALYSES.includes('explain')) {
-    step('explain', 'Explain the most sensitive', 'Why the most sensitive node loses accuracy', () => {
-      selectFirst();
-      selectTab('explain');
-      show('explain');
-    });
+    step('why', 'Why? (cause hints)', 'Why the quantizers lose accuracy, and the cheapest cures measured', () => show('why'));
   }
   box.append(next);
 }

@@ -3,8 +3,8 @@
 // (cali_normal_map, §1.9: graphJson `calibration.consumers`, else the row's `node` column).
 import { toNumber, formatValue } from '../../charts/format.mjs';
 import { worseDirection } from '../../charts/heat_scale.mjs';
-import { isMetric } from '../../pipeline/catalog.mjs';
-import { orderedKeys } from '../../pipeline/result.mjs';
+import { HINT_LAYER, isMetric } from '../../pipeline/catalog.mjs';
+import { hintLayer, orderedKeys } from '../../pipeline/result.mjs';
 
 // Which way is "worse" (the core's describe(), §4, or the direction a report's format declares for
 // its own metrics: `better`); false for non-metric columns.
@@ -20,8 +20,10 @@ export { toNumber, formatValue };
 // the sweeps (node / weight / activation / leave-one-out), the accumulated error of the what-if
 // configuration (what_if.nodes), each node's own and accumulated error (node_errors), and the change
 // between two compared results (context.compare: web/app/compare/compare.mjs's compareDocuments), and
-// a toolchain report's metrics per node (context.report: web/pipeline/reports/document.mjs).
-export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out', 'what_if', 'own', 'accumulated', 'compare', 'report'];
+// a toolchain report's metrics per node (context.report: web/pipeline/reports/document.mjs), and the
+// cause hints (explain: per node the largest share of the output loss a cure recovers; nodes without
+// a hint stay uncoloured).
+export const VIEWS = ['node', 'weight', 'activation', 'leave_one_out', 'what_if', 'own', 'accumulated', 'hints', 'compare', 'report'];
 
 // {section, nodeType, rows, order, better?} for a view, or null when the result has no such table.
 // `looType` picks the leave-one-out table when several node types were run (else node first).
@@ -43,6 +45,12 @@ export function viewTable(result, view, looType, context = {}) {
     return { section: 'compare', nodeType: cmp.source, rows, order: cmp.rows.map((r) => r.name), better };
   }
   if (!result) return null;
+  if (view === 'hints') {
+    const layer = hintLayer(result);
+    if (!layer.size) return null;
+    const rows = Object.fromEntries([...layer].map(([node, v]) => [node, { [HINT_LAYER.name]: v }]));
+    return { section: 'hints', nodeType: 'node', rows, order: [...layer.keys()], better: { [HINT_LAYER.name]: HINT_LAYER.better } };
+  }
   if (view === 'what_if') {
     const wi = result.what_if;
     if (!wi?.nodes || !wi.metric) return null;
@@ -173,6 +181,7 @@ function viewTitle(view, table) {
     case 'what_if': return 'what-if accumulated error';
     case 'own': return 'own error (only its calibration on)';
     case 'accumulated': return 'accumulated error';
+    case 'hints': return 'cause hints: share of the loss a cure recovers';
     case 'compare': return `change B − A (${table.nodeType})`;
     case 'report': return `report (${table.nodeType})`;
     default: return `${view} sensitivity`;

@@ -12,7 +12,7 @@ import { formatValue } from './mapping.mjs';
 
 const VIEW_LABELS = {
   node: 'node', weight: 'weight', activation: 'activation', leave_one_out: 'leave-one-out',
-  what_if: 'what-if', own: 'own error', accumulated: 'accumulated error', compare: 'compare Δ', report: 'report',
+  what_if: 'what-if', own: 'own error', accumulated: 'accumulated error', hints: 'hints', compare: 'compare Δ', report: 'report',
 };
 
 /**

@@ -1,6 +1,6 @@
 // Node properties sidebar (Netron's "Node Properties"): type, name, attributes, inputs/outputs with
 // shapes, calibration parameters, then the sections other modules registered (results, charts).
-import { changedState, storedState } from '../whatif/in_effect.mjs';
+import { changedState, effectState, storedState } from '../whatif/in_effect.mjs';
 import { registeredSections, onRegister } from '../shell.mjs';
 import { formatDims, formatValue, isCalibration } from '../graph/model.mjs';
 
@@ -46,13 +46,14 @@ function tensorRow(label, tensor, graph, onTensor) {
 // `effect`: the state the configuration in effect gives this node (state 'calibrationStates'), shown
 // when it differs from the stored one.
 function calibrationRows(c, effect) {
-  const { on, qtype } = storedState(c);
-  const now = changedState({ on, qtype }, effect);
+  const stored = storedState(c);
+  const { on, qtype } = stored;
+  const now = changedState(stored, effect);
   return [
     row('kind', c.kind || '(unknown)'),
     row('qtype', qtype),
     row('switch', on ? 'ON' : 'OFF', on ? '' : 'warn'),
-    now ? row('in effect (what-if)', now.on ? now.qtype : 'float (switched off)', 'warn') : null,
+    now ? row('in effect (what-if)', effectState(now), 'warn') : null,
     row('axis', c.axis ?? ''),
     row('tensor', c.tensor ?? ''),
     row(`thresholds (${c.thresholds?.length ?? 0})`, numberList(c.thresholds)),

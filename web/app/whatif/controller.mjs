@@ -20,8 +20,9 @@ export const defaultOptions = () => Object.fromEntries(['metric', 'data_num', 's
   .map((k) => [k, coreOption('what_if', k)?.default]).filter(([, v]) => v !== undefined && v !== null));
 
 /**
- * createWhatIfController(state, runner) -> {add(targets, action), undo(), reset(base), open(doc),
- *   refresh(), nodeErrors(extra?), setOptions(o), document(), dispose()}
+ * createWhatIfController(state, runner) -> {add(targets, action, params?), applyIntent(intent, source),
+ *   undo(), reset(base), open(doc), applyFix(doc, nodes?), refresh(), nodeErrors(extra?), setOptions(o),
+ *   document(), resolvedDocument(), dispose()}
  * Every edit runs what_if at once (queued behind a run in flight; edits made meanwhile collapse into
  * one run of the latest document).
  */
@@ -45,10 +46,11 @@ export function createWhatIfController(state, runner) {
   const request = (analysis, config = model.document()) => ({ analysis, options: { ...options }, config });
   // One what_if answer ({what_if, config (the core's resolved document), changes, calibration_samples}),
   // null on failure (the runner put the message in state 'error').
+  // `sent`: the document asked about (resolvedDocument() hands out the core's resolution of it).
   const answer = async (config, changes) => {
     try {
       const doc = await queued(request('what_if', config), 'What-if');
-      return doc?.what_if ? { what_if: doc.what_if, config: doc.config ?? config, changes, calibration_samples: doc.calibration_samples } : null;
+      return doc?.what_if ? { what_if: doc.what_if, config: doc.config ?? config, sent: config, changes, calibration_samples: doc.calibration_samples } : null;
     } catch {
       return null;
     }
@@ -127,15 +129,20 @@ export function createWhatIfController(state, runner) {
   publish();
 
   return {
-    add: (targets, action) => {
-      model.add(targets, action); // throws before anything runs
+    add: (targets, action, params) => {
+      model.add(targets, action, params); // throws before anything runs
+      return refresh();
+    },
+    // A configuration intent (a hint's suggestion) as one undoable change.
+    applyIntent: (intent, source) => {
+      model.applyIntent(intent, source);
       return refresh();
     },
     undo: () => edit(() => model.undo()),
     reset: (base) => restart(() => model.reset(base)),
     open: (doc) => restart(() => model.open(doc)),
     // A fix's configuration as the changes it makes (each undoable) on top of its base.
-    applyFix: (doc) => restart(() => model.applyFix(doc)),
+    applyFix: (doc, nodes) => restart(() => model.applyFix(doc, nodes)),
     refresh,
     nodeErrors,
     // New options (samples, metric) re-run what-if, the starting configuration's too, only when it
@@ -148,6 +155,14 @@ export function createWhatIfController(state, runner) {
       return Promise.resolve();
     },
     document: () => model.document(),
+    // What to save and export: a document that chooses thresholds by a method is saved as the core
+    // resolved it in the latest answer (when that answered the document as it is now): the thresholds
+    // the numbers were computed with, whatever samples an export would choose them on. Else the document.
+    resolvedDocument() {
+      const doc = model.document();
+      const chooses = doc.calibration || (doc.intents ?? []).some((i) => i.action === 'threshold' && i.method);
+      return chooses && after && JSON.stringify(after.sent) === JSON.stringify(doc) ? structuredClone(after.config) : doc;
+    },
     get changes() {
       return model.changes;
     },

@@ -2,13 +2,21 @@
 // (session.exportConfig in a worker, docs/config-export.md: the page, the plugin and the CLI give the
 // same bytes). The formats, their file name suffixes, media types and labels are the core's
 // (describe().export_formats, via catalog.mjs). Mounted under the what-if and the fix panels.
-import { el } from '../analysis/forms.mjs';
+import { el, selectValue } from '../analysis/forms.mjs';
 import { EXPORT_FORMATS, exportFormat } from '../../pipeline/catalog.mjs';
 
 const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\.onnx$/i, '') || 'model';
 
+// The format a model's export starts at: a Q/DQ model (§1.11) its own model with the configuration
+// applied (qdq-onnx); another model `current`, unless that is qdq-onnx (then the first format).
+export function preferredFormat(graph, current) {
+  const qdq = (graph?.nodes ?? []).some((n) => n.calibration?.qdq_nodes?.length);
+  if (qdq && EXPORT_FORMATS.some((f) => f.name === 'qdq-onnx')) return 'qdq-onnx';
+  return current === 'qdq-onnx' || !current ? EXPORT_FORMATS[0].name : current;
+}
+
 /**
- * mountConfigExport(root, state, runner, {getConfig, save, label}) -> {element, exportAs(format), dispose()}
+ * mountConfigExport(root, state, runner, {getConfig, save, label}) -> {element, exportAs(format), select(format), dispose()}
  * getConfig(): the document to export (null: nothing to export yet); save(name, data, type).
  */
 export function mountConfigExport(root, state, runner, { getConfig, save, label = 'Export' }) {
@@ -42,11 +50,13 @@ export function mountConfigExport(root, state, runner, { getConfig, save, label 
   root.append(element);
   // A Q/DQ model (§1.11) is offered its own model with the configuration applied first.
   const preselect = (graph) => {
-    const qdq = (graph?.nodes ?? []).some((n) => n.calibration?.qdq_nodes?.length);
-    if (qdq && EXPORT_FORMATS.some((f) => f.name === 'qdq-onnx')) format.value = 'qdq-onnx';
-    else if (format.value === 'qdq-onnx') format.value = EXPORT_FORMATS[0].name;
+    selectValue(format, preferredFormat(graph, format.value));
   };
   preselect(state.get('graph'));
   const off = state.on?.('graph', preselect);
-  return { element, exportAs, dispose: () => { off?.(); element.remove(); } };
+  // select(name): start at that format (the one a fix was searched for); null leaves the choice.
+  const select = (name) => {
+    if (name && EXPORT_FORMATS.some((f) => f.name === name)) selectValue(format, name);
+  };
+  return { element, exportAs, select, dispose: () => { off?.(); element.remove(); } };
 }

@@ -5,14 +5,18 @@
 // metric after each step, the fix_path chart the CLI draws as fix_path.svg) are behind a disclosure.
 // The found configuration is applied to the what-if view in one click (one change per node) and
 // exported for the toolchain. A cancelled search shows no result: nothing to apply or export.
+// "Export for" is the search's `export` option: `threshold` is tried only where that format can carry
+// thresholds, and Prefer starts at the cheapest cures, threshold, int16, float, when it can carry them
+// at all (describe().export_formats[].thresholds), at the core's default otherwise. The held-out
+// samples' numbers and the search's warnings stand beside the final set.
 import { el } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
 import { formatValue, toNumber } from '../../charts/format.mjs';
 import { samplesNote } from '../../pipeline/result.mjs';
 import { nameCell } from '../../charts/name_cell.mjs';
 import { renderFixPath, actionCounts } from '../../charts/fix_path.mjs';
-import { betterDirection, interactiveDefault } from '../../pipeline/catalog.mjs';
-import { mountConfigExport } from './export.mjs';
+import { EXPORT_FORMATS, betterDirection, exportCarriesThresholds, interactiveDefault } from '../../pipeline/catalog.mjs';
+import { mountConfigExport, preferredFormat } from './export.mjs';
 import { coreOption, parseTarget } from './defaults.mjs';
 import { selectValue } from './panel.mjs';
 import { mountOnnxruntimeCheck } from './onnxruntime_view.mjs';
@@ -40,7 +44,18 @@ export function fixRequest(values) {
     options.data_num = n;
   } else options.data_num = 0; // every sample
   if (values.sample_selection) options.sample_selection = values.sample_selection;
+  if (values.export) options.export = values.export;
   return { analysis: 'fix', options };
+}
+
+// The cheapest cures first (the issue's order): a threshold costs nothing at run time.
+export const CHEAPEST_FIRST = ['threshold', 'int16', 'float'];
+
+// What Prefer offers for the export the fix is for: the cheapest cures first where that export can
+// carry thresholds, else the core's default (null: the core's, unknown here).
+export function preferFor(exportName, coreDefault) {
+  if (exportCarriesThresholds(exportName)) return CHEAPEST_FIRST;
+  return Array.isArray(coreDefault) ? coreDefault.filter((a) => a !== 'threshold') : coreDefault ?? null;
 }
 
 // Text of one progress event of the fix search.
@@ -94,7 +109,25 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   // Every sample in the page and the plugin (the catalogue's interactive default; the CLI keeps -d 4).
   const dataNumDefault = interactiveDefault('fix', 'data_num');
   const bound = el(doc, 'input', { name: 'bound', type: 'number', step: 'any', value: target?.bound, 'aria-label': 'target bound' });
-  const prefer = el(doc, 'input', { name: 'prefer', value: Array.isArray(preferDefault) ? preferDefault.join(', ') : preferDefault, placeholder: 'core default', 'aria-label': 'prefer' });
+  const prefer = el(doc, 'input', { name: 'prefer', placeholder: 'core default', 'aria-label': 'prefer' });
+  // The export the fix is for (fix's option export): any, or one of the core's formats; by default what
+  // the export below starts at (a Q/DQ model: its own model, qdq-onnx).
+  const exportFor = el(doc, 'select', { name: 'export', class: 'ptq-fix-export-for', 'aria-label': 'the export the fix is for' },
+    el(doc, 'option', { value: '', text: 'any format' }), ...EXPORT_FORMATS.map((f) => el(doc, 'option', { value: f.name, text: f.label })));
+  const exportNote = el(doc, 'span', { class: 'ptq-hint ptq-fix-export-note' });
+  let preferEdited = false;
+  prefer.addEventListener('input', () => { preferEdited = true; });
+  const offerPrefer = () => {
+    const carries = exportCarriesThresholds(exportFor.value);
+    exportNote.textContent = carries ? 'can carry thresholds: threshold is tried first' : 'cannot carry thresholds: only qtypes and float';
+    if (preferEdited) return;
+    const list = preferFor(exportFor.value, preferDefault);
+    prefer.value = Array.isArray(list) ? list.join(', ') : list ?? '';
+  };
+  exportFor.addEventListener('change', () => {
+    offerPrefer();
+    exporter.select(exportFor.value || null);
+  });
   const maxNodes = el(doc, 'input', { name: 'max_nodes', type: 'number', min: 1, placeholder: 'no limit', 'aria-label': 'max_nodes' });
   const candidates = el(doc, 'select', { name: 'candidates', 'aria-label': 'candidates' },
     ...(candidateSpec?.choices ?? []).map((c) => el(doc, 'option', { value: c, text: c, selected: c === candidateSpec.default })));
@@ -131,6 +164,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
 
   const element = el(doc, 'div', { class: 'ptq-fix', 'data-state': 'idle' },
     field('Target', metric, comparison, bound),
+    field('Export for', exportFor, exportNote),
     field('Prefer', prefer, el(doc, 'span', { class: 'ptq-hint', text: 'actions tried in this order' })),
     field('max_nodes', maxNodes),
     field('Candidates', candidates),
@@ -138,6 +172,14 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     el(doc, 'div', { class: 'ptq-fix-run-row' }, runBtn, cancelBtn, bar, progress),
     outcome, el(doc, 'div', { class: 'ptq-whatif-buttons' }, applyBtn), checkHost, details, exportHost);
   root.append(element);
+  // Export for: what the export below starts at (the model's kind), until the user chooses.
+  const followModel = (graph) => {
+    selectValue(exportFor, preferredFormat(graph, exportFor.value || EXPORT_FORMATS[0]?.name));
+    offerPrefer();
+    exporter.select(exportFor.value || null);
+  };
+  followModel(state.get('graph'));
+  offs.push(state.on('graph', (g, prev) => { if (g !== prev) followModel(g); }));
 
   // The path chart: one dot per point (the start, then each step of the core's path).
   function drawPath(fix) {
@@ -173,6 +215,8 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
         `${formatValue(fix.start)} → ${formatValue(fix.final)} with ${raised} node${raised === 1 ? '' : 's'} raised` +
         `${raised ? ` (${actionCounts(fix.nodes)})` : ''}` }));
     if (fix.message) outcome.append(el(doc, 'p', { class: 'ptq-fix-message', text: fix.message }));
+    outcome.append(heldOutLine(fix, targetText));
+    for (const w of fix.warnings ?? []) outcome.append(el(doc, 'p', { class: 'ptq-fix-warning ptq-worse', role: 'alert', text: `Warning: ${w}` }));
     if (raised) outcome.append(finalSetTable(fix));
     stepsSummary.textContent = `Search steps (${fix.steps?.length ?? 0} accepted of ${fix.evaluations ?? 0} evaluations) and the path chart`;
     if (fix.steps?.length) {
@@ -188,6 +232,17 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
       stepsTable.append(table);
     }
     if (fix.pruned?.length) stepsTable.append(el(doc, 'p', { class: 'ptq-fix-pruned ptq-name', text: `Pruned (not needed): ${fix.pruned.join(', ')}` }));
+  }
+
+  // The held-out samples: the target metric there for the start and the configuration found, and
+  // whether it meets the target; a visible warning when it misses (also among the core's warnings).
+  function heldOutLine(fix, targetText) {
+    const h = fix.held_out;
+    if (!h) return el(doc, 'p', { class: 'ptq-fix-held-out', 'data-met': 'none', text: 'Held out: none (one sample chosen: nothing to check the fix on)' });
+    const names = `${h.samples.length} held-out sample${h.samples.length === 1 ? '' : 's'} (${h.samples.join(', ')})`;
+    return el(doc, 'p', { class: `ptq-fix-held-out ${h.met ? 'ptq-better' : 'ptq-worse'}`, 'data-met': String(Boolean(h.met)),
+      'data-start': String(h.start), 'data-final': String(h.final),
+      text: `On ${names}: ${formatValue(h.start)} → ${formatValue(h.final)}, ${h.met ? 'meets' : 'misses'} ${targetText}` });
   }
 
   // node | action | without it | gain: the final set, the nodes whose removal costs most first.
@@ -218,7 +273,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     let request;
     try {
       request = fixRequest({ metric: metric.value, comparison: comparison.value, bound: bound.value, prefer: prefer.value,
-        max_nodes: maxNodes.value, candidates: candidates.value, data_num: dataNum.value });
+        max_nodes: maxNodes.value, candidates: candidates.value, data_num: dataNum.value, export: exportFor.value });
     } catch (err) {
       state.set('error', err.message);
       return;
@@ -256,7 +311,7 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
   applyBtn.addEventListener('click', async () => {
     if (!last?.config) return;
     try {
-      await whatIf.applyFix(last.config);
+      await whatIf.applyFix(last.config, last.fix.nodes ?? null);
       show('whatif');
     } catch (err) {
       state.set('error', err.message);

@@ -1,13 +1,16 @@
 // The what-if panel: set the selected node (a normal node or a calibration node, or the set picked on
-// the graph) to float / int8 / int16; the model outputs' five metrics against the float model (per
+// the graph) to float or a qtype the core offers (int8, uint8, int16, uint16), or give its quantizers
+// new thresholds (a method of the core's, or values typed); the model outputs' five metrics against the float model (per
 // output and their mean over the chosen samples) before and after the last change, side by side; the
 // list of changes with undo, "as calibrated" and "all float"; save / open the configuration file;
 // each node's own and accumulated error (heat layers) and their chart along a path from an input to an
 // output, with "go to the first node whose accumulated error crosses X"; export of the configuration
-// for the toolchain. Mounted by the app's dock and by the Netron plugin (host-specific: `hooks`).
-import { el } from '../analysis/forms.mjs';
+// for the toolchain. "Held-out samples" splits the samples as the searches do (§13.4) and shows the
+// held-out samples' numbers beside the tuning ones. Mounted by the app's dock and by the Netron plugin (host-specific: `hooks`).
+import { el, selectValue } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
-import { ACTIONS, BASES, changeText, checkDocument } from './config.mjs';
+import { ACTIONS, BASES, THRESHOLD, changeText, checkDocument } from './config.mjs';
+import { THRESHOLD_METHODS, optionDefault } from '../../pipeline/catalog.mjs';
 import { findPath, pathSeries, firstCrossing } from './path.mjs';
 import { mountConfigExport } from './export.mjs';
 import { mountOnnxruntimeCheck } from './onnxruntime_view.mjs';
@@ -22,18 +25,7 @@ import { coreOption } from './defaults.mjs';
 // What the measure select shows for the core's choices of node_errors' measure.
 const MEASURE_TEXT = { output: 'at node outputs', converter: 'as the Horizon converter log' };
 
-// Sets a <select>'s value through its options (works on DOMs without the value setter, e.g. linkedom).
-export function selectValue(select, value) {
-  for (const o of select.options ?? select.querySelectorAll('option')) {
-    if (o.value === value) o.setAttribute('selected', '');
-    else o.removeAttribute('selected');
-    try {
-      o.selected = o.value === value;
-    } catch {
-      // a DOM without the property setter: the attribute above is what it reads
-    }
-  }
-}
+export { selectValue };
 
 const valueName = (v) => (typeof v === 'string' ? v : v?.name);
 const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\.onnx$/i, '') || 'model';
@@ -61,10 +53,15 @@ function changeClass(metric, a, b) {
   return (d < 0) === lowerWorse ? 'ptq-worse' : 'ptq-better';
 }
 
+// The held-out samples of a what_if section ({samples, mean}), or null.
+const heldOut = (section) => (section?.held_out?.mean ? section.held_out : null);
+
 /**
  * Before / after table of one what_if section pair: one <table> per output and one for the mean,
  * rows = the five metrics, columns = before (the starting configuration: `startLabel`), after (the
  * current one), change. `samples`: what they were computed on ("6 of 6 samples"), in each caption.
+ * With held-out samples (what_if's option held_out), the mean's table also has their before and after
+ * beside (data-held-out), and its caption names both sets.
  */
 export function renderBeforeAfter(container, before, after, { startLabel = 'as calibrated', samples = '' } = {}) {
   const doc = container.ownerDocument;
@@ -74,26 +71,42 @@ export function renderBeforeAfter(container, before, after, { startLabel = 'as c
     return;
   }
   const groups = [['mean over outputs', after.mean, before?.mean], ...Object.entries(after.outputs ?? {}).map(([name, m]) => [name, m, before?.outputs?.[name]])];
-  for (const [name, now, was] of groups) {
-    if (!now) continue;
+  const held = heldOut(after);
+  const heldBefore = heldOut(before);
+  const heldNote = held ? ` · held out: ${held.samples.length} (${held.samples.join(', ')})` : '';
+  const numberCells = (metric, was, now) => [
+    el(doc, 'td', { class: 'num', 'data-value': String(was?.[metric] ?? ''), text: was ? formatValue(was[metric]) : '–' }),
+    el(doc, 'td', { class: 'num', 'data-value': String(now[metric]), text: formatValue(now[metric]) }),
+    el(doc, 'td', { class: `num ${changeClass(metric, was?.[metric], now[metric])}`.trim(), text: was ? deltaText(was[metric], now[metric]) : '' }),
+  ];
+  groups.forEach(([name, now, was], i) => {
+    if (!now) return;
+    const withHeld = i === 0 && held;
     const table = el(doc, 'table', { class: 'ptq-whatif-table', 'data-output': name });
-    table.append(el(doc, 'caption', { text: samples ? `${name} · ${samples}` : name, title: name }));
+    const tuning = withHeld ? `tuning: ${samples}` : samples;
+    table.append(el(doc, 'caption', { text: `${name}${tuning ? ` · ${tuning}` : ''}${withHeld ? heldNote : ''}`, title: name }));
     const head = el(doc, 'tr', {}, el(doc, 'th', { text: 'metric' }),
-      el(doc, 'th', { text: 'before', title: `the starting configuration: ${startLabel}` }),
-      el(doc, 'th', { text: 'after', title: 'with the changes in effect' }), el(doc, 'th', { text: 'change' }));
+      el(doc, 'th', { text: withHeld ? 'before (tuning)' : 'before', title: `the starting configuration: ${startLabel}` }),
+      el(doc, 'th', { text: withHeld ? 'after (tuning)' : 'after', title: 'with the changes in effect' }), el(doc, 'th', { text: 'change' }));
+    if (withHeld) {
+      head.append(el(doc, 'th', { text: 'before (held out)', title: 'the starting configuration on the held-out samples' }),
+        el(doc, 'th', { text: 'after (held out)', title: 'the changes in effect on the held-out samples' }), el(doc, 'th', { text: 'change' }));
+    }
     table.append(el(doc, 'thead', {}, head));
     const body = el(doc, 'tbody');
     for (const metric of Object.keys(now)) {
       const tr = el(doc, 'tr', { 'data-metric': metric });
-      tr.append(el(doc, 'th', { text: metric }));
-      tr.append(el(doc, 'td', { class: 'num', 'data-value': String(was?.[metric] ?? ''), text: was ? formatValue(was[metric]) : '–' }));
-      tr.append(el(doc, 'td', { class: 'num', 'data-value': String(now[metric]), text: formatValue(now[metric]) }));
-      tr.append(el(doc, 'td', { class: `num ${changeClass(metric, was?.[metric], now[metric])}`.trim(), text: was ? deltaText(was[metric], now[metric]) : '' }));
+      tr.append(el(doc, 'th', { text: metric }), ...numberCells(metric, was, now));
+      if (withHeld) {
+        const cells = numberCells(metric, heldBefore?.mean ?? null, held.mean);
+        cells.forEach((c) => c.setAttribute('data-held-out', 'true'));
+        tr.append(...cells);
+      }
       body.append(tr);
     }
     table.append(body);
     container.append(table);
-  }
+  });
 }
 
 /**
@@ -137,6 +150,33 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
     b.addEventListener('click', guard(() => whatIf.add(targets(), action)));
     return b;
   });
+  // → threshold: a method of the core's (describe().threshold_methods) or the values typed.
+  const thresholdMethod = el(doc, 'select', { class: 'ptq-whatif-threshold-method', 'aria-label': 'how the threshold is chosen' },
+    ...THRESHOLD_METHODS.map((m) => el(doc, 'option', { value: m.name, text: m.name, title: m.doc })),
+    el(doc, 'option', { value: 'value', text: 'value…', title: 'the thresholds typed: one, one per channel, or min, max of an asymmetric node' }));
+  const percentile = el(doc, 'input', { type: 'number', step: 'any', min: 0, max: 100, class: 'ptq-whatif-threshold-percentile', 'aria-label': 'percentile',
+    value: String(optionDefault('calibration_methods', 'percentiles')?.[0] ?? 99.99), title: 'percentile of |x|' });
+  const perChannel = el(doc, 'input', { type: 'checkbox', class: 'ptq-whatif-threshold-per-channel' });
+  const perChannelLabel = el(doc, 'label', { title: 'per channel along the node\'s axis (else the node keeps its granularity)' }, perChannel, doc.createTextNode(' per channel'));
+  const thresholdValue = el(doc, 'input', { type: 'text', class: 'ptq-whatif-threshold-value', placeholder: 'e.g. 0.4', 'aria-label': 'threshold values' });
+  const thresholdButton = el(doc, 'button', { type: 'button', class: 'ptq-whatif-action', 'data-action': THRESHOLD, text: '→ threshold' });
+  const showThresholdFields = () => {
+    percentile.hidden = thresholdMethod.value !== 'percentile';
+    thresholdValue.hidden = thresholdMethod.value !== 'value';
+    perChannelLabel.hidden = thresholdMethod.value === 'value';
+  };
+  thresholdMethod.addEventListener('change', showThresholdFields);
+  const thresholdParams = () => {
+    if (thresholdMethod.value === 'value') {
+      const parts = thresholdValue.value.split(/[\s,;]+/).filter(Boolean);
+      if (!parts.length) throw new Error('what-if: type the threshold value(s) first');
+      return { value: parts.map(Number) };
+    }
+    return { method: thresholdMethod.value, ...(thresholdMethod.value === 'percentile' ? { percentile: Number(percentile.value) } : {}), ...(perChannel.checked ? { per_channel: true } : {}) };
+  };
+  thresholdButton.addEventListener('click', guard(() => whatIf.add(targets(), THRESHOLD, thresholdParams())));
+  actionButtons.push(thresholdButton);
+  showThresholdFields();
 
   // --- options ---
   const metric = el(doc, 'select', { class: 'ptq-whatif-metric', 'aria-label': 'metric of the per-node errors' },
@@ -150,6 +190,11 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
   const initial = state.get('whatIf')?.options ?? {};
   if (initial.metric) selectValue(metric, initial.metric);
   if (initial.data_num) dataNum.value = String(initial.data_num); // 0 = every sample: left empty
+  // The samples split into tuning and held-out ones (what_if's held_out): both sets' numbers side by side.
+  const heldOutBox = el(doc, 'input', { type: 'checkbox', class: 'ptq-whatif-held-out', checked: Boolean(initial.held_out) });
+  const heldOutLabel = el(doc, 'label', { title: 'the 1st, 3rd, ... chosen samples as tuning samples, the 2nd, 4th, ... held out and shown beside' },
+    heldOutBox, doc.createTextNode(' held-out samples'));
+  heldOutBox.addEventListener('change', guard(() => whatIf.setOptions({ held_out: heldOutBox.checked })));
   metric.addEventListener('change', guard(() => whatIf.setOptions({ metric: metric.value })));
   dataNum.addEventListener('change', guard(() => {
     const v = dataNum.value.trim();
@@ -169,7 +214,7 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
     return b;
   });
   const saveBtn = el(doc, 'button', { type: 'button', class: 'ptq-whatif-save', text: 'Save config…' });
-  saveBtn.addEventListener('click', guard(() => save(`${baseName(state)}.config.json`, `${JSON.stringify(whatIf.document(), null, 2)}\n`, 'application/json')));
+  saveBtn.addEventListener('click', guard(() => save(`${baseName(state)}.config.json`, `${JSON.stringify(whatIf.resolvedDocument(), null, 2)}\n`, 'application/json')));
   const openInput = el(doc, 'input', { type: 'file', accept: '.json,application/json', class: 'ptq-whatif-open-input', hidden: true });
   const openBtn = el(doc, 'button', { type: 'button', class: 'ptq-whatif-open', text: 'Open config…' });
   openBtn.addEventListener('click', () => openInput.click());
@@ -270,18 +315,20 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
   const checkHost = el(doc, 'div', { class: 'ptq-whatif-check' });
   const check = mountOnnxruntimeCheck(checkHost, state, runner, { getRequest: () => {
     const s = state.get('whatIf');
-    return s?.after ? { config: whatIf.document(), options: checkOptions(s.options) } : null;
+    return s?.after ? { config: whatIf.resolvedDocument(), options: checkOptions(s.options) } : null;
   } });
 
   // --- export ---
   const exportHost = el(doc, 'div', { class: 'ptq-whatif-export' });
-  const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => whatIf.document(), save, label: 'Export this configuration' });
+  const exporter = mountConfigExport(exportHost, state, runner, { getConfig: () => whatIf.resolvedDocument(), save, label: 'Export this configuration' });
 
   const element = el(doc, 'div', { class: 'ptq-whatif' },
     el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Change' }), targetText, usePickedLabel),
-    el(doc, 'div', { class: 'ptq-field ptq-whatif-actions' }, el(doc, 'label', { text: 'to' }), ...actionButtons),
+    el(doc, 'div', { class: 'ptq-field ptq-whatif-actions' }, el(doc, 'label', { text: 'to' }), ...actionButtons.slice(0, -1)),
+    el(doc, 'div', { class: 'ptq-field ptq-whatif-threshold' }, el(doc, 'label', { text: 'or', title: 'new thresholds for its quantizers (§13.2)' }),
+      thresholdMethod, percentile, perChannelLabel, thresholdValue, thresholdButton),
     el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Node metric', title: 'metric of the per-node errors (metric)' }), metric),
-    el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Samples', title: 'data_num' }), dataNum, dataCount),
+    el(doc, 'div', { class: 'ptq-field' }, el(doc, 'label', { text: 'Samples', title: 'data_num' }), dataNum, dataCount, heldOutLabel),
     el(doc, 'div', { class: 'ptq-whatif-history' }, baseLine, changes,
       el(doc, 'div', { class: 'ptq-whatif-buttons' }, undo, ...resets, saveBtn, openBtn, openInput)),
     status, numbers, checkHost,
@@ -312,6 +359,7 @@ export function mountWhatIfPanel(root, state, whatIf, runner, hooks = {}) {
         { startLabel: BASES[s.base] ?? s.base, samples: samplesNote(s.after, 'what_if') });
     }
     if (s.options?.metric && metric.value !== s.options.metric) selectValue(metric, s.options.metric);
+    heldOutBox.checked = Boolean(s.options?.held_out);
     check.refresh();
   }
   let lastAfter;
