@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "data/calibration_data.h"
 #include "io/pb_wire.h"
+#include "ops/gemm_kernel.h"
 #include "quant/calibration.h"
 #include "quant/hz_to_qdq.h"
 #include "reader/onnx.h"
@@ -28,8 +29,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ptq_calibrate FLOAT_MODEL CALIBRATION_DATA_DIR OUT_MODEL [--method max|percentile|kl]\n"
-    "                     [--percentile 99.99] [--int16 name,name] [--qdq OUT_QDQ_MODEL]\n"
+    "                     [--percentile 99.99] [--int16 name,name] [--qdq OUT_QDQ_MODEL] [--simd NAME]\n"
     "  CALIBRATION_DATA_DIR holds one folder per model input with one .npy file per sample.\n"
+    "  --simd portable (default) | avx2 | avx512: the GEMM kernel of the float runs. The portable one\n"
+    "  gives the same bytes on every CPU and in the wasm build (ptqscope calibrate); the others fuse\n"
+    "  multiply-adds, so thresholds can move in the last bits from one CPU to another.\n"
     "  --int16 takes calibration node names (<tensor>_HzCalibration), tensor names or node names.\n";
 
 using tools::read_file;
@@ -71,6 +75,8 @@ std::vector<std::string> external_locations(const std::vector<uint8_t>& model) {
 
 struct Args {
   std::string model, data_dir, out, qdq;
+  // The calibrated bytes are a function of the model and the samples only, not of the CPU.
+  std::string simd = "portable";
   quant::CalibrateOptions options;
 };
 
@@ -109,6 +115,8 @@ Args parse_args(int argc, char** argv) {
       for (auto& n : split_names(value())) a.options.int16.push_back(n);
     } else if (arg == "--qdq") {
       a.qdq = value();
+    } else if (arg == "--simd") {
+      a.simd = value();
     } else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -122,6 +130,7 @@ Args parse_args(int argc, char** argv) {
   a.model = positional[0];
   a.data_dir = positional[1];
   a.out = positional[2];
+  ops::set_gemm_isa(a.simd);  // names the instruction sets there are when this one is not
   return a;
 }
 
