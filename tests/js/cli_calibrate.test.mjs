@@ -1,4 +1,4 @@
-// `ptqscope calibrate` (wasm) against the native ptq_calibrate that made the calibrated fixtures: the
+// `ptqscope calibrate` (wasm, and native where built) against the native ptq_calibrate that made the calibrated fixtures: the
 // same model bytes from two compilers/platforms (and from a float model saved with external data),
 // a model the other commands accept, and bad input exiting with 2 and a message naming the file or option.
 import fs from 'node:fs';
@@ -7,19 +7,23 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from './cli_fixture.mjs';
 import { FIXTURES, fixture, loadPtqModule } from './helpers.mjs';
+import { builtEngines } from '../../web/cli/lib/wasm.mjs';
 
 describe('ptqscope calibrate', () => {
   let tmp;
   beforeAll(() => { tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ptqscope-calibrate-')); });
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-  for (const name of ['digits_cnn', 'mobilenet_v3_small']) {
-    it(`${name}: the wasm build writes the bytes the native tool wrote (calibrated and QDQ)`, async () => {
+  // Every engine this checkout has: the native one calibrates on its portable GEMM kernel, so the bytes
+  // do not depend on the CPU's instruction sets (its AVX kernels fuse multiply-adds).
+  const cases = builtEngines().flatMap((engine) => ['digits_cnn', 'mobilenet_v3_small'].map((name) => [engine, name]));
+  for (const [engine, name] of cases) {
+    it(`${name}: the ${engine} engine writes the bytes the native tool wrote (calibrated and QDQ)`, async () => {
       const calibrated = fixture(`${name}_calibrated`);
       const float = path.join(FIXTURES, calibrated.float_model);
-      const out = path.join(tmp, `${name}.onnx`);
-      const qdq = path.join(tmp, `${name}_qdq.onnx`);
-      const r = await cli(['calibrate', float, calibrated.data, '--out', out, '--qdq', qdq]);
+      const out = path.join(tmp, `${engine}-${name}.onnx`);
+      const qdq = path.join(tmp, `${engine}-${name}_qdq.onnx`);
+      const r = await cli(['calibrate', float, calibrated.data, '--out', out, '--qdq', qdq], { env: { PTQSCOPE_ENGINE: engine } });
       expect(r.code, r.stderr).toBe(0);
       expect(Buffer.compare(fs.readFileSync(out), fs.readFileSync(calibrated.model))).toBe(0);
       expect(Buffer.compare(fs.readFileSync(qdq), fs.readFileSync(path.join(FIXTURES, calibrated.qdq_model)))).toBe(0);

@@ -43,6 +43,9 @@ export async function main(argv, { log = console.log } = {}) {
   const modelBytes = readModelFile(modelPath);
   const files = readCalibrationFolder(dataDir);
   const ptq = await loadPtqModule();
+  // The native engine's portable GEMM kernel unless PTQSCOPE_SIMD chooses one: the calibrated bytes are
+  // then the same on every CPU and equal the wasm build's (the AVX kernels fuse multiply-adds).
+  if (ptq.setSimd && !process.env.PTQSCOPE_SIMD) ptq.setSimd('portable');
   // A model saved with external data: its side files, read beside it as every command reads them.
   const externalFiles = readExternalData(ptq, modelPath, modelBytes);
   if (externalFiles.length) request.externalFiles = externalFiles;
