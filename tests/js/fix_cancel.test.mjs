@@ -67,8 +67,9 @@ describe('fix search cancelled in the core', () => {
   it('offers the export formats of the core', () => {
     expect(EXPORT_FORMATS.map((f) => f.name)).toEqual(opened.ptq.exportFormats());
     for (const f of EXPORT_FORMATS) {
-      expect(Object.keys(f).sort()).toEqual(['binary', 'label', 'media_type', 'name', 'suffix']);
+      expect(Object.keys(f).sort()).toEqual(['binary', 'label', 'media_type', 'name', 'suffix', 'thresholds']);
       expect(f.suffix.startsWith('.')).toBe(true);
+      expect(typeof f.thresholds).toBe('boolean');
     }
   });
 });

@@ -62,13 +62,13 @@ export function renderFixPath(target, data, options = {}) {
   const h = Math.max(40, height - margin.top - margin.bottom);
   const x = scalePoint().domain(names.map((_, i) => i)).range([0, w]).padding(0.5);
   y.range([h, 0]);
-  // Every step labelled when they are at least 14 px apart, else one in k (the last one always, in
-  // place of the one before it when they would be closer than half of k).
+  // Every step labelled when they are at least 14 px apart, else one in k; the last one always, in
+  // place of the one before it when they would be closer than k steps (so no two are nearer than k).
   const every = Math.max(1, Math.ceil((names.length * 14) / w));
   const labelled = names.map((_, i) => i).filter((i) => i % every === 0);
   const last = names.length - 1;
   if (labelled.at(-1) !== last) {
-    if (labelled.length > 1 && last - labelled.at(-1) < every / 2) labelled.pop();
+    if (labelled.length > 1 && last - labelled.at(-1) < every) labelled.pop();
     labelled.push(last);
   }
   const g = svg.append('g').attr('class', 'plot').attr('transform', `translate(${margin.left},${margin.top})`);

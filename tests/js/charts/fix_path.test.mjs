@@ -44,4 +44,17 @@ describe('renderFixPath', () => {
     expect(points.map((p) => p.name)).toEqual(['start', ...data.steps.map(stepLabel)]);
     points.forEach((p) => expect(p.x).toBeCloseTo(xt[p.name], 1));
   });
+
+  it('fitted to a width, labels one step in k, no two labels nearer than 14 px, the last one always', () => {
+    for (const count of [30, 47, 58, 61, 113, 250]) {
+      for (const width of [420, 520, 800]) {
+        const steps = Array.from({ length: count }, (_, i) => ({ phase: 'add', node: `n${i}`, action: 'int16', value: 0.99 + i * 1e-5 }));
+        const { svg } = renderIn(renderFixPath, { ...data, steps }, { width, fit: true });
+        const xs = [...svg.querySelectorAll('.axis-x .tick')].map((t) => Number(/translate\(([-\d.e]+),/.exec(t.getAttribute('transform'))[1]));
+        const labels = texts(svg, '.axis-x .tick text');
+        expect(labels.at(-1), `${count} steps, ${width} px`).toBe(stepLabel(steps.at(-1)));
+        for (let i = 1; i < xs.length; i++) expect(xs[i] - xs[i - 1], `${count} steps, ${width} px`).toBeGreaterThanOrEqual(14 - 1e-9);
+      }
+    }
+  });
 });

@@ -5,32 +5,14 @@
 // with threshold first, for the calibrated model → its export reopened → the calibration methods
 // compared and the best exported. Playwright locators and DOM attributes only (Netron replaces
 // window.eval); every number shown is checked against the wasm core run in Node on the same files.
-import fs from 'node:fs';
 import { expect } from 'vitest';
 import { openSession, loadPtqModule, readCalibrationFolder } from '../helpers.mjs';
 import { effectText, evidenceText } from '../../../web/app/explain/why_panel.mjs';
 import { formatValue } from '../../../web/charts/format.mjs';
+import { download, expectInWindow } from './window.mjs';
 
 const MEAN = 'mean over outputs';
 const COSINE = 'cosine-similarity';
-
-async function download(page, click) {
-  const [d] = await Promise.all([page.waitForEvent('download'), click()]);
-  return { name: d.suggestedFilename(), bytes: fs.readFileSync(await d.path()) };
-}
-
-// A box lies wholly inside the window (what a person sees without scrolling sideways).
-async function expectInWindow(page, locator, what) {
-  await locator.scrollIntoViewIfNeeded();
-  const b = await locator.boundingBox();
-  const { width, height } = page.viewportSize();
-  expect(b, `${what} is visible`).not.toBeNull();
-  expect(b.x, `${what} left`).toBeGreaterThanOrEqual(0);
-  expect(b.y, `${what} top`).toBeGreaterThanOrEqual(0);
-  expect(b.x + b.width, `${what} right`).toBeLessThanOrEqual(width + 0.5);
-  expect(b.y + b.height, `${what} bottom`).toBeLessThanOrEqual(height + 0.5);
-  return b;
-}
 
 // The mean's table of the what-if panel: {metric: {after, heldAfter}} (data-value texts).
 // Waits for the what-if answer after `act()` (data-runs counts the answers; busy false: none pending).

@@ -39,9 +39,13 @@ export function mountConfigExport(root, state, runner, { getConfig, save, label 
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
+      note.removeAttribute('data-error');
       await exportAs(format.value);
     } catch (err) {
-      state.set('error', err.message ?? String(err));
+      // Beside the button too (a format that cannot carry the configuration says which to take).
+      note.textContent = err.message ?? String(err);
+      note.setAttribute('data-error', 'true');
+      state.set('error', note.textContent);
     } finally {
       button.disabled = false;
     }
