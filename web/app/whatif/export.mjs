@@ -42,10 +42,10 @@ export function mountConfigExport(root, state, runner, { getConfig, save, label 
       note.removeAttribute('data-error');
       await exportAs(format.value);
     } catch (err) {
-      // Beside the button too (a format that cannot carry the configuration says which to take).
+      // Beside the button, where it was asked (a format that cannot carry the configuration says which
+      // to take); not the page's error banner: the page is fine.
       note.textContent = err.message ?? String(err);
       note.setAttribute('data-error', 'true');
-      state.set('error', note.textContent);
     } finally {
       button.disabled = false;
     }
