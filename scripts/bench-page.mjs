@@ -21,7 +21,9 @@ export async function openPage(workers) {
 }
 
 // One sweep of `nodeType` over `samples` samples: {wall (ms, Run to done), items, heaps, workers}.
-export async function runPage(context, model, data, samples, nodeType = 'activation') {
+// `interested`: only these items, picked on the graph with "Only the nodes picked on the graph" ticked,
+// as a person restricts the page's sweep.
+export async function runPage(context, model, data, samples, nodeType = 'activation', interested = null) {
   const page = await context.newPage();
   try {
     await page.goto(pathToFileURL(PAGE).href);
@@ -34,6 +36,10 @@ export async function runPage(context, model, data, samples, nodeType = 'activat
     const form = page.locator('form.ptq-analysis-form[data-analysis="sensitivity"]');
     await form.locator('select[name="node_type"]').selectOption(nodeType);
     await form.locator('input[name="data_num"]').fill(String(samples));
+    if (interested) {
+      await pickOnGraph(page, interested);
+      await form.locator('input[name="use_picked"]').check();
+    }
     const t0 = performance.now();
     await page.click('.ptq-run');
     await page.waitForFunction(() => /: (done|failed|cancelled)/.test(document.querySelector('.ptq-progress-text').textContent), null, { timeout: SWEEP_TIMEOUT, polling: 500 });
@@ -49,4 +55,12 @@ export async function runPage(context, model, data, samples, nodeType = 'activat
   } finally {
     await page.close();
   }
+}
+
+// The graph's multi-selection set to `names`, as ctrl-clicks on their nodes or badges leave it (the
+// graph draws only what is in view, so the state is set directly); the form's count must say so.
+async function pickOnGraph(page, names) {
+  await page.evaluate((list) => window.ptqscope.state.set('picked', new Set(list)), names);
+  const text = await page.textContent('form.ptq-analysis-form[data-analysis="sensitivity"]');
+  if (!text.includes(`picked (${names.length})`)) throw new Error(`the sensitivity form does not show ${names.length} picked nodes`);
 }

@@ -189,7 +189,8 @@ async function main() {
             else if (engine === 'pool') r = await runPool(modelBytes, data, samples, nodeType, items);
             else if (engine === 'page') {
               context ??= await openPage(WORKERS);
-              r = await runPage(context, fixture.model, data, samples, nodeType);
+              r = await runPage(context, fixture.model, data, samples, nodeType, interested(items));
+              if (r.items !== items.length) throw new Error(`the page swept ${r.items} items, not the ${items.length} asked`);
             } else throw new Error(`unknown engine ${engine}`);
             results[engine] = { ...r, load: `${before} → ${load()}` };
             console.error(`${name} ${nodeType} ${samples} samples, ${engine}: ${sec(r.wall)} s (load ${results[engine].load})`);
