@@ -9,7 +9,8 @@ import { calibrationMethodRows, samplesNote } from '../../pipeline/result.mjs';
 import { formatValue } from '../../charts/format.mjs';
 import { coreOption } from '../whatif/defaults.mjs';
 import { mountConfigExport } from '../whatif/export.mjs';
-import { mountRunRow, dataNumField, readDataNum } from './run_row.mjs';
+import { intoWhatIf } from '../whatif/panel.mjs';
+import { mountRunRow, dataNumField, onNewModel, readDataNum } from './run_row.mjs';
 import { download } from '../export/download.mjs';
 
 /**
@@ -55,14 +56,8 @@ export function mountMethodsPanel(root, state, runner, whatIf, hooks = {}) {
   root.append(element);
   run.bindState(element);
 
-  openBtn.addEventListener('click', async () => {
-    if (!last?.config) return;
-    try {
-      await whatIf.open(last.config);
-      show('whatif');
-    } catch (err) {
-      state.set('error', err.message);
-    }
+  openBtn.addEventListener('click', () => {
+    if (last?.config) intoWhatIf(state, show, () => whatIf.open(last.config));
   });
 
   function draw() {
@@ -99,10 +94,8 @@ export function mountMethodsPanel(root, state, runner, whatIf, hooks = {}) {
     table.append(body);
   }
 
-  const off = state.on('graph', (g, prev) => {
-    if (g === prev) return;
+  const off = onNewModel(state, element, () => {
     last = null;
-    element.setAttribute('data-state', 'idle');
     draw();
   });
   return {

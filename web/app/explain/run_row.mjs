@@ -91,3 +91,13 @@ export function mountRunRow(doc, runner, { label, runClass, request, onStart = (
     dispose: off,
   };
 }
+
+// A new model: the panel's last result belonged to the previous one. reset() forgets and redraws it;
+// the panel is idle again. Returns the listener's off().
+export function onNewModel(state, element, reset) {
+  return state.on('graph', (g, prev) => {
+    if (g === prev) return;
+    reset();
+    element.setAttribute('data-state', 'idle');
+  });
+}

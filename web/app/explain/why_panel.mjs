@@ -10,11 +10,12 @@ import { el } from '../analysis/forms.mjs';
 import { METRICS } from '../analysis/requests.mjs';
 import { CAUSES } from '../../pipeline/catalog.mjs';
 import { coreOption } from '../whatif/defaults.mjs';
+import { intoWhatIf } from '../whatif/panel.mjs';
 import { explainRows, hintEvidence } from '../../pipeline/result.mjs';
 import { formatValue } from '../../charts/format.mjs';
 import { nameElement } from '../../charts/name_cell.mjs';
 import { renderHintHistogram, percent } from '../../charts/hint_histogram.mjs';
-import { mountRunRow, dataNumField, readDataNum } from './run_row.mjs';
+import { mountRunRow, dataNumField, onNewModel, readDataNum } from './run_row.mjs';
 
 // The evidence numbers a row shows, in this order, when the core gave them (docs/explain.md "The
 // evidence"); shares as percentages.
@@ -152,20 +153,11 @@ export function mountWhyPanel(root, state, runner, whatIf, hooks = {}) {
     return { width: Math.max(360, Math.min(720, detail.clientWidth || 640)), height: Math.max(240, Math.min(380, box.clientHeight - 24)) };
   }
 
-  async function applyHint(h) {
-    try {
-      await whatIf.applyIntent(h.suggestion, 'hint');
-      show('whatif');
-    } catch (err) {
-      state.set('error', err.message);
-    }
-  }
+  const applyHint = (h) => intoWhatIf(state, show, () => whatIf.applyIntent(h.suggestion, 'hint'));
 
   // A new model: the hints belonged to the previous one.
-  offs.push(state.on('graph', (g, prev) => {
-    if (g === prev) return;
+  offs.push(onNewModel(state, element, () => {
     last = null;
-    element.setAttribute('data-state', 'idle');
     draw();
   }));
   return {

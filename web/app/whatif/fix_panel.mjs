@@ -18,7 +18,7 @@ import { renderFixPath, actionCounts } from '../../charts/fix_path.mjs';
 import { EXPORT_FORMATS, betterDirection, exportCarriesThresholds, interactiveDefault } from '../../pipeline/catalog.mjs';
 import { mountConfigExport, preferredFormat } from './export.mjs';
 import { coreOption, parseTarget } from './defaults.mjs';
-import { selectValue } from './panel.mjs';
+import { intoWhatIf, selectValue } from './panel.mjs';
 import { mountOnnxruntimeCheck } from './onnxruntime_view.mjs';
 import { checkOptions } from '../../pipeline/onnxruntime_check.mjs';
 import { download } from '../export/download.mjs';
@@ -308,14 +308,8 @@ export function mountFixPanel(root, state, runner, whatIf, hooks = {}) {
     }
   });
   cancelBtn.addEventListener('click', () => runner.cancel());
-  applyBtn.addEventListener('click', async () => {
-    if (!last?.config) return;
-    try {
-      await whatIf.applyFix(last.config, last.fix.nodes ?? null);
-      show('whatif');
-    } catch (err) {
-      state.set('error', err.message);
-    }
+  applyBtn.addEventListener('click', () => {
+    if (last?.config) intoWhatIf(state, show, () => whatIf.applyFix(last.config, last.fix.nodes ?? null));
   });
 
   // A new model: the last fix belonged to the previous one.

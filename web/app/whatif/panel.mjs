@@ -27,6 +27,17 @@ const MEASURE_TEXT = { output: 'at node outputs', converter: 'as the Horizon con
 
 export { selectValue };
 
+// Puts a configuration into the what-if view (put: the controller call) and shows that view; a
+// refusal goes to the page's error line. The fix's Apply, a hint's Apply and a method's Open use it.
+export async function intoWhatIf(state, show, put) {
+  try {
+    await put();
+    show('whatif');
+  } catch (err) {
+    state.set('error', err.message);
+  }
+}
+
 const valueName = (v) => (typeof v === 'string' ? v : v?.name);
 const baseName = (state) => String(state.get('modelName') ?? 'model').replace(/\.onnx$/i, '') || 'model';
 
