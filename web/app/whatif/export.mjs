@@ -58,9 +58,10 @@ export function mountConfigExport(root, state, runner, { getConfig, save, label 
   };
   preselect(state.get('graph'));
   const off = state.on?.('graph', preselect);
-  // select(name): start at that format (the one a fix was searched for); null leaves the choice.
+  // select(name): start at that format (the one a fix was searched for); null leaves the choice, an
+  // unknown name throws naming the known ones.
   const select = (name) => {
-    if (name && EXPORT_FORMATS.some((f) => f.name === name)) selectValue(format, name);
+    if (name) selectValue(format, exportFormat(name).name);
   };
   return { element, exportAs, select, dispose: () => { off?.(); element.remove(); } };
 }
