@@ -136,7 +136,9 @@ export function renderHintHistogram(target, evidence, options = {}) {
     g.append('rect').attr('class', 'range').attr('data-series', 'range').attr('x', r2(x(lo))).attr('y', 0)
       .attr('width', r2(Math.max(1, x(hi) - x(lo)))).attr('height', r2(h)).attr('fill', RANGE_COLOR);
   }
-  drawAxes(g, x, y, w, h, { xLabel: 'value read by the quantizer', yLabel: logY ? 'values per bin (log)' : 'values per bin', xTicks: 6, yTicks: 5,
+  // About one x tick per 60 px, so the labels do not run together in a narrow dock.
+  const xTicks = Math.max(2, Math.min(6, Math.floor(w / 60)));
+  drawAxes(g, x, y, w, h, { xLabel: 'value read by the quantizer', yLabel: logY ? 'values per bin (log)' : 'values per bin', xTicks, yTicks: 5,
     yFormat, yLabelOffset: left });
   const { inside, outside } = Number.isFinite(lo) ? splitBins(bins, lo, hi) : { inside: bins.filter((b) => b.count > 0), outside: [] };
   const base = r2(h);

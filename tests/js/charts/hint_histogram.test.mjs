@@ -31,6 +31,21 @@ describe('renderHintHistogram', () => {
     expect(quantizerLevels({ range: [-2, 2], scales: [1 / 127, 2 / 127] })).toEqual({ step: 2 / 127, lo: -2, count: 255 });
   });
 
+  it('in a narrow dock the x labels keep apart (about one per 60 px of plot)', () => {
+    const spread = { ...EVIDENCE, max: 0.4, p99_99: 0.4, bins: Array.from({ length: 8 }, (_, i) => ({ x0: i * 0.05, x1: (i + 1) * 0.05, count: 1 + i })) };
+    for (const width of [360, 420, 640]) {
+      const { svg } = renderIn(renderHintHistogram, spread, { width, height: 380 });
+      const ticks = Object.entries(tickPositions(svg, 'axis-x')).sort((a, b) => a[1] - b[1]);
+      expect(ticks.length, `${width} px`).toBeGreaterThanOrEqual(2);
+      // A label's characters are about 6 px wide at the axis' font: neighbours' centres lie at least the
+      // longer one's width and a 4 px gap apart.
+      for (let i = 1; i < ticks.length; i++) {
+        const room = 6 * Math.max(ticks[i][0].length, ticks[i - 1][0].length) + 4;
+        expect(ticks[i][1] - ticks[i - 1][1], `${width} px: ${ticks[i - 1][0]} | ${ticks[i][0]}`).toBeGreaterThanOrEqual(room);
+      }
+    }
+  });
+
   it('the data inside the range in blue, beyond it in red, the threshold dashed at the range end', () => {
     const { svg } = renderIn(renderHintHistogram, EVIDENCE, { width: 640, height: 380 });
     // The x axis spans the data and the range: [0, 2].

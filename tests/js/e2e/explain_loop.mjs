@@ -69,6 +69,12 @@ export async function runExplainLoop(page, { scope, show, entry, readState, heat
       expect(await row.locator('.ptq-why-effect').textContent()).toBe(effectText({ ...h.effect, before: Number(h.effect.before), after: Number(h.effect.after), recovered: Number(h.effect.recovered) }));
     }
     expect(await rows.nth(0).locator('.ptq-why-evidence').textContent()).toBe(evidenceText(first.evidence));
+    // The evidence and the cure are read as sentences: neither column is squeezed to a few letters.
+    for (let i = 0; i < hints.hints.length; i++) {
+      for (const cell of ['.ptq-why-evidence', '.ptq-why-suggestion']) {
+        expect((await rows.nth(i).locator(cell).boundingBox()).width, `hint ${i + 1} ${cell}`).toBeGreaterThanOrEqual(100);
+      }
+    }
     expect(await why.locator('.ptq-why-summary').textContent()).toContain(`held out (${hints.hints_samples.held_out.join(', ')})`);
     // The hints colour the graph: exactly the nodes a hint names (the others stay uncoloured).
     expect((await readState('heatSettings')).view).toBe('hints');
